@@ -1,0 +1,22 @@
+"""Conformance probes for the Resume Contract.
+
+The harness follows the classic split of fault-injection testers:
+
+* ``probes.core.workload``  -- nothing framework-specific: a protocol is a function a
+  framework adapter implements;
+* ``probes.core.nemesis``   -- crash injection (exceptions, barrier-synchronised SIGKILL);
+* ``probes.core.oracle``    -- effect counters (in-process counter + SQLite ledger);
+* ``probes.core.checker``   -- observations -> verdicts (PC, EO, FD, CV, CO, RD, FI, LV);
+* ``probes.core.receipt``   -- atomic JSON receipts with manifests and a stable verdict view.
+
+Framework adapters live in sibling packages (``probes.langgraph`` ...) and only
+translate between a framework's API and the harness vocabulary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = PROJECT_ROOT / "data"
+RECEIPTS_DIR = DATA_DIR / "receipts"

@@ -1,0 +1,1 @@
+"""Framework-independent harness core: oracles, nemesis, checker, receipts, backends."""

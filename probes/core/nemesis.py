@@ -1,0 +1,203 @@
+"""Crash injection: exceptions inside tasks, and SIGKILL at named park points.
+
+SIGKILL is synchronised with a barrier, never with a sleep: the victim runs until it
+reaches the named park point, writes the point's name to a readiness pipe and blocks
+reading a pipe the parent never writes. The parent waits for that line, sends SIGKILL
+and reaps the process. Recovery then runs in a fresh interpreter (``run_child``).
+
+Park points are addressed as ``name`` (first hit) or ``name#n`` (n-th hit), through
+the environment variable ``RC_PARK_AT`` of the child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from probes import PROJECT_ROOT
+from probes.core.errors import HarnessError
+
+
+class InjectedCrash(RuntimeError):
+    """Raised by the nemesis inside a task to simulate a crash by exception."""
+
+
+class FailOnce:
+    """Raise ``InjectedCrash`` the first time a point is reached -- across processes.
+
+    The 'already failed' fact is a marker file created with O_EXCL, so a recovery in a
+    fresh interpreter does not fail again.
+    """
+
+    def __init__(self, marker_dir: Path | str) -> None:
+        self.marker_dir = Path(marker_dir)
+        self.marker_dir.mkdir(parents=True, exist_ok=True)
+
+    def maybe_fail(self, point: str) -> None:
+        try:
+            fd = os.open(self.marker_dir / f"failed-{point}", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        raise InjectedCrash(f"injected crash at {point}")
+
+
+# --- park points (child side) ------------------------------------------------------
+
+_hits: Counter[str] = Counter()
+
+
+def _parse_targets(spec: str | None) -> dict[str, int]:
+    targets: dict[str, int] = {}
+    for item in filter(None, (spec or "").split(",")):
+        name, _, nth = item.partition("#")
+        targets[name] = int(nth or 1)
+    return targets
+
+
+def park(name: str) -> None:
+    """A named place where the parent may kill this process. No-op unless targeted."""
+    targets = _parse_targets(os.environ.get("RC_PARK_AT"))
+    if name not in targets:
+        return
+    _hits[name] += 1
+    if _hits[name] != targets[name]:
+        return
+    ready_fd = int(os.environ["RC_READY_FD"])
+    hold_fd = int(os.environ["RC_HOLD_FD"])
+    os.write(ready_fd, f"{name}#{targets[name]}\n".encode())
+    # Block until killed. If the parent died instead, the pipe reaches EOF: leave.
+    os.read(hold_fd, 1)
+    os._exit(70)
+
+
+# --- running a protocol step in a fresh interpreter (parent side) ---------------------
+
+
+@dataclass
+class ChildOutcome:
+    """What happened to one child process."""
+
+    status: str  # "ok" | "killed" | "error" | "timeout"
+    result: Any = None
+    parked_at: str | None = None
+    returncode: int | None = None
+    stderr_tail: str = ""
+    seconds: float = 0.0
+
+    def require_ok(self) -> Any:
+        if self.status != "ok":
+            raise HarnessError(f"child ended with status {self.status}: {self.stderr_tail[-800:]}")
+        return self.result
+
+    def require_killed(self) -> None:
+        if self.status != "killed":
+            raise HarnessError(
+                f"park point was never reached (status {self.status}); the kill did not happen: "
+                f"{self.stderr_tail[-800:]}"
+            )
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.pop("RC_PARK_AT", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_child(
+    target: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    park_at: str | None = None,
+    timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
+) -> ChildOutcome:
+    """Run ``module:function(**args)`` in a fresh interpreter; kill it at ``park_at``.
+
+    The function's return value (JSON-serialisable) comes back in ``result``. With
+    ``park_at`` set, the child is SIGKILLed as soon as it signals the park point.
+    """
+    with tempfile.TemporaryDirectory(prefix="rc-child-") as tmp:
+        args_path = Path(tmp) / "args.json"
+        result_path = Path(tmp) / "result.json"
+        stderr_path = Path(tmp) / "stderr.txt"
+        args_path.write_text(json.dumps(dict(args or {}), default=str))
+        ready_r, ready_w = os.pipe()
+        hold_r, hold_w = os.pipe()
+        extra = {
+            "RC_READY_FD": str(ready_w),
+            "RC_HOLD_FD": str(hold_r),
+            "RC_ARGS_PATH": str(args_path),
+            "RC_RESULT_PATH": str(result_path),
+        }
+        if park_at:
+            extra["RC_PARK_AT"] = park_at
+        extra.update(env or {})
+        started = time.monotonic()
+        with open(stderr_path, "wb") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "probes.core.child", target],
+                env=child_env(extra),
+                pass_fds=(ready_w, hold_r),
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=stderr,
+                cwd=PROJECT_ROOT,
+            )
+        os.close(ready_w)
+        os.close(hold_r)
+        parked: str | None = None
+        status = "ok"
+        try:
+            deadline = started + timeout
+            buf = b""
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    status = "timeout"
+                    proc.kill()
+                    break
+                readable, _, _ = select.select([ready_r], [], [], min(remaining, 0.5))
+                if readable:
+                    chunk = os.read(ready_r, 4096)
+                    if chunk:
+                        buf += chunk
+                        if b"\n" in buf:
+                            parked = buf.split(b"\n", 1)[0].decode()
+                            os.kill(proc.pid, signal.SIGKILL)
+                            status = "killed"
+                            break
+                        continue
+                    # EOF: the child exited (or closed the pipe); wait for it below.
+                    break
+                if proc.poll() is not None:
+                    break
+            returncode = proc.wait(timeout=60)
+        finally:
+            os.close(ready_r)
+            os.close(hold_w)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
+        result = None
+        if status == "ok":
+            if returncode == 0 and result_path.exists():
+                result = json.loads(result_path.read_text())
+            else:
+                status = "error"
+        return ChildOutcome(status, result, parked, returncode, stderr_tail, time.monotonic() - started)

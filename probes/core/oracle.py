@@ -1,0 +1,140 @@
+"""The two effect oracles and their cross-check.
+
+* ``EffectCounter`` lives in the process that fires effects and dies with it.
+* ``Ledger`` is an SQLite file outside the framework's store: one committed row per
+  effect, so it survives SIGKILL and the parent can read it afterwards.
+
+Each process that fires effects has an *incarnation* label (``park``, ``recover-1``,
+``racer-3`` ...). When that process exits normally it reports its counter; the parent
+compares it with the ledger rows of the same incarnation. A mismatch means the
+measurement is broken and raises ``HarnessError`` -- never a verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections import Counter
+from pathlib import Path
+from typing import Mapping
+
+from probes.core.errors import HarnessError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS effects (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    effect TEXT NOT NULL,
+    incarnation TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    detail TEXT
+)
+"""
+
+
+class Ledger:
+    """Append-only, crash-surviving record of fired effects (one SQLite file)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: autocommit, each INSERT is its own durable transaction.
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA busy_timeout=60000")
+        return conn
+
+    def record(self, effect: str, incarnation: str, detail: str | None = None) -> None:
+        conn = self._connect()
+        try:
+            conn.execute(
+                "INSERT INTO effects(effect, incarnation, pid, detail) VALUES (?,?,?,?)",
+                (effect, incarnation, os.getpid(), detail),
+            )
+        finally:
+            conn.close()
+
+    def counts(self, incarnation: str | None = None) -> dict[str, int]:
+        conn = self._connect()
+        try:
+            if incarnation is None:
+                rows = conn.execute("SELECT effect, COUNT(*) FROM effects GROUP BY effect").fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT effect, COUNT(*) FROM effects WHERE incarnation=? GROUP BY effect", (incarnation,)
+                ).fetchall()
+        finally:
+            conn.close()
+        return {effect: n for effect, n in sorted(rows)}
+
+    def rows(self) -> list[tuple[str, str, str | None]]:
+        """(effect, incarnation, detail) in commit order."""
+        conn = self._connect()
+        try:
+            return [tuple(r) for r in conn.execute("SELECT effect, incarnation, detail FROM effects ORDER BY seq")]
+        finally:
+            conn.close()
+
+
+class EffectCounter:
+    """In-process count of fired effects; reported by a process that exits normally."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def snapshot(self) -> dict[str, int]:
+        return dict(sorted(self.counts.items()))
+
+
+class Oracle:
+    """Fire effects into both oracles at once. One per process (per incarnation)."""
+
+    def __init__(self, ledger_path: Path | str, incarnation: str) -> None:
+        self.ledger = Ledger(ledger_path)
+        self.counter = EffectCounter()
+        self.incarnation = incarnation
+
+    def fire(self, effect: str, detail: str | None = None) -> None:
+        """The non-idempotent external effect: count it, then commit its ledger row."""
+        self.counter.counts[effect] += 1
+        self.ledger.record(effect, self.incarnation, detail)
+
+    def cross_check(self) -> dict[str, int]:
+        """Compare this process's counter with its ledger rows; a mismatch is a harness error."""
+        return cross_check(self.counter.snapshot(), self.ledger, self.incarnation)
+
+
+def cross_check(counter: Mapping[str, int], ledger: Ledger, incarnation: str) -> dict[str, int]:
+    recorded = ledger.counts(incarnation)
+    reported = {k: v for k, v in counter.items() if v}
+    if recorded != reported:
+        raise HarnessError(
+            f"effect oracles disagree for incarnation {incarnation!r}: "
+            f"counter {reported} vs ledger {recorded}"
+        )
+    return recorded
+
+
+# Process-wide oracle for code running inside a framework (node bodies cannot take
+# extra arguments). ``install`` is called once by the process entry point.
+_current: Oracle | None = None
+
+
+def install(ledger_path: Path | str, incarnation: str) -> Oracle:
+    global _current
+    _current = Oracle(ledger_path, incarnation)
+    return _current
+
+
+def current() -> Oracle:
+    if _current is None:
+        raise HarnessError("no effect oracle installed in this process (call probes.core.oracle.install)")
+    return _current
+
+
+def fire(effect: str, detail: str | None = None) -> None:
+    current().fire(effect, detail)
