@@ -1,0 +1,83 @@
+"""Command line: ``python -m probes run CAMPAIGN`` / ``matrix`` / ``list`` / ``params``.
+
+Exit status: 0 ok, 1 a harness error occurred (measurement broken, see receipts),
+2 bad usage (unknown campaign or parameter, malformed receipt, missing tool).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from probes import campaigns
+from probes.core.campaign import parse_value, run_campaign
+from probes.core.errors import HarnessError, ReceiptError, UsageError
+
+
+def _overrides(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--param takes NAME=VALUE, got {pair!r}")
+        out[name] = parse_value(value)
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    campaign = campaigns.get(args.campaign)
+    params = campaign.resolve(_overrides(args.param), quick=args.quick)
+    result = run_campaign(campaign, params)
+    print(f"{campaign.name}: {len(result.receipts)} receipts ({len(result.ran)} run, "
+          f"{len(result.reused)} reused) in {result.directory}")
+    for error in result.harness_errors:
+        print(f"harness error: {error}", file=sys.stderr)
+    return 1 if result.harness_errors else 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from probes.matrix import load_all_verdicts, render_text
+
+    print(render_text(load_all_verdicts()))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for name in campaigns.available():
+        print(f"{name:16s} {campaigns.get(name).title}")
+    return 0
+
+
+def cmd_params(args: argparse.Namespace) -> int:
+    campaign = campaigns.get(args.campaign)
+    for p in campaign.params:
+        print(f"{p.name:20s} {p.kind:12s} default={p.default!r} quick={p.quick!r}\n    {p.doc}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m probes", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run (or resume) a campaign and write its receipts")
+    run.add_argument("campaign")
+    run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
+    run.add_argument("--quick", action="store_true", help="small bounds (minutes) instead of the paper's")
+    run.set_defaults(func=cmd_run)
+    sub.add_parser("matrix", help="print the framework x property matrix from the receipts").set_defaults(func=cmd_matrix)
+    sub.add_parser("list", help="list the campaigns").set_defaults(func=cmd_list)
+    params = sub.add_parser("params", help="list a campaign's parameters")
+    params.add_argument("campaign")
+    params.set_defaults(func=cmd_params)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (UsageError, ReceiptError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except HarnessError as exc:
+        print(f"harness error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

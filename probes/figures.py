@@ -1,0 +1,37 @@
+"""Figures for citation: PNG + SVG under a stable name, with caption, label and parameters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from probes import PROJECT_ROOT
+from probes.core.atomic import atomic_write_json
+
+FIGURES_DIR = PROJECT_ROOT / "book" / "figures"
+
+
+def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
+                directory: Path = FIGURES_DIR) -> dict[str, str]:
+    """Save ``fig`` as ``<name>.png`` and ``<name>.svg`` plus a ``<name>.json`` sidecar.
+
+    Returns the paths; in a notebook, also displays the caption under the figure.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    png, svg = directory / f"{name}.png", directory / f"{name}.svg"
+    fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    label = f"fig-{name}"
+    atomic_write_json(directory / f"{name}.json", {"name": name, "label": label, "caption": caption,
+                                                   "params": dict(params), "files": [png.name, svg.name]})
+    try:
+        from IPython.display import Markdown, display
+
+        shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items())
+        display(Markdown(f"**Figure `{label}`.** {caption}  \n*Parameters:* {shown}. "
+                         f"*Files:* `book/figures/{png.name}`, `book/figures/{svg.name}`."))
+    except ImportError:  # pragma: no cover
+        pass
+    return {"png": str(png), "svg": str(svg), "label": label}

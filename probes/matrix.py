@@ -1,0 +1,104 @@
+"""The framework x property conformance matrix, generated from receipts only."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from probes import RECEIPTS_DIR
+from probes.core.checker import Label, Property
+from probes.core.receipt import load_campaign
+
+COLUMNS = [Property.PC, Property.EO, Property.FD, Property.CV, Property.CO, Property.RD, Property.FI, Property.LV]
+_SEVERITY = {Label.UNDOC: 4, Label.FAIL: 3, Label.DOC: 2, Label.PASS: 1, Label.NA: 0}
+
+
+@dataclass(frozen=True)
+class Cell:
+    framework: str
+    backend: str
+    property: Property
+    path: str
+    label: Label
+    summary: str
+    receipt: str  # path relative to data/, e.g. receipts/langgraph/fd.bare.sqlite.json
+
+
+def load_all_verdicts(receipts_root: Path = RECEIPTS_DIR) -> list[Cell]:
+    cells = []
+    if not Path(receipts_root).is_dir():
+        return cells
+    for directory in sorted(p for p in Path(receipts_root).iterdir() if p.is_dir()):
+        for receipt in load_campaign(directory):
+            rel = f"receipts/{directory.name}/{receipt.probe}.json"
+            for v in receipt.verdicts:
+                cells.append(Cell(v.framework, v.backend, v.property, v.path, v.label, v.summary, rel))
+    return cells
+
+
+def worst(labels: Iterable[Label]) -> Label:
+    return max(labels, key=lambda lab: _SEVERITY[lab])
+
+
+def summarise(cells: list[Cell]) -> str:
+    """One matrix cell: a single label if every path agrees, else split by path."""
+    if not cells:
+        return ""
+    labels = {c.label for c in cells}
+    if len(labels) == 1:
+        return next(iter(labels)).value
+    by_path: dict[str, set[Label]] = defaultdict(set)
+    for c in cells:
+        by_path[c.path].add(c.label)
+    parts = []
+    for path in sorted(by_path):
+        labs = by_path[path]
+        parts.append(f"{path} {'/'.join(sorted(l.value for l in labs)) if len(labs) > 1 else next(iter(labs)).value}")
+    return "; ".join(parts)
+
+
+def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:
+    rows: dict[str, dict[Property, list[Cell]]] = defaultdict(lambda: defaultdict(list))
+    for c in cells:
+        rows[c.framework][c.property].append(c)
+    return {k: dict(v) for k, v in sorted(rows.items())}
+
+
+def render_text(cells: list[Cell]) -> str:
+    if not cells:
+        return "no receipts yet: run ./reproduce.sh or python -m probes run CAMPAIGN"
+    rows = grid(cells)
+    width = max(len(r) for r in rows) + 2
+    lines = ["framework".ljust(width) + " | ".join(p.value.center(9) for p in COLUMNS)]
+    for framework, props in rows.items():
+        labels = [worst(c.label for c in props[p]).value if p in props else "" for p in COLUMNS]
+        lines.append(framework.ljust(width) + " | ".join(lab.center(9) for lab in labels))
+    lines.append("")
+    lines.append("worst label per cell shown; per-path detail: the book's matrix page or the receipts.")
+    return "\n".join(lines)
+
+
+def render_markdown(cells: list[Cell]) -> str:
+    """The book's matrix: summary table, then every cell with its path and receipt link."""
+    if not cells:
+        return "*No receipts yet.*\n"
+    rows = grid(cells)
+    out = ["| framework | " + " | ".join(p.value for p in COLUMNS) + " |",
+           "|---|" + "---|" * len(COLUMNS)]
+    for framework, props in rows.items():
+        out.append(f"| {framework} | " + " | ".join(summarise(props.get(p, [])) for p in COLUMNS) + " |")
+    out.append("")
+    out.append("## Every cell, with its evidence\n")
+    for framework, props in rows.items():
+        out.append(f"### {framework}\n")
+        out.append("| property | path | backend | verdict | what was observed | receipt |")
+        out.append("|---|---|---|---|---|---|")
+        for p in COLUMNS:
+            for c in sorted(props.get(p, []), key=lambda c: (c.path, c.backend)):
+                summary = c.summary.replace("|", "\\|").replace("\n", " ")
+                out.append(f"| {p.value} | {c.path} | {c.backend} | {c.label.value} | {summary} | "
+                           f"[json]({c.receipt}) |")
+        out.append("")
+    return "\n".join(out)
