@@ -15,8 +15,13 @@ translate between a framework's API and the harness vocabulary.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
-RECEIPTS_DIR = DATA_DIR / "receipts"
+# Overridable so that tests (and a reader trying things) never overwrite the committed receipts.
+RECEIPTS_DIR = Path(os.environ.get("RC_RECEIPTS_DIR", DATA_DIR / "receipts"))
+NOTEBOOKS_DIR = Path(os.environ.get("RC_NOTEBOOKS_DIR", PROJECT_ROOT / "notebooks"))
+BOOK_DIR = PROJECT_ROOT / "book"
+CHAPTERS_DIR = Path(os.environ.get("RC_CHAPTERS_DIR", BOOK_DIR / "chapters"))

@@ -8,6 +8,8 @@ a chapter of the book.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from typing import TYPE_CHECKING
 
 from probes.core.errors import UsageError
@@ -30,25 +32,35 @@ REGISTRY: dict[str, str] = {
 }
 
 
+def _extra() -> dict[str, str]:
+    """Extra campaigns from ``RC_EXTRA_CAMPAIGNS=name=module:ATTR,...`` (used by the tests)."""
+    extra = {}
+    for item in filter(None, os.environ.get("RC_EXTRA_CAMPAIGNS", "").split(",")):
+        name, _, target = item.partition("=")
+        extra[name.strip()] = target.strip()
+    return extra
+
+
+def registry() -> dict[str, str]:
+    return {**REGISTRY, **_extra()}
+
+
 def available() -> list[str]:
     """Campaigns whose definition module exists in this checkout, in registry order."""
     names = []
-    for name, target in REGISTRY.items():
-        module = target.partition(":")[0]
-        if importlib.util.find_spec(module.rsplit(".", 1)[0]) is None:
-            continue
+    for name, target in registry().items():
         try:
-            if importlib.util.find_spec(module) is not None:
+            if importlib.util.find_spec(target.partition(":")[0]) is not None:
                 names.append(name)
-        except ModuleNotFoundError:
+        except ModuleNotFoundError:  # the parent package does not exist yet
             continue
     return names
 
 
 def get(name: str) -> "Campaign":
-    if name not in REGISTRY:
+    if name not in registry():
         raise UsageError(f"unknown campaign {name!r}; known: {', '.join(available())}")
     if name not in available():
         raise UsageError(f"campaign {name!r} is not implemented in this checkout yet")
-    module, _, attr = REGISTRY[name].partition(":")
+    module, _, attr = registry()[name].partition(":")
     return getattr(importlib.import_module(module), attr)
