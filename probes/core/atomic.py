@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from probes.core.nemesis import park
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
@@ -22,6 +24,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        park("atomic-write:before-rename")  # a kill point, so the tests can prove the claim above
         os.replace(tmp, path)
     except BaseException:
         try:

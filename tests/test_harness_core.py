@@ -1,0 +1,147 @@
+"""The harness core: oracles, nemesis, atomic writes, receipts, the campaign runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from probes.core import checker
+from probes.core.atomic import atomic_write_json, remove_stale_temp_files
+from probes.core.campaign import Param, parse_value, run_campaign, seed_for
+from probes.core.checker import DocRef, Label, Property, Subject
+from probes.core.errors import HarnessError, ReceiptError, UsageError
+from probes.core.nemesis import FailOnce, InjectedCrash, run_child
+from probes.core.oracle import Ledger, Oracle, cross_check
+from probes.core.receipt import load_receipt, view_bytes
+from tests.fixtures.selftest import CAMPAIGN_A
+
+
+def test_sigkill_at_park_point_keeps_committed_effects_only(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    out = run_child("tests.child_targets:fire_then_park",
+                    {"ledger": str(ledger), "incarnation": "victim", "effects": ["a", "b", "c"], "park_after": 2},
+                    park_at="mid", timeout=60)
+    out.require_killed()
+    assert out.parked_at == "mid#1"
+    assert Ledger(ledger).counts() == {"a": 1, "b": 1}
+
+
+def test_unreached_park_point_is_a_harness_error(tmp_path: Path) -> None:
+    out = run_child("tests.child_targets:fire_then_park",
+                    {"ledger": str(tmp_path / "l.sqlite"), "incarnation": "v", "effects": ["a"], "park_after": 5},
+                    park_at="mid", timeout=60)
+    assert out.status == "ok"
+    with pytest.raises(HarnessError, match="park point was never reached"):
+        out.require_killed()
+
+
+def test_child_exception_is_reported_with_stderr() -> None:
+    out = run_child("tests.child_targets:crash", timeout=60)
+    assert out.status == "error"
+    assert "boom in child" in out.stderr_tail
+    with pytest.raises(HarnessError):
+        out.require_ok()
+
+
+def test_oracles_disagreeing_is_a_harness_error_not_a_verdict(tmp_path: Path) -> None:
+    ledger = tmp_path / "l.sqlite"
+    result = run_child("tests.child_targets:lie_about_counter", {"ledger": str(ledger), "incarnation": "liar"}).require_ok()
+    with pytest.raises(HarnessError, match="oracles disagree"):
+        cross_check(result["counter"], Ledger(ledger), "liar")
+
+
+def test_oracle_agrees_with_itself(tmp_path: Path) -> None:
+    oracle = Oracle(tmp_path / "l.sqlite", "p")
+    oracle.fire("x")
+    oracle.fire("x")
+    assert oracle.cross_check() == {"x": 2}
+
+
+def test_fail_once_fails_once_across_instances(tmp_path: Path) -> None:
+    with pytest.raises(InjectedCrash):
+        FailOnce(tmp_path).maybe_fail("s2")
+    FailOnce(tmp_path).maybe_fail("s2")  # a recovery in a fresh object (or process) does not fail again
+
+
+def test_atomic_write_killed_before_rename_leaves_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "receipt.json"
+    atomic_write_json(target, {"version": 1})
+    out = run_child("probes.core.atomic:atomic_write_json", {"path": str(target), "obj": {"version": 2}},
+                    park_at="atomic-write:before-rename")
+    out.require_killed()
+    assert json.loads(target.read_text()) == {"version": 1}
+    assert remove_stale_temp_files(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["receipt.json"]
+
+
+def test_labels_follow_the_documentation() -> None:
+    s = Subject("fw", "sqlite")
+    claim = DocRef("https://example.invalid/docs", "resumes without re-running completed work", "claims")
+    deviation = DocRef("module.py: docstring", "the step is re-run", "deviation")
+    assert s.verdict(Property.EO, "p", True, {}, "").label is Label.PASS
+    assert s.verdict(Property.EO, "p", False, {}, "").label is Label.UNDOC
+    assert s.verdict(Property.EO, "p", False, {}, "", doc=claim).label is Label.FAIL
+    assert s.verdict(Property.PC, "p", False, {}, "", doc=deviation).label is Label.DOC
+    assert checker.comparable("U") == checker.comparable("✗") == "violates"
+
+
+def test_property_checks() -> None:
+    assert checker.at_most_once({"a": 1, "b": 2})[0] is False
+    assert checker.exactly_once({"a": 1}, ["a", "b"])[1]["off"] == {"b": 0}
+    assert checker.prefix_not_reentered({"s1": 1}, ["s1"])[0] is False
+    holds, ev = checker.fork_outcome(observed=2, expected=1, first_outcome=2)
+    assert not holds and ev["served_first_outcome"]
+    assert checker.invalid_state_refused(False, True, None)[0] is False
+    assert checker.same_decision({"a": 3, "b": 3})[0] is True
+
+
+def test_params_validate_and_unknown_names_fail() -> None:
+    assert CAMPAIGN_A.resolve({"probes": 5})["probes"] == 5
+    with pytest.raises(UsageError, match="unknown parameter 'jitter'"):
+        CAMPAIGN_A.resolve({"jitter": 3})
+    with pytest.raises(UsageError, match="must be int"):
+        CAMPAIGN_A.resolve({"probes": "many"})
+    assert Param("j", "list[float]", [0.0], [0.0], "jitter").validate([0, 50]) == [0.0, 50.0]
+    assert parse_value("[0, 50]") == [0, 50] and parse_value("true") is True and parse_value("sqlite") == "sqlite"
+
+
+def test_seeds_differ_per_cell() -> None:
+    assert seed_for(1, "k=4", "jitter=0") != seed_for(1, "k=4", "jitter=100")
+    assert seed_for(1, "x") == seed_for(1, "x")
+
+
+def test_campaign_resumes_and_view_is_byte_identical(sandbox: dict, tmp_path: Path) -> None:
+    receipts = Path(sandbox["RC_RECEIPTS_DIR"])
+    params = CAMPAIGN_A.resolve({"probes": 3})
+    first = run_campaign(CAMPAIGN_A, params, receipts)
+    assert first.ran == ["a1", "a2", "a3"] and not first.harness_errors
+    view = (receipts / "selftest_a" / "verdicts.json").read_bytes()
+    second = run_campaign(CAMPAIGN_A, params, receipts)
+    assert second.ran == [] and second.reused == ["a1", "a2", "a3"]
+    assert view_bytes(second.receipts) == view
+    runs = Ledger(sandbox["RC_SELFTEST_LEDGER"]).counts()
+    assert runs == {"started": 3}
+    # other parameters: stale receipts are replaced, never mixed in
+    third = run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve({"probes": 2}), receipts)
+    assert third.ran == ["a1", "a2"]
+    assert sorted(p.name for p in (receipts / "selftest_a").glob("a*.json")) == ["a1.json", "a2.json"]
+
+
+def test_receipt_manifest_records_what_made_it(sandbox: dict) -> None:
+    run = run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
+    manifest = run.receipts[0].manifest
+    assert {"packages", "python", "platform", "params", "seed", "commit", "fingerprint"} <= manifest.keys()
+    assert manifest["packages"]["langgraph"] == "1.2.9"
+    assert manifest["seed"] == seed_for(7, "selftest_a", "a1")
+
+
+def test_malformed_receipt_is_one_clear_error(sandbox: dict) -> None:
+    path = Path(sandbox["RC_RECEIPTS_DIR"]) / "selftest_a" / "a1.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"schema": "resume-contract-receipt/1", "campaign": ')
+    with pytest.raises(ReceiptError, match=r"malformed receipt .*a1.json.*delete"):
+        load_receipt(path)
+    with pytest.raises(ReceiptError):
+        run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
