@@ -80,8 +80,11 @@ def render_text(cells: list[Cell]) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(cells: list[Cell]) -> str:
-    """The book's matrix: summary table, then every cell with its path and receipt link."""
+def render_markdown(cells: list[Cell], link_prefix: str = "../") -> str:
+    """The book's matrix: summary table, then every cell with its path and receipt link.
+
+    ``link_prefix`` leads from the page to the HTML root, where ``data/`` is copied.
+    """
     if not cells:
         return "*No receipts yet.*\n"
     rows = grid(cells)
@@ -99,6 +102,6 @@ def render_markdown(cells: list[Cell]) -> str:
             for c in sorted(props.get(p, []), key=lambda c: (c.path, c.backend)):
                 summary = c.summary.replace("|", "\\|").replace("\n", " ")
                 out.append(f"| {p.value} | {c.path} | {c.backend} | {c.label.value} | {summary} | "
-                           f"[json]({c.receipt}) |")
+                           f"[json]({link_prefix}{c.receipt}) |")
         out.append("")
     return "\n".join(out)
