@@ -74,6 +74,6 @@ def test_store_factory_rejects_unknown_backend(tmp_path: Path) -> None:
 
 def test_bad_dsn_is_one_clear_line(monkeypatch) -> None:
     monkeypatch.setenv("RC_POSTGRES_DSN", "mysql://nope")
-    with postgres_service() as service:
-        with pytest.raises(UsageError, match="not a postgresql:// URI"):
-            service.fresh_dsn("x")
+    with pytest.raises(UsageError, match="not a postgresql:// URI"):
+        with postgres_service():
+            pass

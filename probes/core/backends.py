@@ -68,6 +68,7 @@ def postgres_service(root: Path | None = None) -> Iterator[PostgresService]:
     """Start (or attach to) PostgreSQL for the duration of the block."""
     dsn = os.environ.get(DSN_ENV)
     if dsn:
+        _with_database(dsn, "postgres")  # validate the form before anyone connects
         yield PostgresService(dsn, None)
         return
     try:
