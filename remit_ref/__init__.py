@@ -1,0 +1,33 @@
+"""REMIT, the project's reference implementation of the Resume Contract for LangGraph.
+
+Quick start::
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from remit_ref import wrap
+    saver = wrap(SqliteSaver(conn), consume_gate=True)
+    app = builder.compile(checkpointer=saver)
+    app.invoke(Command(resume=answer), {"configurable": {"thread_id": "t"}})
+
+Import name ``remit_ref`` (not ``remit``, which is the paper authors' separate build).
+"""
+
+from __future__ import annotations
+
+from remit_ref.core import Admission, GateDecision, Intent
+from remit_ref.errors import ConsumeConflict, EffectInDoubt, InvalidCheckpoint, RemitError
+from remit_ref.saver import RemitSaver, wrap
+
+__all__ = [
+    "wrap", "RemitSaver", "ConsumeConflict", "InvalidCheckpoint", "EffectInDoubt", "RemitError",
+    "EffectLedger", "Intent", "Admission", "GateDecision",
+]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # The ledger imports nothing heavy, but keep `import remit_ref` minimal.
+    if name == "EffectLedger":
+        from remit_ref.ledger import EffectLedger
+
+        return EffectLedger
+    raise AttributeError(name)

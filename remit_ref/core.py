@@ -1,0 +1,154 @@
+"""REMIT's decision core: pure functions, no I/O, no LangGraph import.
+
+Every decision REMIT takes lives here so that it can be checked apart from the code
+that talks to a database: against the reference model over every reachable state
+(``probes/remit/model.py``), by Hypothesis stateful tests, symbolically with z3, and
+by mutation (``probes/remit/mutants.py`` replaces these functions one at a time).
+
+The four decisions:
+
+* ``recovery_decision``  where execution continues after a crash (durable log only);
+* ``admit_effect``       whether a side effect may fire, given the ledger's record;
+* ``resume_intent``      is a resume a FORK (new branch, new value) or a RETRY;
+* ``gate_decision``      who consumes an interrupt when several resumes race.
+
+plus two pure transformations the saver applies to what it reads:
+``fork_view`` (drop recorded answers for a FORK) and ``claim_targets`` (which
+interrupt ids a resume consumes).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Iterable, Sequence
+
+RESUME_CHANNEL = "__resume__"
+INTERRUPT_CHANNEL = "__interrupt__"
+
+
+class Intent(str, Enum):
+    """The fork-intent discriminator (CONTRACT.md, FI)."""
+
+    FORK = "fork"
+    RETRY = "retry"
+
+
+class Admission(str, Enum):
+    """What the effect ledger lets a tool do with its side effect."""
+
+    FIRE = "fire"          # never started: run it (after reserving the key)
+    SKIP = "skip"          # recorded as done: return the recorded result, do not fire
+    IN_DOUBT = "in_doubt"  # started, never recorded done: refuse loudly (EffectInDoubt)
+
+
+class GateDecision(str, Enum):
+    """Outcome of trying to consume an interrupt."""
+
+    CONSUME = "consume"    # this resume owns the interrupt: run the nodes
+    TAKEOVER = "takeover"  # the previous owner is dead (or its lease expired): take it over
+    CONFLICT = "conflict"  # someone alive owns it: raise ConsumeConflict before any node runs
+
+
+def recovery_decision(durable_log: Sequence[tuple[int, bool]]) -> int:
+    """The task recovery continues at: one past the durable frontier.
+
+    Only valid records count (an invalid one can never be durable under REMIT, and a
+    reader must not trust one if it is). A pure function of the durable log: equal
+    durable state gives an equal decision (RD), and no task at or below the frontier
+    runs again (PC).
+    """
+    frontier = max((idx for idx, valid in durable_log if valid), default=0)
+    return frontier + 1
+
+
+def admit_effect(recorded: str | None) -> Admission:
+    """Effect admission from the ledger record of (thread, task, effect id).
+
+    ``None``: no record, fire. ``"done"``: fired and recorded, never again (EO).
+    ``"pending"``: reserved but not recorded as done -- the process died between the
+    reservation and the record, so the effect may or may not have happened: in doubt.
+    """
+    if recorded is None:
+        return Admission.FIRE
+    if recorded == "done":
+        return Admission.SKIP
+    if recorded == "pending":
+        return Admission.IN_DOUBT
+    raise ValueError(f"unknown ledger status {recorded!r}; expected None, 'pending' or 'done'")
+
+
+def resume_intent(addressed: bool, flag: str | None, fork_intent: bool) -> Intent:
+    """FORK or RETRY for one resume.
+
+    An explicit flag (``remit_intent`` in the config) wins. Otherwise a resume
+    addressed to an explicit checkpoint id is a FORK and a thread-only resume a RETRY.
+    With ``fork_intent`` off every resume is a RETRY (stock behaviour).
+    """
+    if not fork_intent:
+        return Intent.RETRY
+    if flag is not None:
+        try:
+            return Intent(flag)
+        except ValueError:
+            raise ValueError(f"remit_intent must be 'fork' or 'retry', not {flag!r}") from None
+    return Intent.FORK if addressed else Intent.RETRY
+
+
+def fork_view(pending_writes: Iterable[tuple[str, str, Any]], intent: Intent) -> list[tuple[str, str, Any]]:
+    """The pending writes a resume may see: a FORK does not see recorded answers.
+
+    Dropping the recorded ``__resume__`` writes makes ``interrupt()`` take the fork's
+    own value instead of the first answer (LangGraph #6663). A RETRY sees everything,
+    exactly as stock.
+    """
+    writes = list(pending_writes)
+    if intent is Intent.RETRY:
+        return writes
+    return [w for w in writes if w[1] != RESUME_CHANNEL]
+
+
+def claim_targets(interrupt_ids: Iterable[str], answered_ids: Iterable[str] | None) -> list[str]:
+    """The interrupt ids a resume consumes (sorted, so claims are taken in one order).
+
+    A bare ``Command(resume=v)`` answers every interrupt of the checkpoint (LangGraph
+    refuses it when more than one is pending); a resume map answers the ids it names.
+    Already-answered interrupts are *included*: a racer that reads the checkpoint
+    after the winner recorded its answer must still lose the claim.
+    """
+    ids = set(interrupt_ids)
+    if answered_ids is not None:
+        ids &= set(answered_ids)
+    return sorted(ids)
+
+
+def gate_decision(inserted: bool, owner: str | None, me: str, owner_alive: bool | None,
+                  lease_expired: bool) -> GateDecision:
+    """Who consumes an interrupt, after an atomic ``INSERT ... unique`` of the claim.
+
+    ``inserted``: our insert won. Otherwise ``owner`` holds it: if that is a dead
+    process on this host (``owner_alive is False``) or its lease expired, take it over
+    (conditionally, so two takers still yield one winner); otherwise conflict. A claim
+    held by ourselves (same owner token, i.e. the same resume call retrying its claim)
+    is ours. ``owner_alive is None`` means "cannot tell" (another host): only the
+    lease can free it.
+    """
+    if inserted:
+        return GateDecision.CONSUME
+    if owner == me:
+        return GateDecision.CONSUME
+    if owner_alive is False or lease_expired:
+        return GateDecision.TAKEOVER
+    return GateDecision.CONFLICT
+
+
+def first_invalid(values: dict[str, Any], check: Any) -> tuple[str, str] | None:
+    """The first (channel, reason) whose value fails ``check(channel, value)``, in channel order.
+
+    ``check`` returns ``None`` when valid or a reason string. Sorted order makes the
+    reported channel deterministic.
+    """
+    for channel in sorted(values):
+        reason = check(channel, values[channel])
+        if reason is not None:
+            return channel, reason
+    return None

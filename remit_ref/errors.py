@@ -1,0 +1,60 @@
+"""The named errors REMIT raises. Each says what happened and what to do next."""
+
+from __future__ import annotations
+
+
+class RemitError(RuntimeError):
+    """Base class of every error REMIT raises on purpose."""
+
+
+class ConsumeConflict(RemitError):
+    """Another resume already claimed this interrupt (consume-once).
+
+    Raised by ``get_tuple`` on the resume path, before any node runs, in the process
+    that lost the atomic claim. The winner's answer stands; read the thread's state to
+    see it. If the owner of the claim died, ``release_stale_claims()`` (or the
+    automatic takeover of a dead same-host owner) makes the interrupt resumable again.
+    """
+
+    def __init__(self, thread_id: str, checkpoint_id: str, interrupt_id: str, owner: str) -> None:
+        self.thread_id = thread_id
+        self.checkpoint_id = checkpoint_id
+        self.interrupt_id = interrupt_id
+        self.owner = owner
+        super().__init__(
+            f"interrupt {interrupt_id} of thread {thread_id!r} (checkpoint {checkpoint_id}) was already "
+            f"consumed by {owner}; read the thread state instead of resuming again, or call "
+            f"release_stale_claims() if that owner died"
+        )
+
+
+class InvalidCheckpoint(RemitError, ValueError):
+    """A state that violates the declared schema was about to become durable; nothing was written."""
+
+    def __init__(self, where: str, channel: str, detail: str) -> None:
+        self.where = where
+        self.channel = channel
+        self.detail = detail
+        super().__init__(
+            f"refused to persist invalid state ({where}, channel {channel!r}): {detail}; "
+            f"fix the node that produced it (nothing was written)"
+        )
+
+
+class EffectInDoubt(RemitError):
+    """An effect was started but its completion was never recorded (the process died in between).
+
+    REMIT cannot know whether the external effect happened, so it refuses to fire it
+    again. Check the external system, then call ``ledger.resolve(...)`` with what you
+    found.
+    """
+
+    def __init__(self, thread_id: str, task: str, effect_id: str) -> None:
+        self.thread_id = thread_id
+        self.task = task
+        self.effect_id = effect_id
+        super().__init__(
+            f"effect {effect_id!r} of task {task!r} on thread {thread_id!r} was started but never recorded "
+            f"as done (crash in between); check the external system, then call "
+            f"ledger.resolve({thread_id!r}, {task!r}, {effect_id!r}, fired=True|False)"
+        )

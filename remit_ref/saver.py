@@ -1,0 +1,313 @@
+"""``wrap(saver)``: a drop-in ``BaseCheckpointSaver`` that makes resume mean resume.
+
+Everything REMIT does not change is forwarded unchanged to the wrapped saver (every
+method of ``BaseCheckpointSaver``, sync and async, ``put_writes``' ``task_path``
+included; any other attribute through ``__getattr__``). What it changes:
+
+* **fork intent** (read path): a resume addressed to an explicit checkpoint id (or
+  carrying ``configurable["remit_intent"] = "fork"``) does not see the answers
+  recorded at that checkpoint, so ``interrupt()`` returns the fork's own value;
+* **checkpoint validity** (write path): values are checked against the state schema
+  before ``put`` / ``put_writes`` reach the store; an invalid one raises
+  ``InvalidCheckpoint`` and nothing is written;
+* **consume gate** (opt-in, read path): a resume reading a checkpoint with interrupts
+  claims them atomically in the same store; the loser raises ``ConsumeConflict``
+  before any node runs.
+
+Decisions come from ``remit_ref.core``; this module only does I/O around them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from remit_ref import core
+from remit_ref._langgraph import (
+    ReadContext,
+    SchemaChecker,
+    graph_checker,
+    has_recorded_answer,
+    inspect_read,
+    interrupt_ids,
+    schema_checker,
+)
+from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive
+from remit_ref.errors import ConsumeConflict, InvalidCheckpoint
+
+Validator = Callable[[str, Any], "str | None"]
+
+
+class RemitSaver(BaseCheckpointSaver):
+    """The wrapper ``wrap`` returns. Construct it through ``wrap``."""
+
+    def __init__(
+        self,
+        base: BaseCheckpointSaver,
+        *,
+        fork_intent: bool = True,
+        validator: Any = None,
+        consume_gate: bool = False,
+        addressed_is_fork: bool = True,
+        claim_ttl: float | None = None,
+        claims: ClaimStore | None = None,
+    ) -> None:
+        if not isinstance(base, BaseCheckpointSaver):
+            raise TypeError(f"wrap() needs a langgraph BaseCheckpointSaver, got {type(base).__name__}; "
+                            f"pass InMemorySaver(), SqliteSaver(conn) or PostgresSaver(conn)")
+        if isinstance(base, RemitSaver):
+            raise TypeError("this saver is already wrapped by REMIT; wrap the underlying saver once")
+        if claim_ttl is not None and not claim_ttl > 0:
+            raise ValueError(f"claim_ttl must be a positive number of seconds or None, not {claim_ttl!r}")
+        super().__init__(serde=base.serde)
+        self.base = base
+        self.fork_intent = fork_intent
+        self.addressed_is_fork = addressed_is_fork
+        self.consume_gate = consume_gate
+        self.claim_ttl = claim_ttl
+        self._explicit: Validator | SchemaChecker | None = None
+        self._use_graph_schema = validator is None
+        if validator is False or validator is None:
+            pass
+        elif isinstance(validator, type):
+            checker = schema_checker(validator)
+            if checker is None:
+                raise TypeError(f"validator={validator.__name__} is not a pydantic model or TypedDict; pass one, "
+                                f"a callable(channel, value) -> str | None, or False")
+            self._explicit = checker
+        elif callable(validator):
+            self._explicit = validator
+        else:
+            raise TypeError(f"validator must be None, False, a state schema class or a callable, not {validator!r}")
+        self._claims: ClaimStore | None = claims if claims is not None else (claims_for(base) if consume_gate else None)
+        self._graph_checkers: dict[int, SchemaChecker | None] = {}
+        self._thread_checker: dict[str, SchemaChecker | None] = {}
+        self._lock = threading.Lock()
+
+    # ---- attribute forwarding ----------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        # Only called for attributes RemitSaver does not define (conn, setup, lock ...).
+        if name == "base":
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+    @property
+    def config_specs(self) -> list:  # type: ignore[override]
+        return self.base.config_specs
+
+    # ---- the read path -----------------------------------------------------------
+    def _after_read(self, config: dict[str, Any], tup: CheckpointTuple | None, ctx: ReadContext) -> CheckpointTuple | None:
+        conf = config.get("configurable", {}) or {}
+        if ctx.graph is not None and self._use_graph_schema and conf.get("thread_id") is not None:
+            self._remember_schema(str(conf["thread_id"]), ctx.graph)
+        if tup is None or not ctx.execution or not ctx.resume or conf.get("checkpoint_ns", ""):
+            return tup
+        pending = list(tup.pending_writes or [])
+        intent = core.resume_intent(
+            addressed=bool(conf.get("checkpoint_id")) and self.addressed_is_fork,
+            flag=conf.get("remit_intent"),
+            fork_intent=self.fork_intent,
+        )
+        answered_before = has_recorded_answer(pending)
+        if self._claims is not None and (intent is core.Intent.RETRY or not answered_before):
+            ids = interrupt_ids(pending)
+            for iid in core.claim_targets(ids, ctx.resume_map_ids):
+                self._claim(str(conf.get("thread_id")), tup.config["configurable"].get("checkpoint_id", ""), iid)
+        if intent is core.Intent.FORK and answered_before:
+            tup = tup._replace(pending_writes=core.fork_view(pending, intent))
+        return tup
+
+    def _claim(self, thread_id: str, checkpoint_id: str, iid: str) -> None:
+        assert self._claims is not None
+        key = (thread_id, "", checkpoint_id, iid)
+        me = Owner.new()
+        inserted = self._claims.try_insert(key, me)
+        for _ in range(3):
+            if inserted:
+                return
+            row = self._claims.read(key)
+            if row is None:  # released between our insert and read: try again
+                inserted = self._claims.try_insert(key, me)
+                continue
+            alive = owner_alive(row.host, row.pid, row.pstart)
+            expired = self.claim_ttl is not None and time.time() - row.claimed_at > self.claim_ttl
+            decision = core.gate_decision(False, row.owner, me.token, alive, expired)
+            if decision is core.GateDecision.CONSUME:
+                return
+            if decision is core.GateDecision.TAKEOVER:
+                inserted = self._claims.take_over(key, row.owner, me)
+                continue
+            raise ConsumeConflict(thread_id, checkpoint_id, iid, row.owner.rsplit("/", 1)[0])
+        row = self._claims.read(key)
+        raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
+
+    def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        ctx = inspect_read(config)
+        return self._after_read(config, self.base.get_tuple(config), ctx)
+
+    async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
+        ctx = inspect_read(config)
+        return self._after_read(config, await self.base.aget_tuple(config), ctx)
+
+    def get(self, config: dict[str, Any]) -> Any:
+        return self.base.get(config)
+
+    async def aget(self, config: dict[str, Any]) -> Any:
+        return await self.base.aget(config)
+
+    def list(self, config: Any, *, filter: Any = None, before: Any = None, limit: Any = None) -> Iterator[CheckpointTuple]:
+        return self.base.list(config, filter=filter, before=before, limit=limit)
+
+    def alist(self, config: Any, *, filter: Any = None, before: Any = None, limit: Any = None) -> AsyncIterator[CheckpointTuple]:
+        return self.base.alist(config, filter=filter, before=before, limit=limit)
+
+    # ---- the write path ------------------------------------------------------------
+    def _remember_schema(self, thread_id: str, graph: Any) -> None:
+        key = id(graph)
+        with self._lock:
+            if key not in self._graph_checkers:
+                self._graph_checkers[key] = graph_checker(graph)
+            self._thread_checker[thread_id] = self._graph_checkers[key]
+
+    def _checker_for(self, config: dict[str, Any]) -> tuple[Validator | SchemaChecker | None, frozenset[str] | None]:
+        thread = str((config.get("configurable") or {}).get("thread_id"))
+        from_graph = self._thread_checker.get(thread)
+        plain = from_graph.plain_channels if from_graph is not None else None
+        if self._explicit is not None:
+            return self._explicit, plain
+        return from_graph, plain
+
+    @staticmethod
+    def _run_check(checker: Validator | SchemaChecker, channel: str, value: Any) -> str | None:
+        return checker.check(channel, value) if isinstance(checker, SchemaChecker) else checker(channel, value)
+
+    def _validate_checkpoint(self, config: dict[str, Any], checkpoint: dict[str, Any]) -> None:
+        checker, _plain = self._checker_for(config)
+        if checker is None:
+            return
+        bad = core.first_invalid(dict(checkpoint.get("channel_values") or {}),
+                                 lambda ch, v: self._run_check(checker, ch, v))
+        if bad is not None:
+            raise InvalidCheckpoint("put", bad[0], bad[1])
+
+    def _validate_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
+        checker, plain = self._checker_for(config)
+        if checker is None:
+            return
+        # A write to a reducer channel is a delta, not a value of the field's type:
+        # those are checked at put, on the reduced value. Plain channels are checked here.
+        values = {ch: v for ch, v in writes if not ch.startswith("__") and (plain is None or ch in plain)}
+        bad = core.first_invalid(values, lambda ch, v: self._run_check(checker, ch, v))
+        if bad is not None:
+            raise InvalidCheckpoint("put_writes", bad[0], bad[1])
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        self._validate_checkpoint(config, checkpoint)
+        return self.base.put(config, checkpoint, metadata, new_versions)
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        self._validate_checkpoint(config, checkpoint)
+        return await self.base.aput(config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        self._validate_writes(config, writes)
+        return self.base.put_writes(config, writes, task_id, task_path)
+
+    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        self._validate_writes(config, writes)
+        return await self.base.aput_writes(config, writes, task_id, task_path)
+
+    # ---- plain forwarding -------------------------------------------------------------
+    def delete_thread(self, thread_id: str) -> None:
+        return self.base.delete_thread(thread_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        return await self.base.adelete_thread(thread_id)
+
+    def delete_for_runs(self, *args: Any, **kwargs: Any) -> Any:
+        return self.base.delete_for_runs(*args, **kwargs)
+
+    async def adelete_for_runs(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.base.adelete_for_runs(*args, **kwargs)
+
+    def copy_thread(self, *args: Any, **kwargs: Any) -> Any:
+        return self.base.copy_thread(*args, **kwargs)
+
+    async def acopy_thread(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.base.acopy_thread(*args, **kwargs)
+
+    def prune(self, *args: Any, **kwargs: Any) -> Any:
+        return self.base.prune(*args, **kwargs)
+
+    async def aprune(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.base.aprune(*args, **kwargs)
+
+    def get_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        return self.base.get_delta_channel_history(*args, **kwargs)
+
+    async def aget_delta_channel_history(self, *args: Any, **kwargs: Any) -> Any:
+        return await self.base.aget_delta_channel_history(*args, **kwargs)
+
+    def get_next_version(self, current: Any, channel: Any) -> Any:
+        return self.base.get_next_version(current, channel)
+
+    # ---- claim administration -------------------------------------------------------------
+    def claims(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+        """The consume claims on record (all threads, or one), for inspection."""
+        if self._claims is None:
+            return []
+        return [
+            {"thread_id": k[0], "checkpoint_ns": k[1], "checkpoint_id": k[2], "interrupt_id": k[3],
+             "owner": r.owner.rsplit("/", 1)[0], "host": r.host, "pid": r.pid, "claimed_at": r.claimed_at,
+             "owner_alive": owner_alive(r.host, r.pid, r.pstart)}
+            for k, r in self._claims.all_rows(thread_id)
+        ]
+
+    def release_stale_claims(self, thread_id: str | None = None) -> int:
+        """Delete claims whose owner was a process on this host that is gone; returns how many.
+
+        Owners on other hosts cannot be checked from here: use ``claim_ttl`` or
+        ``release_claims`` for them.
+        """
+        if self._claims is None:
+            return 0
+        n = 0
+        for key, row in self._claims.all_rows(thread_id):
+            if owner_alive(row.host, row.pid, row.pstart) is False:
+                n += self._claims.delete(key, row.owner)
+        return n
+
+    def release_claims(self, thread_id: str) -> int:
+        """An operator's override: delete every claim of ``thread_id`` (its owner is known to be gone)."""
+        if self._claims is None:
+            return 0
+        return sum(self._claims.delete(key) for key, _row in self._claims.all_rows(thread_id))
+
+
+def wrap(
+    base_saver: BaseCheckpointSaver,
+    *,
+    fork_intent: bool = True,
+    validator: Any = None,
+    consume_gate: bool = False,
+    addressed_is_fork: bool = True,
+    claim_ttl: float | None = None,
+    claims: ClaimStore | None = None,
+) -> RemitSaver:
+    """Wrap a LangGraph checkpointer so that resume means resume. See book/remit-api.md.
+
+    ``fork_intent``        addressed (or ``remit_intent="fork"``) resumes do not see recorded answers.
+    ``validator``          None: the graph's state schema where known; False: off; a schema class;
+                           or ``callable(channel, value) -> reason | None``.
+    ``consume_gate``       claim interrupts atomically in the store on resume (loser: ConsumeConflict).
+    ``addressed_is_fork``  False for deployments that send checkpoint ids on every resume: then only
+                           ``remit_intent="fork"`` marks a fork.
+    ``claim_ttl``          seconds after which any host may take a claim over (lease); None: never.
+    ``claims``             a custom ``remit_ref.claims.ClaimStore`` (other stores, async savers).
+    """
+    return RemitSaver(base_saver, fork_intent=fork_intent, validator=validator, consume_gate=consume_gate,
+                      addressed_is_fork=addressed_is_fork, claim_ttl=claim_ttl, claims=claims)
