@@ -1,0 +1,303 @@
+"""LlamaIndex Workflows 2.22.2 campaign: split-step input, in-step waits, park-kill, CV, tamper.
+
+Every protocol step runs in a fresh interpreter (``run_child``): the checkpoint is the
+caller's ``ctx.to_dict()`` on disk, so recovery in another process is the honest test,
+and a child keeps framework event loops out of the notebook kernel. Effects go to the
+two oracles; each normally-exiting child's counter is cross-checked against its ledger
+rows (a mismatch is a harness error, never a verdict).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
+from probes.core.checker import (
+    DocRef,
+    Label,
+    Property,
+    Subject,
+    at_most_once,
+    exactly_once,
+    fork_outcome,
+    invalid_state_refused,
+    prefix_not_reentered,
+)
+from probes.core.errors import HarnessError
+from probes.core.nemesis import ChildOutcome, run_child
+from probes.core.oracle import Ledger, cross_check
+from probes.core.receipt import ProbeResult, Receipt
+
+NAME = "llamaindex"
+SUBJECT = Subject("llamaindex", "json-file")
+WORKLOAD = "probes.llamaindex.workload"
+FAMILIES = ("split", "fork", "double", "wait", "parkkill", "cv", "tamper")
+TAMPERS = ("wrong-version", "queue-not-a-list", "bad-state-value", "removed-state", "removed-workers",
+           "not-running", "forged-answer")  # mirrors workload.TAMPERS (kept import-free)
+CHILD_TIMEOUT = 180.0
+
+WAIT_DOC = DocRef(
+    page="workflows/context/context.py: Context.wait_for_event docstring (llama-index-workflows 2.22.2)",
+    quote=("The runtime pauses by throwing an internal control-flow exception and replays the entire step "
+           "when the event arrives, so keep this call near the top of the step and make any preceding work "
+           "safe to repeat."),
+    stance="deviation",
+)
+
+PARAMS = (
+    Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
+    Param("reps", "int", 3, 1, "repetitions of every protocol"),
+    Param("families", "list[str]", list(FAMILIES), list(FAMILIES), "protocol families to run", FAMILIES),
+    Param("tampers", "list[str]", list(TAMPERS), list(TAMPERS), "snapshot edits for the tamper family", TAMPERS),
+)
+
+
+def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+    specs = []
+    for family in FAMILIES:
+        if family not in params["families"]:
+            continue
+        for rep in range(1, params["reps"] + 1):
+            args: dict[str, Any] = {"family": family, "rep": rep}
+            if family == "tamper":
+                args["tampers"] = [t for t in TAMPERS if t in params["tampers"]]
+            specs.append(ProbeSpec(f"{family}.rep{rep}", args))
+    return specs
+
+
+# --- child plumbing ---------------------------------------------------------------
+
+
+class _Probe:
+    """Runs children for one probe and keeps the raw observations."""
+
+    def __init__(self, ctx: ProbeContext) -> None:
+        self.ledger_path = ctx.workdir / "ledger.sqlite"
+        self.ledger = Ledger(self.ledger_path)
+        self.snapshot = ctx.workdir / "snapshot.json"
+        self.observations: dict[str, Any] = {"children": {}}
+
+    def child(self, fn: str, incarnation: str, park_at: str | None = None, **args: Any) -> ChildOutcome:
+        out = run_child(f"{WORKLOAD}:{fn}", {"ledger": str(self.ledger_path), "incarnation": incarnation, **args},
+                        park_at=park_at, timeout=CHILD_TIMEOUT)
+        self.observations["children"][incarnation] = {
+            "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
+            "result": out.result, "stderr_tail": out.stderr_tail[-600:] if out.status != "ok" else "",
+        }
+        if park_at:
+            out.require_killed()
+        else:
+            out.require_ok()
+            cross_check(out.result["counter"], self.ledger, incarnation)
+        return out
+
+    def counts(self, incarnation: str | None = None) -> dict[str, int]:
+        return self.ledger.counts(incarnation)
+
+    def park(self, flavor: str = "split") -> dict[str, Any]:
+        out = self.child("park_at_input", "park", flavor=flavor, snapshot=str(self.snapshot))
+        if not out.result["snapshot_written"]:
+            raise HarnessError(f"no snapshot was written at the input request: {out.result['snapshot_error']}")
+        return out.result
+
+    def resume(self, incarnation: str, answers: list[str], flavor: str = "split", **kw: Any) -> dict[str, Any]:
+        return self.child("resume", incarnation, flavor=flavor, snapshot=str(self.snapshot), answers=answers,
+                          **kw).result
+
+
+def _etype(info: Mapping[str, Any] | None) -> str | None:
+    return None if not info else info["type"]
+
+
+# --- the protocols ----------------------------------------------------------------
+
+
+def _split(p: _Probe) -> list:
+    """Snapshot at the input request, cancel, restore in a fresh process, answer, then a stray."""
+    p.park()
+    r = p.resume("resume", ["yes"], stray="no")
+    total, after = p.counts(), p.counts("resume")
+    eo_ok, eo_ev = exactly_once(total, ["s1", "gate", "s3"])
+    pc_ok, pc_ev = prefix_not_reentered({"s1": after.get("s1", 0)}, ["s1"])
+    co_ok, co_ev = at_most_once({"gate": total.get("gate", 0)})
+    co_ev = {**co_ev, "stray_error": _etype(r.get("stray_error")), "outcome": r["outcome"]}
+    return [
+        SUBJECT.verdict(Property.EO, "interrupt:split-steps", eo_ok, {**eo_ev, "outcome": r["outcome"]},
+                        f"restore from ctx.to_dict() in a fresh process, answer once: effect counts "
+                        f"{eo_ev['effect_counts']}"),
+        SUBJECT.verdict(Property.PC, "interrupt:split-steps", pc_ok, pc_ev,
+                        f"s1 (durable prefix) ran {after.get('s1', 0)} time(s) after recovery"),
+        SUBJECT.verdict(Property.CO, "stray-after-completion", co_ok, co_ev,
+                        f"answer sent to the finished run: gate fired {total.get('gate', 0)} time(s) in all, "
+                        f"error: {_etype(r.get('stray_error')) or 'none (silently inert)'}"),
+    ]
+
+
+def _fork(p: _Probe) -> list:
+    """Restore the same snapshot twice, answering 'yes' then 'no': each answer must be served."""
+    p.park()
+    a = p.resume("branch-yes", ["yes"])
+    b = p.resume("branch-no", ["no"])
+    fd_ok, fd_ev = fork_outcome(b["outcome"], "f(no)", a["outcome"])
+    per_branch = {inc: p.counts(inc) for inc in ("branch-yes", "branch-no")}
+    eo_ok = all(c.get("gate", 0) == 1 and c.get("s3", 0) == 1 and c.get("s1", 0) == 0 for c in per_branch.values())
+    return [
+        SUBJECT.verdict(Property.FD, "interrupt:split-steps", fd_ok, fd_ev,
+                        f"second restore with 'no' observed {b['outcome']!r} (first branch {a['outcome']!r})"),
+        SUBJECT.verdict(Property.EO, "fork:per-branch", eo_ok,
+                        {"per_branch_counts": per_branch, "park_counts": p.counts("park")},
+                        f"each branch ran gate and s3 once and did not re-run s1: {per_branch}"),
+    ]
+
+
+def _double(p: _Probe) -> list:
+    """Two answers sent back to back to one restored run (a duplicate resume)."""
+    p.park()
+    r = p.resume("resume", ["yes", "no"])
+    total = p.counts()
+    ok, ev = at_most_once({"gate": total.get("gate", 0)})
+    ev = {**ev, "outcome": r["outcome"], "first_answer_won": r["outcome"] == "f(yes)",
+          "ledger_gate_answers": [d for e, _, d in p.ledger.rows() if e == "gate"]}
+    return [SUBJECT.verdict(
+        Property.CO, "double-answer", ok, ev,
+        f"two answers back to back: outcome {r['outcome']!r} (first answer "
+        f"{'wins' if ev['first_answer_won'] else 'does not win'}), gated effect fired {total.get('gate', 0)} "
+        f"time(s) (answers {ev['ledger_gate_answers']})")]
+
+
+def _wait(p: _Probe) -> list:
+    """ctx.wait_for_event inside a step: live answer, then snapshot/restore/answer."""
+    p.child("answer_in_process", "live", flavor="wait", answers=["yes"])
+    live = p.counts("live")
+    p.park("wait")
+    p.resume("resume", ["yes"], flavor="wait")
+    after = p.counts("resume")
+    out = []
+    for path, prefix_runs, counts in (("wait:in-process", live.get("w.prefix", 0) - 1, live),
+                                      ("wait:restore", after.get("w.prefix", 0), {
+                                          "w.prefix": p.counts("park").get("w.prefix", 0) + after.get("w.prefix", 0),
+                                          "w.gate": after.get("w.gate", 0)})):
+        pc_ok, pc_ev = prefix_not_reentered({"w.prefix": prefix_runs}, ["w.prefix"])
+        eo_ok, eo_ev = exactly_once(counts, ["w.prefix", "w.gate"])
+        out.append(SUBJECT.verdict(Property.PC, path, pc_ok, pc_ev,
+                                   f"the step's code before the wait re-ran {prefix_runs} time(s) after the pause",
+                                   doc=None if pc_ok else WAIT_DOC))
+        out.append(SUBJECT.verdict(Property.EO, path, eo_ok, eo_ev,
+                                   f"effect counts {eo_ev['effect_counts']}", doc=None if eo_ok else WAIT_DOC))
+    return out
+
+
+def _parkkill(p: _Probe) -> list:
+    """SIGKILL while parked with the snapshot on disk; two fresh processes restore it."""
+    p.child("park_at_input", "park", park_at="parked", flavor="split", snapshot=str(p.snapshot), hold=True)
+    if not Path(p.snapshot).exists():
+        raise HarnessError("the killed process left no snapshot on disk")
+    a = p.resume("branch-yes", ["yes"])
+    b = p.resume("branch-no", ["no"])
+    per_branch = {inc: p.counts(inc) for inc in ("branch-yes", "branch-no")}
+    eo_ok = all(c.get("gate", 0) == 1 and c.get("s3", 0) == 1 for c in per_branch.values())
+    pc_ok, pc_ev = prefix_not_reentered({"s1": sum(c.get("s1", 0) for c in per_branch.values())}, ["s1"])
+    fd_ok, fd_ev = fork_outcome(b["outcome"], "f(no)", a["outcome"])
+    park_counts = p.counts("park")
+    return [
+        SUBJECT.verdict(Property.EO, "park-kill", eo_ok, {"per_branch_counts": per_branch, "park_counts": park_counts},
+                        f"killed while parked; each restored branch fired gate and s3 once: {per_branch}"),
+        SUBJECT.verdict(Property.PC, "park-kill", pc_ok, pc_ev, "s1 was not re-run by either restored branch"
+                        if pc_ok else "s1 re-ran after the restore"),
+        SUBJECT.verdict(Property.FD, "park-kill", fd_ok, fd_ev,
+                        f"branches observed {a['outcome']!r} and {b['outcome']!r}"),
+    ]
+
+
+def _cv(p: _Probe) -> list:
+    """A value no serializer can encode in the store: ctx.to_dict() must refuse loudly."""
+    out = p.child("park_at_input", "park", flavor="unserialisable", snapshot=str(p.snapshot)).result
+    err = out["snapshot_error"]
+    ok, ev = invalid_state_refused(err is not None, bool(out["snapshot_written"]), _etype(err))
+    return [SUBJECT.verdict(Property.CV, "store:unserialisable", ok, ev,
+                            f"asyncio.Lock in the store: ctx.to_dict() raised {_etype(err)}" if err else
+                            "the unserialisable store was persisted without error")]
+
+
+def _tamper(p: _Probe, kinds: list[str]) -> list:
+    """Edit the serialized snapshot, restore, answer: is the edit refused loudly?"""
+    p.park()
+    verdicts = []
+    for kind in kinds:
+        inc = f"tamper-{kind}"
+        r = p.resume(inc, ["yes"], tamper_kind=kind)
+        counts = p.counts(inc)
+        loud = r["error"] is not None and not counts
+        ev = {"stage": r["stage"], "error": _etype(r["error"]), "effect_counts": counts, "outcome": r["outcome"]}
+        if loud:
+            summary = f"refused loudly at {r['stage']} ({_etype(r['error'])}) before any effect fired"
+        elif r["error"] is not None:
+            summary = f"error at {r['stage']} ({_etype(r['error'])}) only after effects {counts}"
+        else:
+            summary = f"accepted silently; the run finished with {r['outcome']!r}, effects {counts}"
+        verdicts.append(SUBJECT.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+    return verdicts
+
+
+def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    p = _Probe(ctx)
+    family = spec.args["family"]
+    result = ProbeResult(observations=p.observations)
+    try:
+        if family == "tamper":
+            result.verdicts = _tamper(p, spec.args["tampers"])
+        else:
+            result.verdicts = {"split": _split, "fork": _fork, "double": _double, "wait": _wait,
+                               "parkkill": _parkkill, "cv": _cv}[family](p)
+    except HarnessError as exc:
+        result.verdicts = []
+        result.harness_errors.append(str(exc))
+    p.observations["ledger_rows"] = [list(r) for r in p.ledger.rows()]
+    result.metrics["child_seconds"] = {k: v["seconds"] for k, v in p.observations["children"].items()}
+    return result
+
+
+# --- headline ---------------------------------------------------------------------
+
+
+def _worst(labels: list[str]) -> str:
+    order = {"U": 4, "✗": 3, "D": 2, "✓": 1, "n/a": 0}
+    return max(labels, key=lambda x: order[x]) if labels else "not measured"
+
+
+def headlines(receipts: list[Receipt]) -> dict[str, Any]:
+    from probes.headline import Measured
+
+    split_paths = ("interrupt:split-steps", "fork:per-branch", "stray-after-completion", "double-answer", "park-kill")
+    split, wait, by_path = [], [], {}
+    for r in receipts:
+        for v in r.verdicts:
+            key = f"{v.property.value} {v.path}"
+            by_path.setdefault(key, set()).add(v.label.value)
+            if v.path in split_paths:
+                split.append(v.label.value)
+            if v.path.startswith("wait:") and v.property is Property.PC:
+                wait.append(v.label.value)
+    value = {"split steps": _worst(split), "wait_for_event PC": _worst(wait),
+             "cells": {k: "/".join(sorted(s)) for k, s in sorted(by_path.items())}}
+    why = ""
+    if value["split steps"] != "✓":
+        bad = sorted(k for k, s in by_path.items() if k.split(" ", 1)[1] in split_paths and s - {"✓"})
+        why = ("split-step cells that do not conform: " + ", ".join(bad) + ". Two answers sent back to back "
+               "to one restored run: the outcome is the first answer's (what 'first wins' looks at), but the "
+               "gated step ran once per answer, so the gated effect fired twice; the contract's CO counts the "
+               "effect, not the outcome.")
+    return {"llamaindex.row": Measured(value, why=why, compare_keys=("split steps", "wait_for_event PC"),
+                                       receipts=tuple(r.probe for r in receipts))}
+
+
+CAMPAIGN = Campaign(
+    name=NAME,
+    title="LlamaIndex Workflows: split-step input, in-step waits, snapshots on disk",
+    params=PARAMS,
+    plan=plan,
+    run_probe=run_probe,
+    headlines=headlines,
+    description=__doc__ or "",
+)
