@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from probes import PROJECT_ROOT
 from probes.core.atomic import atomic_write_json
 
-FIGURES_DIR = PROJECT_ROOT / "book" / "figures"
+FIGURES_DIR = Path(os.environ.get("RC_FIGURES_DIR", PROJECT_ROOT / "book" / "figures"))
 
 
 def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Hermetic by default: no test writes into the committed receipts, chapters or figures.
+# (Set before any test module imports probes, which reads these at import time.)
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="rc-tests-"))
+HERMETIC = {
+    "RC_RECEIPTS_DIR": str(_SESSION_DIR / "receipts"),
+    "RC_CHAPTERS_DIR": str(_SESSION_DIR / "chapters"),
+    "RC_FIGURES_DIR": str(_SESSION_DIR / "figures"),
+}
+os.environ.update(HERMETIC)
 SELFTEST = ("selftest_a=tests.fixtures.selftest:CAMPAIGN_A,"
             "selftest_b=tests.fixtures.selftest:CAMPAIGN_B")
 
@@ -30,8 +41,12 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return env
 
 
-def full_env(extra: dict[str, str]) -> dict[str, str]:
+def full_env(extra: dict[str, str], committed: bool = False) -> dict[str, str]:
+    """Environment for a subprocess; ``committed=True`` reads the repository's own receipts."""
     env = dict(os.environ)
+    if committed:
+        for key in HERMETIC:
+            env.pop(key, None)
     env.update(extra)
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
     return env

@@ -24,7 +24,7 @@ BROWSER_OWN = re.compile(r"^https?://(clients2\.google\.com/time/|update\.google
 
 @pytest.fixture(scope="module")
 def built_book() -> Path:
-    proc = subprocess.run([str(ROOT / "reproduce.sh"), "--book-only"], cwd=ROOT, env=full_env({}),
+    proc = subprocess.run([str(ROOT / "reproduce.sh"), "--book-only"], cwd=ROOT, env=full_env({}, committed=True),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     index = Path(proc.stdout.strip().splitlines()[-1].rsplit(": ", 1)[-1])
