@@ -1,0 +1,178 @@
+"""The one place a LangGraph checkpoint saver is built, plus two instrumenting delegates.
+
+Every probe builds its saver through :func:`make_saver`, so the REMIT campaign can run
+the very same probes with ``arm="remit"`` (the stock saver wrapped by
+``remit_ref.wrap``). Two delegates sit between the graph and the stock saver:
+
+* :class:`ParkingSaver` calls ``park("put")``, ``park("put_writes")`` and ``park("op")``
+  *after* each persistence operation has returned, and logs the operations in order.
+  That gives SIGKILL points "inside the saver, after the n-th durable write" without
+  touching LangGraph code, and records which operations 1.2.9 actually performs.
+* :class:`DroppingSaver` silently discards a class of durable writes (every ``put``
+  after the first, or all ``put_writes``): the RD arm asks whether recovery stays a
+  function of what *did* become durable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from probes.core.backends import Store
+from probes.core.nemesis import park
+
+ARMS = ("stock", "remit")
+DROP_MODES = ("nothing", "later_puts", "all_put_writes")
+
+
+def framework_name(arm: str) -> str:
+    """Verdict framework label: stock LangGraph, or LangGraph behind the REMIT saver."""
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}; choose from {', '.join(ARMS)}")
+    return "langgraph" if arm == "stock" else "langgraph+remit"
+
+
+@contextlib.contextmanager
+def stock_saver(store: Store) -> Iterator[Any]:
+    """The stock saver for a store; connections are closed when the block ends."""
+    if store.backend == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+    elif store.backend == "sqlite":
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        conn = sqlite3.connect(store.location, check_same_thread=False)
+        try:
+            saver = SqliteSaver(conn)
+            saver.setup()
+            yield saver
+        finally:
+            conn.close()
+    elif store.backend == "postgres":
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(store.location) as saver:
+            saver.setup()
+            yield saver
+    else:
+        raise ValueError(f"unknown backend {store.backend!r}")
+
+
+@contextlib.contextmanager
+def make_saver(store: Store, arm: str = "stock", *, park_ops: bool = False, drop: str = "nothing",
+               op_log: list[str] | None = None, **remit_options: Any) -> Iterator[Any]:
+    """Build the saver a probe uses: stock, or wrapped by REMIT (``arm="remit"``).
+
+    ``park_ops`` / ``drop`` / ``op_log`` add the instrumenting delegate *below* REMIT, so
+    a kill inside the saver or a dropped write hits the stock store in both arms.
+    """
+    framework_name(arm)
+    with stock_saver(store) as saver:
+        if park_ops or drop != "nothing" or op_log is not None:
+            saver = ParkingSaver(saver, drop=drop, op_log=op_log if op_log is not None else [],
+                                 park_ops=park_ops)
+        if arm == "remit":
+            import remit_ref  # built by the REMIT campaign; imported only when asked for
+
+            saver = remit_ref.wrap(saver, **remit_options)
+        yield saver
+
+
+def _base():
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    return BaseCheckpointSaver
+
+
+def ParkingSaver(inner: Any, *, drop: str = "nothing", op_log: list[str] | None = None,
+                 park_ops: bool = True) -> Any:
+    """A delegate saver (see module doc). Built lazily so LangGraph is imported on demand."""
+    if drop not in DROP_MODES:
+        raise ValueError(f"unknown drop mode {drop!r}; choose from {', '.join(DROP_MODES)}")
+    return _parking_class()(inner, drop=drop, op_log=op_log if op_log is not None else [], park_ops=park_ops)
+
+
+_CLASS: Any = None
+
+
+def _parking_class() -> Any:
+    global _CLASS
+    if _CLASS is not None:
+        return _CLASS
+    Base = _base()
+
+    class _Parking(Base):  # type: ignore[misc, valid-type]
+        def __init__(self, inner: Any, *, drop: str, op_log: list[str], park_ops: bool) -> None:
+            super().__init__(serde=inner.serde)
+            self.inner = inner
+            self.serde = inner.serde
+            self.drop = drop
+            self.op_log = op_log
+            self.park_ops = park_ops
+            self.puts = 0
+
+        # -- persistence operations: delegate, log, then offer a kill point ------------
+        def put(self, config, checkpoint, metadata, new_versions):  # noqa: D401
+            self.puts += 1
+            if self.drop == "later_puts" and self.puts > 1:
+                self.op_log.append("put(dropped)")
+                # Pretend it worked: return the config the stock saver would have returned.
+                cfg = dict(config.get("configurable", {}))
+                cfg["checkpoint_id"] = checkpoint["id"]
+                return {"configurable": cfg}
+            if self.park_ops:
+                park("before:put")  # kill point B: inside put, before the checkpoint is stored
+            result = self.inner.put(config, checkpoint, metadata, new_versions)
+            self.op_log.append("put")
+            self._park("put")
+            return result
+
+        def put_writes(self, config, writes, task_id, task_path=""):
+            channels = ",".join(sorted({str(c) for c, _ in writes}))
+            if self.drop == "all_put_writes":
+                self.op_log.append(f"put_writes(dropped:{channels})")
+                return None
+            self.inner.put_writes(config, writes, task_id, task_path)
+            self.op_log.append(f"put_writes({channels})")
+            self._park("put_writes")
+            return None
+
+        def _park(self, name: str) -> None:
+            if self.park_ops:
+                park(name)
+                park("op")
+
+        # -- reads and the rest: plain delegation ---------------------------------------
+        def get_tuple(self, config):
+            return self.inner.get_tuple(config)
+
+        def list(self, config, *, filter=None, before=None, limit=None):  # noqa: A002
+            return self.inner.list(config, filter=filter, before=before, limit=limit)
+
+        def delete_thread(self, thread_id):
+            return self.inner.delete_thread(thread_id)
+
+        def get_next_version(self, current, channel):
+            return self.inner.get_next_version(current, channel)
+
+        def get_delta_channel_history(self, *, config, channels):
+            return self.inner.get_delta_channel_history(config=config, channels=channels)
+
+        @property
+        def config_specs(self) -> list:
+            return self.inner.config_specs
+
+        def with_allowlist(self, extra_allowlist):
+            inner = self.inner.with_allowlist(extra_allowlist)
+            if inner is self.inner:
+                return self
+            clone = _Parking(inner, drop=self.drop, op_log=self.op_log, park_ops=self.park_ops)
+            clone.puts = self.puts
+            return clone
+
+    _CLASS = _Parking
+    return _CLASS
