@@ -1,0 +1,1 @@
+"""Cross-process consume-once campaign: racing resumes of one interrupt (see campaign.py)."""
