@@ -316,8 +316,45 @@ class PostgresClaims(ClaimStore):
         return self._run(f"DELETE FROM remit_claims WHERE {_WHERE} AND owner=?", (*key, owner))
 
 
+def underlying(saver: Any, depth: int = 6) -> Any:
+    """The stock saver under instrumenting delegates (``.inner`` / ``.base`` / ``.saver`` chains)."""
+    for _ in range(depth):
+        if type(saver).__module__.startswith("langgraph.checkpoint."):
+            return saver
+        nxt = next((getattr(saver, a) for a in ("inner", "base", "saver", "_saver")
+                    if getattr(saver, a, None) is not None), None)
+        if nxt is None:
+            return saver
+        saver = nxt
+    return saver
+
+
+def sqlite_claims(path: str) -> SqliteClaims:
+    """Claims in a SQLite file through a connection of their own (e.g. beside an AsyncSqliteSaver)."""
+    return SqliteClaims(sqlite3.connect(path, check_same_thread=False, timeout=60), threading.Lock())
+
+
+def postgres_claims(dsn: str) -> "PostgresClaims":
+    """Claims in a PostgreSQL database through a sync connection of their own (e.g. beside AsyncPostgresSaver)."""
+    import contextlib
+
+    import psycopg
+
+    conn = psycopg.connect(dsn, autocommit=True)
+    lock = threading.Lock()
+
+    class _Own:
+        @contextlib.contextmanager
+        def _cursor(self):  # the one method PostgresClaims uses
+            with lock, conn.cursor() as cur:
+                yield cur
+
+    return PostgresClaims(_Own())
+
+
 def claims_for(saver: Any) -> ClaimStore:
     """The claim store that lives where ``saver`` keeps its checkpoints; a one-line error otherwise."""
+    saver = underlying(saver)
     name = type(saver).__name__
     module = type(saver).__module__
     if name in ("InMemorySaver", "MemorySaver") or module.startswith("langgraph.checkpoint.memory"):
@@ -325,8 +362,13 @@ def claims_for(saver: Any) -> ClaimStore:
     if module.startswith("langgraph.checkpoint.sqlite") and isinstance(getattr(saver, "conn", None),
                                                                         sqlite3.Connection):
         return SqliteClaims(saver.conn, saver.lock)
-    if module.startswith("langgraph.checkpoint.postgres") and hasattr(saver, "_cursor"):
+    if module.startswith("langgraph.checkpoint.postgres") and not module.endswith(".aio") and hasattr(saver, "_cursor"):
         return PostgresClaims(saver)
+    if module.endswith(".aio"):
+        raise TypeError(
+            f"consume_gate=True with the async {name}: pass claims=remit_ref.claims.sqlite_claims(path) or "
+            f"claims=remit_ref.claims.postgres_claims(dsn) (a sync connection of its own to the same store)"
+        )
     raise TypeError(
         f"consume_gate=True needs a store REMIT can claim in (InMemorySaver, SqliteSaver, PostgresSaver); "
         f"{module}.{name} is not one: pass claims=<a remit_ref.claims.ClaimStore> or consume_gate=False"

@@ -84,7 +84,9 @@ class EffectLedger:
     @classmethod
     def beside(cls, saver: Any) -> "EffectLedger":
         """A ledger in the same store as a SqliteSaver / PostgresSaver / InMemorySaver (wrapped or not)."""
-        base = getattr(saver, "base", saver)
+        from remit_ref.claims import underlying
+
+        base = underlying(saver)
         module = type(base).__module__
         if module.startswith("langgraph.checkpoint.memory"):
             return cls(None)
