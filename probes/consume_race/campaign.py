@@ -279,7 +279,7 @@ def _verdict(backend: str, arm: str, k: int, gate: float, reps: int, summary: Ma
     """CO at jitter 0, with evidence that does not depend on how the race fell out."""
     holds, _ = at_most_once({"gate": int(summary["max_fires"])})
     path = f"cross-process k={k} jitter=0ms" + (f" gate={_num(gate)}ms" if gate else "")
-    evidence: dict[str, Any] = {"k": k, "jitter_ms": 0, "reps": reps,
+    evidence: dict[str, Any] = {"k": k, "jitter_ms": 0, "reps": summary["reps_measured"],
                                 "duplicates_observed": not holds}
     if arm == "stock":
         summary_text = (f"{k} processes answered one interrupt together; the gated effect fired more than once"

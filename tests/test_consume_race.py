@@ -1,0 +1,132 @@
+"""The consume race against real LangGraph processes (small grids; receipts go to tmp).
+
+What is asserted is what can fail: stock LangGraph lets racing resumes fire the gated
+effect more than once; the REMIT gate keeps it at exactly one with losers failing
+loudly; a racer that crashes or hangs becomes a harness error with its stderr and the
+campaign goes on; verdicts are byte-identical across runs; cells do not share offsets.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probes.consume_race import campaign as cr
+from probes.consume_race.racer import Racer, gate_arm_available
+from probes.core.campaign import run_campaign
+from probes.core.receipt import view_bytes
+
+SMALL = {"k": [2], "jitter_ms": [0.0], "gate_ms": [0.0], "reps": 3, "backends": ["sqlite"], "arms": ["stock"],
+         "dose_jitter_ms": [], "dose_gate_ms": [], "racer_timeout_s": 60.0}
+
+
+def _run(tmp_path: Path, name: str, **overrides: Any):
+    params = cr.CAMPAIGN.resolve({**SMALL, **overrides}, quick=True)
+    return run_campaign(cr.CAMPAIGN, params, receipts_root=tmp_path / name)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _stop_workers():
+    yield
+    cr.close_pools()
+
+
+def test_stock_sqlite_k2_jitter0_fires_twice_and_verdicts_are_stable(tmp_path: Path) -> None:
+    first = _run(tmp_path, "a", jitter_ms=[0.0, 5.0, 25.0])
+    assert first.harness_errors == []
+    by_id = {r.probe: r for r in first.receipts}
+    cell = by_id["grid.sqlite.stock.k2.j0.g0"]
+    reps = cell.observations["reps"]
+    # Measured with LangGraph 1.2.9: both racers consume the same answer.
+    assert any(r["fires"] > 1 for r in reps), reps
+    assert all(r["fires"] <= 2 for r in reps)
+    summary = cell.observations["summary"]
+    assert summary["reps_measured"] == 3 and summary["max_fires"] == 2
+    assert sum(int(f) * n for f, n in summary["distribution"].items()) == sum(r["fires"] for r in reps)
+    low, high = summary["saturation_wilson95"]
+    assert low <= summary["saturation"] <= high
+    # Both racers saw the pending interrupt before the barrier, and resumed without error.
+    assert all(o["saw_pending"] and o["outcome"] == "returned" for r in reps for o in r["racers"])
+    [verdict] = cell.verdicts
+    assert (verdict.framework, verdict.backend, verdict.property.value, verdict.label.value) == \
+        ("langgraph", "sqlite", "CO", "U")
+    assert verdict.path == "cross-process k=2 jitter=0ms"
+    assert verdict.evidence["duplicates_observed"] is True
+    # Only jitter-0 cells carry a verdict; the others are observations.
+    assert not by_id["grid.sqlite.stock.k2.j25.g0"].verdicts
+    # Offsets are recorded per rep and drawn per cell: j5 and j25 are not rescaled copies.
+    off5 = [o for r in by_id["grid.sqlite.stock.k2.j5.g0"].observations["reps"] for o in r["offsets_ms"]]
+    off25 = [o for r in by_id["grid.sqlite.stock.k2.j25.g0"].observations["reps"] for o in r["offsets_ms"]]
+    assert len(off5) == len(off25) == 6
+    assert all(0 <= o <= 5 for o in off5) and all(0 <= o <= 25 for o in off25)
+    assert [round(o / 5, 2) for o in off5] != [round(o / 25, 2) for o in off25]
+    # Same versions, same verdict view, although the fire counts may differ.
+    second = _run(tmp_path, "b", jitter_ms=[0.0, 5.0, 25.0])
+    assert second.harness_errors == []
+    assert view_bytes(first.receipts) == view_bytes(second.receipts)
+    heads = cr.headlines(first.receipts)
+    assert heads["consume_race.k2"].value["distribution"] == summary["distribution"]
+    assert isinstance(heads["consume_race.k16_sqlite"], str)  # not in this grid: says so
+
+
+@pytest.mark.skipif(not gate_arm_available()[0], reason="remit_ref consumption gate not importable")
+def test_gate_arm_fires_exactly_once_and_losers_fail_loudly(tmp_path: Path) -> None:
+    run = _run(tmp_path, "gate", k=[4], arms=["stock", "gate"], backends=["sqlite", "postgres"])
+    assert run.harness_errors == []
+    for backend in ("sqlite", "postgres"):
+        gate = next(r for r in run.receipts if r.probe == f"grid.{backend}.gate.k4.j0.g0")
+        s = gate.observations["summary"]
+        assert s["distribution"] == {"1": 3}, s
+        assert s["lost_reps"] == 0
+        assert s["errors_raised"] == {"remit_ref.errors.ConsumeConflict": 9}
+        [v] = gate.verdicts
+        assert (v.framework, v.label.value) == ("langgraph+remit", "✓")
+        assert v.evidence == {"k": 4, "jitter_ms": 0, "reps": 3, "duplicates_observed": False,
+                              "lost_answers_observed": False}
+        stock = next(r for r in run.receipts if r.probe == f"grid.{backend}.stock.k4.j0.g0")
+        assert stock.observations["summary"]["max_fires"] > 1
+    heads = cr.headlines(run.receipts)
+    assert heads["consume_race.gate_fix"].value["distribution"] == {"1": 3}
+
+
+class CrashingRacer(Racer):
+    """Real racer, except racer 1 dies in rep 1 and racer 0 hangs in rep 2 of the j0 cell."""
+
+    def go(self) -> dict[str, Any]:
+        inc, loc = self.task["incarnation"], self.task["location"]
+        if inc == "rep1.racer1" and _first_cell(loc):
+            print("racer 1: deliberate crash before resuming", flush=True)
+            os._exit(9)
+        if inc == "rep2.racer0" and _first_cell(loc):
+            print("racer 0: deliberate hang", flush=True)
+            time.sleep(3600)
+        return super().go()
+
+
+def _first_cell(location: str) -> bool:
+    # The first store of a run is "<...>/cr_sqlite-1.sqlite" (StoreFactory numbering).
+    return location.endswith("-1.sqlite")
+
+
+def test_crashing_and_hanging_racers_are_harness_errors_and_the_campaign_continues(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cr, "RACER_TARGET", "tests.test_consume_race:CrashingRacer")
+    run = _run(tmp_path, "broken", jitter_ms=[0.0, 1.0], reps=4, racer_timeout_s=5.0)
+    by_id = {r.probe: r for r in run.receipts}
+    assert set(by_id) == {"grid.sqlite.stock.k2.j0.g0", "grid.sqlite.stock.k2.j1.g0"}
+    broken = by_id["grid.sqlite.stock.k2.j0.g0"]
+    errors = "\n".join(broken.harness_errors)
+    assert "rep 1 racer 1: crashed during go" in errors and "deliberate crash" in errors
+    assert "rep 2 racer 0: timeout during go" in errors and "deliberate hang" in errors
+    reps = broken.observations["reps"]
+    assert [bool(r.get("harness_error")) for r in reps] == [False, True, True, False]
+    # The broken reps are not counted; the verdict rests on the clean ones only.
+    assert broken.observations["summary"]["reps_measured"] == 2
+    assert [v.evidence["duplicates_observed"] for v in broken.verdicts] == [True]
+    # The next cell ran with fresh workers and no errors.
+    assert by_id["grid.sqlite.stock.k2.j1.g0"].harness_errors == []
+    assert by_id["grid.sqlite.stock.k2.j1.g0"].observations["summary"]["reps_measured"] == 4
