@@ -1,0 +1,67 @@
+"""pydantic-graph campaign, quick profile, against the installed framework."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from probes import campaigns
+from probes.core.campaign import run_campaign
+from probes.core.receipt import VIEW_NAME
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    c = campaigns.get("pydantic_graph")
+    return run_campaign(c, c.resolve(quick=True), receipts_root=tmp_path_factory.mktemp("receipts"))
+
+
+def cells(run):
+    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+
+
+def test_no_harness_errors(run):
+    assert run.harness_errors == []
+
+
+@pytest.mark.parametrize("crash", ["exception", "sigkill-before-effect", "sigkill-after-effect"])
+def test_mid_node_crash_is_safe_but_not_live(run, crash):
+    c = cells(run)
+    assert c[("EO", f"crash:{crash}")].label.value == "✓"
+    assert c[("PC", f"crash:{crash}")].label.value == "✓"
+    lv = c[("LV", f"crash:{crash}")]
+    assert lv.evidence["completed"] is False and lv.label.value == "✗"
+    assert "Unable to restore snapshot" in lv.evidence["detail"]
+
+
+def test_kill_between_nodes_restores(run):
+    c = cells(run)
+    assert c[("LV", "crash:between-nodes")].label.value == "✓"
+    assert c[("EO", "crash:between-nodes")].evidence["effect_counts"] == {"A": 1, "B": 1}
+
+
+def test_doc_quote_is_in_installed_docstring(run):
+    from pydantic_graph.graph import Graph
+
+    lv = cells(run)[("LV", "crash:exception")]
+    doc = " ".join(inspect.getdoc(Graph.iter_from_persistence).split())
+    assert lv.doc.quote in doc
+
+
+def test_stray_and_tamper(run):
+    c = cells(run)
+    assert c[("CO", "stray-after-completion")].evidence["stray_error"] == "GraphRuntimeError"
+    assert c[("CV", "tamper:truncated-file")].evidence["error"] == "ValidationError"
+    reset = c[("CV", "tamper:status-reset")]
+    assert (reset.label.value == "✓") == (reset.evidence["error"] is not None)
+
+
+def test_claimed_pause_row_matches_statuses(run):
+    v = cells(run)[("LV", "claimed-pause")]
+    assert v.evidence["statuses_after_claim"][-1][2] == "pending"
+    assert (v.label.value == "✓") == v.evidence["completed"]
+
+
+def test_view_has_no_temp_paths(run):
+    assert "/tmp" not in (run.directory / VIEW_NAME).read_text()
