@@ -177,7 +177,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                     "control_scripted_model_holds": control.checks[prop][0] if control.status == "ok" else None}
         verdicts.append(subject.verdict(Property(prop), f"{PATHS[protocol]} [{ref.label}]", holds, evidence,
                                         _summary(protocol, prop, holds, ref)))
-    metrics = {**tally.row(), "runs": tally.runs,
+    metrics = {**tally.row(), "runs": tally.runs, "error_kind_counts": dict(sorted(tally.error_kinds.items())),
                "agree_with_control": sum(1 for t in valid if t.violation == control_violation),
                "control_violation": control_violation, "budget_after_cell": _budget.snapshot(),
                "calls": sum(t.log.calls for t in trials),

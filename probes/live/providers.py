@@ -19,6 +19,9 @@ from probes.core.errors import UsageError
 PROVIDERS = ("anthropic", "openai", "openai_compatible", "scripted")
 PROVIDER_CHOICES = ("per_model",) + PROVIDERS
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# Client-side retries of a failed request (rate limits, 5xx); a call still failing after
+# them is a harness error. Retried requests are not counted again against max_calls.
+MAX_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,11 @@ def build_model(ref: ModelRef, params: Mapping[str, Any], seed: int) -> Any:
         from langchain_anthropic import ChatAnthropic
 
         return ChatAnthropic(model=ref.model, api_key=os.environ[KEY_ENV["anthropic"]], timeout=timeout,
-                             max_retries=2, max_tokens=MAX_OUTPUT_TOKENS_PER_CALL)
+                             max_retries=MAX_RETRIES, max_tokens=MAX_OUTPUT_TOKENS_PER_CALL)
     if ref.provider in ("openai", "openai_compatible"):
         from langchain_openai import ChatOpenAI
 
-        kwargs: dict[str, Any] = {"model": ref.model, "timeout": timeout, "max_retries": 2,
+        kwargs: dict[str, Any] = {"model": ref.model, "timeout": timeout, "max_retries": MAX_RETRIES,
                                   "max_tokens": MAX_OUTPUT_TOKENS_PER_CALL, "seed": seed}
         if ref.provider == "openai":
             kwargs["api_key"] = os.environ[KEY_ENV["openai"]]
