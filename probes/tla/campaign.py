@@ -1,0 +1,327 @@
+"""The ``tlc`` campaign: the machine-checked contract (CONTRACT.md sections 3-4).
+
+Each probe is one TLC configuration or a small group of them (a fault's footprint
+row, a companion model's arms), run a few TLC processes at a time, so the campaign
+resumes at group granularity.
+
+Verdicts. Only the reference semantics gets verdicts, as framework
+``tla-reference`` (backend ``TLC 2.15``): PC EO FD CV CO RD from the invariant runs
+and LV from the liveness run, at the reference bounds and (if run) the scaled ones.
+The fault configurations are *not* implementations anyone deploys; putting them
+into the framework x property matrix as ``U`` rows would read as conformance
+results. Their results (holds / violated, depth, states, counterexample) are
+model-checking observations, shown as the footprint matrix in the chapter and
+compared with the published footprint on the headline page.
+
+Determinism. Small runs use one TLC worker: BFS then finds the same shortest
+counterexample and the same counts every time. The scaled runs use ``workers``
+threads; with more than one worker TLC's search is not level-synchronous, so only
+counts that do not depend on the schedule (result, generated, distinct states of a
+complete search) go into verdict evidence; depth and time go into observations and
+metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
+from probes.core.checker import Property, Subject
+from probes.core.errors import UsageError
+from probes.core.receipt import ProbeResult, Receipt
+
+GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
+                           "inductive")
+FRAMEWORK = "tla-reference"
+BACKEND = "TLC 2.15"
+
+
+def _configs(group: str, key: str, params: Mapping[str, Any]) -> list:
+    """The TLC configurations of one probe, rebuilt from the parameters."""
+    from probes.tla import configs as c
+
+    bounds, scaled = list(params["bounds"]), list(params["scaled_bounds"])
+    if group == "reference":
+        return [c.reference(bounds)]
+    if group == "liveness":
+        return [c.liveness(bounds)]
+    if group == "faults":
+        cells = [c.fault(key, bounds, p) for p in c.PROPERTIES] if params["footprint"] else []
+        return [c.fault(key, bounds)] + cells
+    if group == "scaled":
+        return [c.scaled(scaled, None if key == "clean" else key)]
+    if group == "langgraph_fork":
+        return [c.langgraph_fork(False, "FD"), c.langgraph_fork(False, "ReplayIdempotent"), c.langgraph_fork(True)]
+    if group == "consume_race":
+        return [c.consume_race(reach, inv) for reach in (False, True) for inv in c.RACE_INVARIANTS]
+    if group == "separations":
+        return [c.separation(key, p, bounds) for p in c.PROPERTIES]
+    if group == "inductive":
+        index = int(key.removeprefix("set")) - 1
+        return [c.inductive_base(index), c.inductive(index)]
+    raise UsageError(f"unknown configuration group {group!r}; choose from {', '.join(GROUPS)}")
+
+
+def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+    from probes.tla import configs as c
+
+    c.check_bounds(params["bounds"], "bounds")
+    c.check_bounds(params["scaled_bounds"], "scaled_bounds")
+    specs: list[tuple[str, str, str]] = []
+    chosen = params["configurations"]
+    for group in GROUPS:
+        if group not in chosen:
+            continue
+        if group == "faults":
+            specs += [(f"fault.{f}", group, f) for f in c.FAULTS]
+        elif group == "separations":
+            specs += [(f"sep.{s}", group, s) for s in c.SEPARATIONS]
+        elif group == "inductive":
+            specs += [(f"inductive.set{i + 1}", group, f"set{i + 1}") for i in range(len(c.INDUCTIVE_SETS))]
+        else:
+            specs.append((group, group, group))
+    if params["include_scaled"]:
+        specs += [("scaled.clean", "scaled", "clean"), ("scaled.ForkIgnore", "scaled", "ForkIgnore"),
+                  ("scaled.DoubleConsume", "scaled", "DoubleConsume")]
+    out = []
+    for probe_id, group, key in specs:
+        names = [cfg.name for cfg in _configs(group, key, params)]
+        out.append(ProbeSpec(probe_id, {"group": group, "key": key, "configs": names}))
+    return out
+
+
+def _bounds_text(cfg: Any) -> str:
+    k = dict(cfg.constants)
+    return (f"N={k['N']}, IP={k['IP']}, |V|={k['NV']}, {k['MaxResumes']} resumes, "
+            f"{k['MaxCrashes']} crash(es), {k['MaxStrays']} stray(s)")
+
+
+def _reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> list:
+    subject = Subject(FRAMEWORK, BACKEND)
+    evidence_base = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
+                     "generated": res.generated, "distinct": res.distinct}
+    if deterministic_depth:
+        evidence_base["depth"] = res.depth
+    verdicts = []
+    if cfg.properties:  # liveness run
+        holds = res.result == "holds"
+        summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
+                   f"({_bounds_text(cfg)})" if holds else
+                   f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}")
+        return [subject.verdict(Property.LV, path, holds, evidence_base, summary)]
+    for prop in ("PC", "EO", "FD", "CV", "CO", "RD"):
+        if res.result == "holds":
+            verdicts.append(subject.verdict(Property(prop), path, True, evidence_base,
+                                            f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
+                                            f"of the reference semantics ({_bounds_text(cfg)})"))
+        elif res.violated == prop:
+            verdicts.append(subject.verdict(Property(prop), path, False, evidence_base,
+                                            f"TLC: invariant {prop} violated by the reference semantics "
+                                            f"at depth {res.depth} ({_bounds_text(cfg)})"))
+    return verdicts
+
+
+def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    from probes.tla.runner import TlcError, run_many
+
+    params = ctx.params
+    group, key = spec.args["group"], spec.args["key"]
+    cfgs = _configs(group, key, params)
+    result = ProbeResult()
+    if [c.name for c in cfgs] != spec.args["configs"]:
+        result.harness_errors.append("planned configurations do not match the parameters; rerun the campaign")
+        return result
+    big = group == "scaled"
+    workers = int(params["workers"]) if big else 1
+    try:
+        runs = run_many(cfgs, parallel=int(params["parallel"]), workers=workers,
+                        heap_mb=3072 if big else 768, workdir=None)
+    except TlcError as exc:
+        result.harness_errors.append(str(exc))
+        return result
+    observations: dict[str, Any] = {"group": group, "key": key, "runs": {}}
+    for cfg, res in zip(cfgs, runs):
+        entry = res.stable
+        entry.update({"search_depth": res.search_depth, "exit_code": res.exit_code, "tags": dict(cfg.tags),
+                      "title": cfg.title, "module": cfg.module, "constants": dict(cfg.constants),
+                      "invariants": list(cfg.invariants), "properties": list(cfg.properties),
+                      "trace": [{"index": s.index, "action": s.action, "values": s.values} for s in res.trace]})
+        observations["runs"][cfg.name] = entry
+        result.metrics[cfg.name] = {"seconds": res.seconds, "workers": res.workers,
+                                    "states_per_second": round(res.distinct / res.seconds, 1)
+                                    if res.distinct and res.seconds else None}
+        if res.result == "error":
+            result.harness_errors.append(f"{cfg.name}: {res.error}")
+            continue
+        if group in ("reference", "liveness"):
+            result.verdicts += _reference_verdicts(cfg, res, "reference bounds", True)
+        elif group == "scaled" and key == "clean":
+            result.verdicts += _reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+    result.observations = observations
+    return result
+
+
+# --- headlines -------------------------------------------------------------------
+
+_ORDER = ("EO", "PC", "FD", "CV", "CO", "RD")  # the order CONTRACT.md lists a footprint in
+
+
+def _runs(receipts: list[Receipt]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for r in receipts:
+        for name, run in r.observations.get("runs", {}).items():
+            out[name] = dict(run, receipt=r.path.name if r.path else r.probe, seconds=r.metrics.get(name, {}).get("seconds"))
+    return out
+
+
+def _cell(run: dict[str, Any] | None, prop: str) -> str:
+    if run is None:
+        return "not run"
+    return {"holds": "holds", "violated": f"{prop} violated"}.get(run["result"], run["result"])
+
+
+def headlines(receipts: list[Receipt]) -> dict[str, Any]:
+    from probes.headline import Measured
+    from probes.tla import configs as c
+
+    runs = _runs(receipts)
+    if not receipts:
+        return {}
+    params = receipts[0].manifest.get("params", {})
+    if list(params.get("bounds", c.REFERENCE_BOUNDS)) != list(c.REFERENCE_BOUNDS):
+        why = f"measured at bounds {params.get('bounds')}, published at the reference bounds: not comparable"
+        return {f"tlc.{k}": why for k in ("r0", "r1_replay", "r2_fork_ignore", "r3_invalid_persist",
+                                           "r4_nondet_recovery", "r5_double_consume", "r9_prefix_replay",
+                                           "r6_liveness", "footprint")}
+    enc = ("our module is written from CONTRACT.md, not copied: a different encoding "
+           "(a recovery history of (frontier, decision) pairs, forks recorded as a sequence, "
+           "any task may produce a schema-invalid record) gives different state counts")
+    out: dict[str, Any] = {}
+
+    def receipts_of(*names: str) -> tuple[str, ...]:
+        return tuple(sorted({f"tlc/{runs[n]['receipt']}" for n in names if n in runs}))
+
+    r0 = runs.get("R0_reference")
+    if r0:
+        out["tlc.r0"] = Measured({"result": r0["result"], "generated": r0["generated"], "distinct": r0["distinct"],
+                                  "depth": r0["depth"]}, why=enc, compare_keys=("result", "depth"),
+                                 receipts=receipts_of("R0_reference"))
+    else:
+        out["tlc.r0"] = "the reference configuration was not in this run's configurations"
+    singles = {"tlc.r1_replay": ("Replay", "EO"), "tlc.r2_fork_ignore": ("ForkIgnore", "FD"),
+               "tlc.r3_invalid_persist": ("InvalidPersist", "CV"), "tlc.r4_nondet_recovery": ("NondetRecovery", "RD"),
+               "tlc.r5_double_consume": ("DoubleConsume", "CO")}
+    why_depth = {
+        "InvalidPersist": "in our module any task's output may be schema-invalid, so the shortest witness "
+                          "persists an invalid record for task 1 (depth 2); the published witness reaches "
+                          "it after the interrupt (depth 5)",
+    }
+    for hid, (fault_name, prop) in singles.items():
+        name = f"{c.FAULT_RUN_ID[fault_name]}_{fault_name}.{prop}"
+        run = runs.get(name)
+        if run is None:
+            out[hid] = f"footprint cell {name} not run in this profile (footprint=False or faults not selected)"
+            continue
+        first = runs.get(f"{c.FAULT_RUN_ID[fault_name]}_{fault_name}")
+        out[hid] = Measured({"result": _cell(run, prop), "depth": run["depth"],
+                             "generated": run["generated"], "distinct": run["distinct"],
+                             "first_violation_all_invariants": first["violated"] if first else None},
+                            why=why_depth.get(fault_name, enc), compare_keys=("result", "depth"),
+                            receipts=receipts_of(name))
+    eo, pc = runs.get("R9_PrefixReplay.EO"), runs.get("R9_PrefixReplay.PC")
+    if eo and pc:
+        bad = [p for p, r in (("EO", eo), ("PC", pc)) if r["result"] == "violated"]
+        held = [p for p in ("FD", "CV", "CO", "RD") if runs.get(f"R9_PrefixReplay.{p}", {}).get("result") == "holds"]
+        out["tlc.r9_prefix_replay"] = Measured(
+            {"result": (", ".join(bad) + " violated") if bad else "holds",
+             "depth": min(r["depth"] for r in (eo, pc) if r["result"] == "violated") if bad else None,
+             "holds": held}, why=enc, compare_keys=("result", "depth"),
+            receipts=receipts_of("R9_PrefixReplay.EO", "R9_PrefixReplay.PC"))
+    else:
+        out["tlc.r9_prefix_replay"] = "PrefixReplay footprint cells not run in this profile"
+    live = runs.get("R6_liveness")
+    out["tlc.r6_liveness"] = (Measured({"result": live["result"], "distinct": live["distinct"]},
+                                       receipts=receipts_of("R6_liveness"))
+                              if live else "the liveness configuration was not run")
+    sc = runs.get("R8_scaled")
+    if sc:
+        fork, dbl = runs.get("R8_scaled.R2_ForkIgnore"), runs.get("R8_scaled.R5_DoubleConsume")
+        out["tlc.r8_scale"] = Measured(
+            {"result": sc["result"], "generated": sc["generated"], "distinct": sc["distinct"],
+             "depth": sc["depth"], "seconds": sc["seconds"],
+             "states_per_second": round(sc["distinct"] / sc["seconds"]) if sc["distinct"] and sc["seconds"] else None,
+             "fork_ignore_depth": fork["depth"] if fork else None,
+             "double_consume_depth": dbl["depth"] if dbl else None},
+            why=enc + "; seconds depend on the machine (2 cores shared with other jobs here)",
+            compare_keys=("result", "depth"), receipts=receipts_of("R8_scaled"))
+    else:
+        out["tlc.r8_scale"] = "scaled bounds not run in this profile (include_scaled=False)"
+    fd, keyed = runs.get("LG_fork.as_implemented.FD"), runs.get("LG_fork.fork_keyed")
+    if fd and keyed:
+        out["tlc.langgraph_fork"] = Measured(
+            {"result": f"{_cell(fd, 'FD')} / {keyed['result']}", "depth": fd["depth"]}, why=enc,
+            compare_keys=("result", "depth"), receipts=receipts_of("LG_fork.as_implemented.FD"))
+    else:
+        out["tlc.langgraph_fork"] = "the LangGraph fork model was not run in this profile"
+    race = runs.get("race.consume_only.ConsumeCount")
+    if race:
+        rest = {inv: runs.get(f"race.consume_only.{inv}", {}).get("result") for inv in ("EO", "CO")}
+        effect = {inv: runs.get(f"race.reaches_effect.{inv}", {}).get("result") for inv in ("EO", "CO")}
+        out["tlc.consume_race"] = Measured(
+            {"result": "consume-count violated" if race["result"] == "violated" else race["result"],
+             "generated": race["generated"], "distinct": race["distinct"], "depth": race["depth"],
+             "consume_only_rest": rest, "reaches_effect": effect},
+            why="our race model is only the racers and the shared interrupt record (two racers), not the "
+                "whole resume plane, so it has fewer states",
+            compare_keys=("result", "depth"), receipts=receipts_of("race.consume_only.ConsumeCount"))
+    else:
+        out["tlc.consume_race"] = "the consume-race model was not run in this profile"
+    steps = [runs.get(f"ind.set{i + 1}.step") for i in range(len(c.INDUCTIVE_SETS))]
+    if all(steps):
+        ok = all(s["result"] == "holds" for s in steps) and all(
+            runs.get(f"ind.set{i + 1}.base", {}).get("result") == "holds" for i in range(len(steps)))
+        out["tlc.inductive"] = Measured(
+            {"result": "holds" if ok else "violated", "distinct": [s["distinct"] for s in steps],
+             "constant_sets": [list(b) for b in c.INDUCTIVE_SETS]},
+            why="our Inv is tight (it fixes pc, log and effects from the frontier) and our three constant sets "
+                "are our own choice, so the number of Inv states differs",
+            compare_keys=("result",), receipts=receipts_of(*[f"ind.set{i + 1}.step" for i in range(len(steps))]))
+    else:
+        out["tlc.inductive"] = "the inductive-invariant check was not run in this profile"
+    footprint: dict[str, Any] = {}
+    for f in c.FAULTS:
+        cells = [runs.get(f"{c.FAULT_RUN_ID[f]}_{f}.{p}") for p in _ORDER]
+        if not all(cells):
+            footprint = {}
+            break
+        footprint[f] = [p for p, cell in zip(_ORDER, cells) if cell["result"] == "violated"]
+    out["tlc.footprint"] = (Measured(footprint, why="see the footprint matrix in the tlc chapter",
+                                     receipts=tuple(f"tlc/fault.{f}.json" for f in c.FAULTS))
+                            if footprint else "the footprint matrix was not run in this profile (footprint=False)")
+    return out
+
+
+CAMPAIGN = Campaign(
+    name="tlc",
+    title="The machine-checked contract: TLA+ reference model, fault footprint, companions (TLC)",
+    params=(
+        Param("seed", "int", 0, 0, "recorded for the manifest; TLC's breadth-first search does not use randomness"),
+        Param("configurations", "list[str]", list(GROUPS), ["reference", "liveness", "faults"],
+              "which configuration groups to check", choices=GROUPS),
+        Param("footprint", "bool", True, False,
+              "check every fault against every invariant separately (one TLC run per cell); "
+              "False: only the all-invariants run per fault"),
+        Param("include_scaled", "bool", True, False,
+              "also check the scaled bounds (clean, ForkIgnore, DoubleConsume): minutes"),
+        Param("bounds", "list[int]", list((3, 2, 2, 2, 1, 1)), list((3, 2, 2, 2, 1, 1)),
+              "[N, IP, |V|, MaxResumes, MaxCrashes, MaxStrays] for the reference, fault and liveness runs"),
+        Param("scaled_bounds", "list[int]", list((10, 5, 4, 5, 4, 4)), list((10, 5, 4, 5, 4, 4)),
+              "[N, IP, |V|, MaxResumes, MaxCrashes, MaxStrays] for the scaled runs"),
+        Param("workers", "int", 2, 1, "TLC worker threads for the scaled runs (small runs use 1: deterministic)"),
+        Param("parallel", "int", 2, 2, "TLC processes run at the same time within a probe"),
+    ),
+    plan=plan,
+    run_probe=run_probe,
+    description=__doc__ or "",
+    headlines=headlines,
+)
