@@ -218,8 +218,9 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             errors.append(msg)
             rep_records.append({**record, "harness_error": msg})
             continue
-        rngs = [random.Random(seed_for(base_seed, series, backend, arm, k, jitter, gate, rep, i)) for i in range(k)]
-        offsets = [round(r.uniform(0.0, jitter), 3) if jitter > 0 else 0.0 for r in rngs]
+        seeds = [seed_for(base_seed, series, backend, arm, k, jitter, gate, rep, i) for i in range(k)]
+        offsets = [round(random.Random(s).uniform(0.0, jitter), 3) if jitter > 0 else 0.0 for s in seeds]
+        record["racer_seeds"] = seeds
         record["offsets_ms"] = offsets
         tasks = [{**common, "thread_id": thread, "incarnation": f"rep{rep}.racer{i}", "jitter_s": offsets[i] / 1000.0}
                  for i in range(k)]
