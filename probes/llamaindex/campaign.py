@@ -279,8 +279,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
                 split.append(v.label.value)
             if v.path.startswith("wait:") and v.property is Property.PC:
                 wait.append(v.label.value)
-    value = {"split steps": _worst(split), "wait_for_event PC": _worst(wait),
-             "cells": {k: "/".join(sorted(s)) for k, s in sorted(by_path.items())}}
+    value = {"split steps": _worst(split), "wait_for_event PC": _worst(wait)}
     why = ""
     if value["split steps"] != "✓":
         bad = sorted(k for k, s in by_path.items() if k.split(" ", 1)[1] in split_paths and s - {"✓"})
