@@ -252,3 +252,21 @@ def test_model_entries_resolve_to_providers() -> None:
     with pytest.raises(UsageError):
         parse_models("openai", ["anthropic:claude-x"])
     assert public_base_url("http://user:secret@localhost:8000/v1?key=abc") == "http://localhost:8000/v1"
+
+
+def test_rerun_without_keys_keeps_cells_measured_with_a_key(no_network: list, no_keys: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader without keys rebuilding the book must not erase receipts measured with one."""
+    monkeypatch.setattr("probes.live.providers.MAX_RETRIES", 0)
+    params = _params(provider="anthropic", models=["claude-keep"], protocols=["fork"], trials=1, seed=4242)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-placeholder-for-keep-test")
+    first = run_campaign(live.CAMPAIGN, params)  # the (sandboxed) default receipts directory
+    assert [r.probe for r in first.receipts] == ["fork.anthropic.claude-keep"]
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    attempts = len(no_network)
+    second = run_campaign(live.CAMPAIGN, params)
+    assert sorted(r.probe for r in second.receipts) == ["fork.anthropic.claude-keep", "not_run.anthropic"]
+    assert second.reused == ["fork.anthropic.claude-keep"] and second.ran == ["not_run.anthropic"]
+    not_run = next(r for r in second.receipts if r.probe == "not_run.anthropic")
+    assert not_run.observations["cells_not_run"] == []
+    assert len(no_network) == attempts  # the keyless rerun sent nothing

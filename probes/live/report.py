@@ -124,10 +124,12 @@ def pooled_tables(receipts: list[Receipt]) -> dict[str, Any]:
 
 
 def comparison_table(receipts: list[Receipt]) -> Any:
-    """Measured beside published, for the three headline ids."""
+    """Measured beside published for the three headline ids, with the headline page's status."""
+    import json
+
     import pandas as pd
 
-    from probes.headline import load_published
+    from probes.headline import compare, load_published
     from probes.live.campaign import headlines
 
     measured = headlines(receipts)
@@ -136,8 +138,10 @@ def comparison_table(receipts: list[Receipt]) -> Any:
         if entry["campaign"] != "live":
             continue
         got = measured.get(entry["id"])
-        rows.append({"id": entry["id"], "published": entry["published"],
-                     "measured": got if isinstance(got, str) else dict(got.value)})
+        row = compare(entry, None if isinstance(got, str) else got, got if isinstance(got, str) else "")
+        rows.append({"id": row.id, "published": json.dumps(row.published),
+                     "measured": json.dumps(row.measured) if row.measured is not None else "-",
+                     "status": row.status, "why": row.why})
     return pd.DataFrame(rows)
 
 
