@@ -71,6 +71,36 @@ def test_stock_sqlite_k2_jitter0_fires_twice_and_verdicts_are_stable(tmp_path: P
     heads = cr.headlines(first.receipts)
     assert heads["consume_race.k2"].value["distribution"] == summary["distribution"]
     assert isinstance(heads["consume_race.k16_sqlite"], str)  # not in this grid: says so
+    _render_chapter(first.directory.parent, tmp_path)
+
+
+def _render_chapter(receipts_root: Path, tmp_path: Path) -> None:
+    """The chapter renders from receipts alone (RC_RENDER_ONLY=1), also for a grid without dose cells."""
+    import nbformat
+    import papermill
+
+    from probes import NOTEBOOKS_DIR
+
+    out = tmp_path / "chapter.ipynb"
+    env = {"RC_RENDER_ONLY": "1", "RC_RECEIPTS_DIR": str(receipts_root), "RC_FIGURES_DIR": str(tmp_path / "figs")}
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        papermill.execute_notebook(str(NOTEBOOKS_DIR / "consume_race.ipynb"), str(out), kernel_name="python3",
+                                   progress_bar=False, cwd=str(Path(__file__).resolve().parent.parent))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    text = out.read_text()
+    assert "reproduce.sh --only consume_race -p jitter_ms '[0, 50]' -p reps 5" in text
+    nb = nbformat.read(out, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert "grid.sqlite.stock.k2.j0.g0" in text
+    assert (tmp_path / "figs" / "consume_race-heatmap.svg").exists()
 
 
 @pytest.mark.skipif(not gate_arm_available()[0], reason="remit_ref consumption gate not importable")
