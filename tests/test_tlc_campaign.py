@@ -1,0 +1,37 @@
+"""The tlc campaign end to end (reference + liveness only, to stay fast)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from probes import campaigns
+from probes.core.campaign import run_campaign
+from probes.core.errors import UsageError
+from probes.core.receipt import VIEW_NAME
+
+
+def test_reference_row_is_deterministic(tmp_path: Path) -> None:
+    campaign = campaigns.get("tlc")
+    params = campaign.resolve({"configurations": ["reference", "liveness"]}, quick=True)
+    first = run_campaign(campaign, params, receipts_root=tmp_path / "a", render_only=False)
+    second = run_campaign(campaign, params, receipts_root=tmp_path / "b", render_only=False)
+    assert not first.harness_errors and not second.harness_errors
+    verdicts = [v for r in first.receipts for v in r.verdicts]
+    assert {(v.framework, v.property.value, v.label.value) for v in verdicts} == {
+        ("tla-reference", p, "✓") for p in ("PC", "EO", "FD", "CV", "CO", "RD", "LV")}
+    view_a = (tmp_path / "a" / "tlc" / VIEW_NAME).read_bytes()
+    assert view_a == (tmp_path / "b" / "tlc" / VIEW_NAME).read_bytes()
+    heads = campaign.headlines(first.receipts)
+    assert heads["tlc.r0"].value["result"] == "holds"
+    assert heads["tlc.r6_liveness"].value["result"] == "holds"
+    assert isinstance(heads["tlc.r8_scale"], str)  # not run: says why
+
+
+def test_bad_parameters_are_usage_errors() -> None:
+    campaign = campaigns.get("tlc")
+    with pytest.raises(UsageError, match="must be in 2..N"):
+        campaign.plan(campaign.resolve({"bounds": [3, 4, 2, 2, 1, 1]}))
+    with pytest.raises(UsageError, match="not allowed"):
+        campaign.resolve({"configurations": ["nonsense"]})
