@@ -176,6 +176,34 @@ def summarise_reps(reps: list[dict[str, Any]], k: int) -> dict[str, Any]:
 # --- one cell ----------------------------------------------------------------------------
 
 
+_WARM: dict[int, int] = {}  # id(racer pool) -> its spawn count when last warmed up
+
+
+def _warm_up(parker: Any, racers: Any, common: Mapping[str, Any], k: int, timeout: float,
+             phase_timeout: float) -> list[dict[str, Any]]:
+    """One unrecorded round whenever the racers about to race include a fresh process.
+
+    Why: a worker's first resume pays one-off costs (lazy imports, first connection,
+    first graph compile paths) that would delay it after release and narrow the race
+    in whichever cell happens to come first. Warm-up rounds use their own thread and
+    ledger incarnations (``warm...``), which no count reads.
+    """
+    done: list[dict[str, Any]] = []
+    for attempt in range(2):
+        fresh = any(w is None or not w.alive() for w in racers.workers[:k])
+        if not fresh and _WARM.get(id(racers)) == racers.spawned:
+            break
+        thread = f"warm{len(done)}-{time.monotonic_ns()}"
+        park = parker.call({**common, "thread_id": thread, "incarnation": f"{thread}.park"}, timeout)
+        race = racers.race([{**common, "thread_id": thread, "incarnation": f"{thread}.racer{i}", "jitter_s": 0.0}
+                            for i in range(k)], phase_timeout) if park.ok else None
+        done.append({"park": park.status,
+                     "racers": None if race is None else [o.status for o in race.outcomes],
+                     "errors": [o.error[-500:] for o in ([park] if not park.ok else []) + (race.failures if race else [])]})
+        _WARM[id(racers)] = racers.spawned
+    return done
+
+
 def _store(ctx: ProbeContext, backend: str) -> str:
     # The embedded server needs its parent directory to exist before the first
     # PostgreSQL store of a run; create it here rather than depend on store order.
@@ -207,7 +235,9 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     common = {"backend": backend, "location": location, "arm": arm, "gate_ms": gate, "ledger": str(ledger_path)}
 
     rep_records: list[dict[str, Any]] = []
+    warmups: list[dict[str, Any]] = []
     for rep in range(reps):
+        warmups.extend(_warm_up(parker, racers, common, k, timeout, phase_timeout))
         t0 = time.monotonic()
         thread = f"rep{rep}"
         record: dict[str, Any] = {"rep": rep, "thread_id": thread}
@@ -263,6 +293,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                     "summary": summary, "reps": rep_records,
                     "seeds": {"derivation": "seed_for(seed, series, backend, arm, k, jitter_ms, gate_ms, rep, racer)",
                               "seed": base_seed}}
+    observations["warmups"] = warmups
     spreads = [r["release_spread_ms"] for r in rep_records if r.get("release_spread_ms") is not None]
     rep_secs = [r["seconds"] for r in rep_records if "seconds" in r]
     metrics = {"cell_seconds": round(time.monotonic() - started, 3),
