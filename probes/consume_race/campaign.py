@@ -396,6 +396,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
                  "backend": main[0]["backend"]}
         for backend, pts in curve.items():
             value[f"saturation_{backend}"] = [c["saturation"] for c in pts]
+            inside = [c["jitter_ms"] for c in pts if c["saturation"] is not None and c["saturation"] >= 0.95]
+            value[f"last_saturated_jitter_ms_{backend}"] = max(inside) if inside else None
         out[key] = Measured(value, RACE_WHY + "; the shape (window edge grows with the gated node's duration) is "
                             "the claim, single points move", tolerance=0.15, compare_keys=("saturation",),
                             receipts=tuple(c["probe"] for pts in curve.values() for c in pts))
