@@ -270,3 +270,13 @@ def test_rerun_without_keys_keeps_cells_measured_with_a_key(no_network: list, no
     not_run = next(r for r in second.receipts if r.probe == "not_run.anthropic")
     assert not_run.observations["cells_not_run"] == []
     assert len(no_network) == attempts  # the keyless rerun sent nothing
+
+
+def test_needs_rerun_when_a_key_appears_after_a_keyless_run(tmp_path: Path, no_network: list, no_keys: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    params = _params()
+    run_campaign(live.CAMPAIGN, params, receipts_root=tmp_path)
+    assert live.needs_rerun(params, tmp_path) is False
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-placeholder-never-used")
+    assert live.needs_rerun(params, tmp_path) is True
+    assert no_network == []

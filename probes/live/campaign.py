@@ -133,6 +133,23 @@ def _kept_cells(params: Mapping[str, Any], cells: list[str]) -> list[str]:
     return [c for c in cells if c in index.get("receipts", {})]
 
 
+def needs_rerun(params: Mapping[str, Any], receipts_root: Any = None) -> bool:
+    """True when the receipts on disk say "not run: no key" for a provider that now has a key.
+
+    The fingerprint (parameters + package versions) cannot see keys, so a driver that
+    skips "complete" campaigns would otherwise never run the live cells once a key is set.
+    """
+    from probes.core.campaign import campaign_dir
+    from probes.core.receipt import load_campaign
+
+    try:
+        receipts = load_campaign(campaign_dir("live", receipts_root))
+    except Exception:  # noqa: BLE001 -- unreadable receipts: rerunning is the safe answer
+        return True
+    return any(r.observations.get("status") == NOT_RUN and r.observations.get("cells_not_run")
+               and has_key(r.observations["provider"], params) for r in receipts)
+
+
 def _not_run(provider: str, key_env: str, cells: list[str]) -> ProbeResult:
     return ProbeResult(observations={"status": NOT_RUN, "provider": provider, "key_env": key_env,
                                      "cells_not_run": cells,

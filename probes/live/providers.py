@@ -91,6 +91,14 @@ def public_base_url(url: str) -> str:
 
 def build_model(ref: ModelRef, params: Mapping[str, Any], seed: int) -> Any:
     """The official LangChain client for ``ref`` (imported only here, only when used)."""
+    try:
+        return _build_model(ref, params, seed)
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"the client for provider {ref.provider} is not installed ({exc.name}); install the "
+                         f"pins from env/requirements.in (langchain-anthropic / langchain-openai)") from None
+
+
+def _build_model(ref: ModelRef, params: Mapping[str, Any], seed: int) -> Any:
     from probes.live.calls import MAX_OUTPUT_TOKENS_PER_CALL, register_secret_env
 
     timeout = float(params["timeout_s"])
