@@ -110,7 +110,9 @@ def _persist_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             first = _child(ctx, "persist_first_run", dict(p, persist_db=db, fail_s2=False), park_at="crewai.s2")
             first.require_killed()
             res.observations["first"] = {"killed_at": first.parked_at}
-            flow_id = run_child(f"{W}:persist_find_flow_id", {"persist_db": db}, env=_env(ctx)).require_ok()
+            from probes.crewai.workload import persist_find_flow_id  # sqlite3 only, no CrewAI import
+
+            flow_id = persist_find_flow_id(db)
             if flow_id is None:
                 raise HarnessError("the killed run left no @persist state to restore")
         res.observations["ledger_after_crash"] = ledger.counts()
