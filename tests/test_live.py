@@ -280,3 +280,15 @@ def test_needs_rerun_when_a_key_appears_after_a_keyless_run(tmp_path: Path, no_n
     monkeypatch.setenv("OPENAI_API_KEY", "sk-placeholder-never-used")
     assert live.needs_rerun(params, tmp_path) is True
     assert no_network == []
+
+
+def test_tracing_is_off_during_trials(tmp_path: Path, no_network: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even with LangSmith tracing switched on in the environment, no trace leaves the machine."""
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2-placeholder")
+    run = run_campaign(live.CAMPAIGN, _params(provider="scripted", models=["scripted"], protocols=["fork"],
+                                              trials=1), receipts_root=tmp_path)
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    wait_for_all_tracers()  # a trace would be sent from a background thread; let it try
+    assert run.harness_errors == [] and no_network == []

@@ -133,6 +133,17 @@ def _kept_cells(params: Mapping[str, Any], cells: list[str]) -> list[str]:
     return [c for c in cells if c in index.get("receipts", {})]
 
 
+def _no_tracing() -> Any:
+    """LangSmith tracing off for the trials, whatever the environment says."""
+    import contextlib
+
+    try:
+        from langsmith import tracing_context
+    except ImportError:  # pragma: no cover
+        return contextlib.nullcontext()
+    return tracing_context(enabled=False)
+
+
 def needs_rerun(params: Mapping[str, Any], receipts_root: Any = None) -> bool:
     """True when the receipts on disk say "not run: no key" for a provider that now has a key.
 
@@ -157,6 +168,14 @@ def _not_run(provider: str, key_env: str, cells: list[str]) -> ProbeResult:
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """One cell (or a not-run record); LangSmith tracing is off: prompts go to the provider only."""
+    if spec.args["kind"] == "not_run":
+        return _not_run(spec.args["provider"], spec.args["key_env"], list(spec.args["cells"]))
+    with _no_tracing():
+        return _run_cell(spec, ctx)
+
+
+def _run_cell(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     global _budget
     args = spec.args
     if args["kind"] == "not_run":
