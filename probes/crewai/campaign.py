@@ -275,6 +275,20 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(PERSIST.verdict(
         Property.CO, path, holds, ev, f"gated effect fired {gate['gate']} time(s); {summary_tail}",
     ))
+    if not racers and spec.args["answers"] == 2:
+        fd_path = "human-feedback pause: second answer with another value after the first was applied"
+        if answers[1].get("resumed"):
+            served = "answer-1" in res.observations["gate_answers"]
+            res.verdicts.append(PERSIST.verdict(
+                Property.FD, fd_path, served, {"gate_answers": res.observations["gate_answers"]},
+                "the second answer was served its own outcome" if served else "the second answer got the first outcome",
+            ))
+        else:
+            res.verdicts.append(PERSIST.not_applicable(
+                Property.FD, fd_path,
+                "from_pending/resume address a pause by flow id only and the pause is deleted once answered; "
+                "a second answer is refused (No pending feedback found), so there is no fork operation at the pause",
+            ))
     if not racers and spec.args["answers"] == 1:
         holds, ev = exactly_once(counts, ["s1", "review", "gate"])
         res.verdicts.append(PERSIST.verdict(
