@@ -141,6 +141,11 @@ def gate_decision(inserted: bool, owner: str | None, me: str, owner_alive: bool 
     return GateDecision.CONFLICT
 
 
+def persist_decision(invalid_reason: str | None) -> bool:
+    """Checkpoint validity: persist only a state with no schema violation (CV)."""
+    return invalid_reason is None
+
+
 def first_invalid(values: dict[str, Any], check: Any) -> tuple[str, str] | None:
     """The first (channel, reason) whose value fails ``check(channel, value)``, in channel order.
 

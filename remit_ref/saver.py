@@ -190,7 +190,7 @@ class RemitSaver(BaseCheckpointSaver):
             return
         bad = core.first_invalid(dict(checkpoint.get("channel_values") or {}),
                                  lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None:
+        if bad is not None and not core.persist_decision(bad[1]):
             raise InvalidCheckpoint("put", bad[0], bad[1])
 
     def _validate_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
@@ -201,7 +201,7 @@ class RemitSaver(BaseCheckpointSaver):
         # those are checked at put, on the reduced value. Plain channels are checked here.
         values = {ch: v for ch, v in writes if not ch.startswith("__") and (plain is None or ch in plain)}
         bad = core.first_invalid(values, lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None:
+        if bad is not None and not core.persist_decision(bad[1]):
             raise InvalidCheckpoint("put_writes", bad[0], bad[1])
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
