@@ -70,6 +70,7 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     protocols = [p for p in PROTOCOLS if p in params["protocols"]]
     specs: list[ProbeSpec] = []
     missing: dict[str, list[str]] = {}
+    kept_all: set[str] = set()
     for ref in refs:
         for protocol in protocols:
             args = {"kind": "cell", "provider": ref.provider, "model": ref.model, "protocol": protocol,
@@ -80,12 +81,13 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
                 missing.setdefault(ref.provider, []).append(cell_id(protocol, ref))
     for provider, cells in missing.items():
         kept = _kept_cells(params, cells)
+        kept_all.update(kept)
         specs.extend(ProbeSpec(c, {"kind": "cell", **_cell_args(c, refs, params)}) for c in kept)
         specs.append(ProbeSpec(f"not_run.{provider}", {"kind": "not_run", "provider": provider,
                                                          "key_env": _key_hint(provider, params),
                                                          "cells": sorted(set(cells) - set(kept))}))
     _budget = Budget(int(params["max_calls"]), int(params["max_tokens"]))
-    cells = [s for s in specs if s.args.get("kind") == "cell"]
+    cells = [s for s in specs if s.args.get("kind") == "cell" and s.id not in kept_all]
     if missing:
         print(f"live: not run -- no key for {', '.join(sorted(missing))} "
               f"({', '.join(_key_hint(p, params) for p in sorted(missing))} unset); nothing is sent to those APIs.")
