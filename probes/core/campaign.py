@@ -107,6 +107,9 @@ class Campaign:
     description: str = ""
     # receipts -> {headline id: Measured}; see probes/headline.py. Must not import frameworks.
     headlines: Callable[[list[Receipt]], dict[str, Any]] | None = None
+    # params -> True when complete receipts are nevertheless out of date for a reason the
+    # fingerprint cannot see (e.g. an API key set after a keyless run).
+    needs_rerun: Callable[[Mapping[str, Any]], bool] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -161,7 +164,9 @@ def campaign_dir(name: str, receipts_root: Path | None = None) -> Path:
 
 def is_complete(campaign: Campaign, params: Mapping[str, Any], receipts_root: Path | None = None) -> bool:
     index = read_index(campaign_dir(campaign.name, receipts_root))
-    return bool(index) and index.get("fingerprint") == fingerprint(params, package_versions())
+    if not index or index.get("fingerprint") != fingerprint(params, package_versions()):
+        return False
+    return not (campaign.needs_rerun and campaign.needs_rerun(params))
 
 
 def run_campaign(

@@ -323,4 +323,5 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    needs_rerun=needs_rerun,
 )
