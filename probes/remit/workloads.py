@@ -108,6 +108,7 @@ def crash_app(saver: Any, fail_dir: str | None, ledger: Any | None) -> Any:
         if fail_dir:
             FailOnce(fail_dir).maybe_fail("s2")
         effect("s2")
+        park("remit.s2.after_effect")  # the insert-to-persist window: effect recorded, task write not durable
         return a + "b"
 
     @entrypoint(checkpointer=saver)
@@ -201,8 +202,7 @@ def crash_run(backend: str, location: str, ledger: str, remit: dict[str, Any] | 
 
     oracle.install(ledger, incarnation)
     with open_saver(backend, location, remit) as saver:
-        effects = EffectLedger(location + ".effects") if use_ledger and backend != "postgres" else (
-            EffectLedger(location) if use_ledger else None)
+        effects = EffectLedger(location) if use_ledger else None  # same SQLite file / Postgres database
         app = crash_app(saver, fail_dir, effects)
         error = None
         try:

@@ -1,0 +1,361 @@
+"""Campaign ``remit``: the LangGraph probes rerun through REMIT on every backend, REMIT's
+own probes (cross-process consume gate, dead claim owner, crash-path EO through the
+effect ledger), and the verification of its decision core (reference-model
+conformance over every reachable state, Hypothesis interleavings, z3 / exhaustive
+contracts, mutation adequacy).
+
+The LangGraph probes are the LangGraph campaign's own (``probes.langgraph.campaign.
+plan_for(params, "remit")``), run with ``remit_ref.wrap(saver, consume_gate=True)``:
+same protocols, verdict framework ``langgraph+remit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing as mp
+from typing import Any, Mapping
+
+from probes.core import checker
+from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
+from probes.core.checker import Property, Subject
+from probes.core.errors import HarnessError
+from probes.core.nemesis import run_child
+from probes.core.oracle import Ledger, cross_check
+from probes.core.receipt import ProbeResult, Receipt
+
+FRAMEWORK = "langgraph+remit"
+BACKENDS = ("memory", "sqlite", "postgres")
+LG_KINDS = ("fd", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
+LEDGER_POINTS = ("exc", "A", "C", "window")
+LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
+GATE_OPTIONS = {"consume_gate": True}
+W = "probes.remit.workloads:"
+
+PARAMS = (
+    Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"], "checkpoint savers", BACKENDS),
+    Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "cv", "co_stray", "eo_interrupt"],
+          "LangGraph campaign probe kinds rerun through REMIT", LG_KINDS),
+    Param("kill_points", "list[str]", ["exc", "A", "C", "window"], ["exc"],
+          "crash points of the reused LangGraph crash probes (see the langgraph campaign)"),
+    Param("recovery_modes", "list[str]", ["none", "resubmit"], ["none"],
+          "recovery after a crash: none = invoke(None, cfg); resubmit = the original input", ("none", "resubmit")),
+    Param("reps", "int", 1, 1, "repetitions of each reused crash cell"),
+    Param("ledger_points", "list[str]", list(LEDGER_POINTS), ["exc", "A"],
+          "crash points of the crash-path EO probe through REMIT's effect ledger", LEDGER_POINTS),
+    Param("racers", "list[int]", [2, 4, 8], [3], "racer processes per cross-process consume race (gate on)"),
+    Param("race_reps", "int", 3, 1, "repetitions of each race cell"),
+    Param("hypothesis_examples", "int", 500, 100, "Hypothesis state-machine examples (random interleavings)"),
+    Param("hypothesis_steps", "int", 60, 30, "maximum steps per Hypothesis example"),
+    Param("z3_max_len", "int", 8, 5, "z3: prove the recovery contracts for every durable log up to this length"),
+    Param("mutants", "bool", True, True, "run the mutation-adequacy probes"),
+    Param("seed", "int", 0, 0, "base seed (recorded; Hypothesis runs derandomized)"),
+)
+
+
+def _lg_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"backends": list(params["backends"]), "kill_points": list(params["kill_points"]), "reps": params["reps"],
+            "recovery_modes": list(params["recovery_modes"]), "crash_durability": "sync", "durability_modes": [],
+            "durability_points": [], "rd_drops": ["nothing", "later_puts", "all_put_writes"], "rd_copies": 2,
+            "versions": [], "seed": params["seed"]}
+
+
+def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+    specs: list[ProbeSpec] = []
+    from probes.langgraph.campaign import plan_for
+
+    for spec in plan_for(_lg_params(params), "remit"):
+        if spec.args.get("kind") in params["langgraph_kinds"]:
+            specs.append(ProbeSpec("lg." + spec.id, {**spec.args, "remit_options": dict(GATE_OPTIONS)}))
+    for b in params["backends"]:
+        for point in params["ledger_points"]:
+            if b == "memory" and point != "exc":
+                continue
+            for mode in params["recovery_modes"]:
+                specs.append(ProbeSpec(f"eo.ledger.{point}.{mode}.{b}", {"kind": "eo_ledger", "backend": b,
+                                                                          "point": point, "mode": mode}))
+        if b == "memory":
+            specs.append(ProbeSpec("co.race.memory", {"kind": "race", "backend": b}))
+            continue
+        for k in params["racers"]:
+            for rep in range(params["race_reps"]):
+                specs.append(ProbeSpec(f"co.race.k{k}.{b}.rep{rep + 1}", {"kind": "race", "backend": b, "k": k}))
+        specs.append(ProbeSpec(f"co.dead_owner.{b}", {"kind": "dead_owner", "backend": b}))
+    specs += [ProbeSpec("verify.model", {"kind": "model"}),
+              ProbeSpec("verify.hypothesis", {"kind": "hypothesis"}),
+              ProbeSpec("verify.contracts", {"kind": "contracts"})]
+    if params["mutants"]:
+        from probes.remit.mutants import MUTANTS
+
+        specs.append(ProbeSpec("mutant.baseline", {"kind": "mutant", "mutant": None}))
+        specs += [ProbeSpec(f"mutant.{m.name}", {"kind": "mutant", "mutant": m.name}) for m in MUTANTS]
+    return specs
+
+
+def _subject(backend: str) -> Subject:
+    return Subject(FRAMEWORK, backend)
+
+
+# ---- REMIT's own probes -------------------------------------------------------------------------
+
+
+def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost answer."""
+    from probes.remit.workloads import park_to_interrupt, racer
+
+    res = ProbeResult()
+    backend = spec.args["backend"]
+    path = "cross-process:racers-at-barrier(gate)"
+    if backend == "memory":
+        res.verdicts.append(_subject(backend).not_applicable(
+            Property.CO, path, "InMemorySaver lives in one process: no other process can resume its threads"))
+        return res
+    k = spec.args["k"]
+    store = ctx.stores.fresh(backend, "race")
+    ledger = str(ctx.workdir / "effects.sqlite")
+    try:
+        run_child(W + "park_to_interrupt", {"backend": backend, "location": store.location, "ledger": ledger,
+                                            "remit": GATE_OPTIONS}).require_ok()
+    except HarnessError as exc:
+        res.harness_errors.append(f"park: {exc}")
+        return res
+    spawn = mp.get_context("spawn")
+    barrier, queue = spawn.Barrier(k), spawn.Queue()
+    procs = [spawn.Process(target=racer, args=(backend, store.location, ledger, GATE_OPTIONS, f"racer-{i}",
+                                               barrier, queue)) for i in range(k)]
+    for p in procs:
+        p.start()
+    results = []
+    try:
+        results = [queue.get(timeout=300) for _ in procs]
+    except Exception as exc:  # noqa: BLE001 - a hung racer is a harness failure
+        res.harness_errors.append(f"racers did not report: {type(exc).__name__}")
+    for p in procs:
+        p.join(timeout=60)
+        if p.is_alive():
+            p.kill()
+    errors = [r for r in results if r["outcome"] == "error"]
+    if errors or len(results) != k:
+        res.harness_errors += [f"{r['incarnation']}: {r.get('error')}" for r in errors]
+        return res
+    led = Ledger(ledger)
+    try:
+        for r in results:
+            cross_check(r["counter"], led, r["incarnation"])
+    except HarnessError as exc:
+        res.harness_errors.append(str(exc))
+        return res
+    fires = led.counts().get("gate", 0)
+    outcomes: dict[str, int] = {}
+    for r in results:
+        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
+    lost = sum(1 for r in results if r["outcome"] not in ("completed", "conflict"))
+    res.observations = {"racers": results, "outcomes": outcomes}
+    res.metrics = {"conflicts": outcomes.get("conflict", 0)}
+    holds, ev = checker.exactly_once({"gate": fires}, ["gate"])
+    holds = holds and lost == 0
+    ev.update({"racers": k, "lost_answers": lost})
+    res.verdicts.append(_subject(backend).verdict(
+        Property.CO, path, holds, ev, f"{k} racers, gate on: the gated effect fired {fires}x; "
+        f"every racer got the winner's answer or ConsumeConflict ({lost} lost)"))
+    return res
+
+
+def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """A resume claims the interrupt and is SIGKILLed before its effect; readers are not blocked;
+    the next resume takes the dead owner's claim over and completes, firing once."""
+    res = ProbeResult()
+    backend = spec.args["backend"]
+    store = ctx.stores.fresh(backend, "dead")
+    ledger = str(ctx.workdir / "effects.sqlite")
+    base = {"backend": backend, "location": store.location}
+    try:
+        run_child(W + "park_to_interrupt", {**base, "ledger": ledger, "remit": GATE_OPTIONS}).require_ok()
+        run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS, "incarnation": "victim"},
+                  park_at="remit.gate").require_killed()
+        seen = run_child(W + "read_state", {**base, "remit": GATE_OPTIONS}).require_ok()
+        rec = run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
+                                             "incarnation": "recover"}).require_ok()
+        cross_check(rec["counter"], Ledger(ledger), "recover")
+    except HarnessError as exc:
+        res.harness_errors.append(str(exc))
+        return res
+    fires = Ledger(ledger).counts().get("gate", 0)
+    res.observations = {"reader_saw": seen, "recovery": rec}
+    subject = _subject(backend)
+    holds, ev = checker.at_most_once({"gate": fires})
+    ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"]})
+    holds = holds and seen["claims"] == 1
+    res.verdicts.append(subject.verdict(
+        Property.CO, "cross-process:dead-claim-owner", holds, ev,
+        f"claim owner SIGKILLed before the effect; state reads took no claim; gated effect fired {fires}x"))
+    done = rec["outcome"] == "completed"
+    holds, ev = checker.completes(done, "resume after the owner's SIGKILL took the stale claim over")
+    res.verdicts.append(subject.verdict(Property.LV, "dead-claim-owner:takeover", holds, ev,
+                                        "the interrupt stayed resumable after its claim owner died"
+                                        if done else "the dead owner's claim blocked every later resume"))
+    return res
+
+
+def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """Crash path s1 -> s2 with both effects through REMIT's EffectLedger: each fires once."""
+    res = ProbeResult()
+    backend, point, mode = spec.args["backend"], spec.args["point"], spec.args["mode"]
+    path = f"crash:{point}/recover={'invoke(None)' if mode == 'none' else 'input-resubmitted'}/ledger"
+    ledger = str(ctx.workdir / "effects.sqlite")
+    fail_dir = str(ctx.workdir / "fail") if point == "exc" else None
+    if backend == "memory":
+        from probes.core import oracle
+        from probes.remit.workloads import crash_app, cfg
+        from remit_ref import EffectLedger, wrap
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        oracle.install(ledger, "memory")
+        app = crash_app(wrap(InMemorySaver()), fail_dir, EffectLedger(None))
+        try:
+            app.invoke(1, cfg())
+        except Exception as exc:  # noqa: BLE001 - the injected crash
+            res.observations["first_error"] = type(exc).__name__
+        app.invoke(1 if mode == "resubmit" else None, cfg())
+        try:
+            oracle.current().cross_check()
+        except HarnessError as exc:
+            res.harness_errors.append(str(exc))
+            return res
+    else:
+        store = ctx.stores.fresh(backend, "eo")
+        args = {"backend": backend, "location": store.location, "ledger": ledger, "remit": GATE_OPTIONS,
+                "use_ledger": True, "fail_dir": fail_dir}
+        try:
+            first = run_child(W + "crash_run", {**args, "incarnation": "run", "mode": "start"},
+                              park_at=LEDGER_PARK.get(point))
+            if point == "exc":
+                first.require_ok()
+                cross_check(first.result["counter"], Ledger(ledger), "run")
+            else:
+                first.require_killed()
+            rec = run_child(W + "crash_run", {**args, "incarnation": "recover", "mode": mode}).require_ok()
+            cross_check(rec["counter"], Ledger(ledger), "recover")
+        except HarnessError as exc:
+            res.harness_errors.append(str(exc))
+            return res
+        res.observations = {"recovery": rec}
+    counts = Ledger(ledger).counts()
+    holds, ev = checker.exactly_once(counts, ["s1", "s2"])
+    res.verdicts.append(_subject(backend).verdict(
+        Property.EO, path, holds, ev,
+        f"effects through the ledger: s1 {counts.get('s1', 0)}x, s2 {counts.get('s2', 0)}x"))
+    return res
+
+
+# ---- verification probes (no framework verdicts: results in observations) -----------------------
+
+
+def probe_model(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    from probes.remit import model
+
+    b = model.Bounds()
+    conf = model.conformance(b, model.core_decisions())
+    ref = model.explore(b, model.REFERENCE)
+    core = model.explore(b, model.core_decisions())
+    return ProbeResult(observations={
+        "bounds": {"N": b.N, "IP": b.IP, "V": len(b.V), "resumes": b.max_resumes, "crashes": b.max_crashes,
+                   "strays": b.max_strays},
+        "conformance": conf, "reference_space": ref, "core_space": core})
+
+
+def probe_hypothesis(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    from probes.remit import props
+
+    return ProbeResult(observations=props.run(ctx.params["hypothesis_examples"], ctx.params["hypothesis_steps"]))
+
+
+def probe_contracts(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    from probes.remit import verify
+
+    return ProbeResult(observations={"finite": verify.finite_contracts(),
+                                     "z3_recovery": verify.z3_recovery(ctx.params["z3_max_len"]),
+                                     "z3_gate": verify.z3_gate()})
+
+
+@functools.lru_cache(maxsize=1)
+def _baseline() -> dict[str, dict[str, Any]]:
+    from probes.remit.mutants import evaluate
+
+    return evaluate(None)
+
+
+def probe_mutant(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    from probes.remit.mutants import MUTANTS, evaluate, kills
+
+    base = _baseline()
+    name = spec.args["mutant"]
+    if name is None:
+        bad = {d: [k for k, v in r.items() if v is False] for d, r in base.items()}
+        bad = {d: v for d, v in bad.items() if v}
+        res = ProbeResult(observations={"baseline": base, "all_detectors_pass": not bad})
+        if bad:
+            res.harness_errors.append(f"the unmutated core fails detectors {bad}: mutation results are void")
+        return res
+    mutant = next(m for m in MUTANTS if m.name == name)
+    got = evaluate(mutant)
+    killed_by = kills(base, got)
+    return ProbeResult(observations={"mutant": name, "function": mutant.function, "what": mutant.what,
+                                     "killed": bool(killed_by), "killed_by": killed_by, "detectors": got})
+
+
+def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    kind = spec.args["kind"]
+    if kind in LG_KINDS:
+        from probes.langgraph.campaign import run_probe as lg_run
+
+        return lg_run(spec, ctx)
+    return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
+            "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
+            "mutant": probe_mutant}[kind](spec, ctx)
+
+
+# ---- headline --------------------------------------------------------------------------------------
+
+
+def row(receipts: list[Receipt]) -> dict[str, str]:
+    """The REMIT row from verdicts: per property, ✓ if every measured path holds, else ✗.
+
+    EO counts the interrupt path and the crash path *through the ledger*; the reused
+    crash probes without the ledger measure what the saver alone does (reported
+    separately as ``EO crash (saver only)``).
+    """
+    by: dict[str, list[bool]] = {}
+    for r in receipts:
+        for v in r.verdicts:
+            if v.framework != FRAMEWORK or v.label.value == "n/a":
+                continue
+            prop = v.property.value
+            if prop == "EO" and v.path.startswith("crash") and not v.path.endswith("/ledger"):
+                prop = "EO crash (saver only)"
+            by.setdefault(prop, []).append(not v.label.violates)
+    return {p: ("✓" if all(hs) else "✗") for p, hs in sorted(by.items())}
+
+
+def headlines(receipts: list[Receipt]) -> dict[str, Any]:
+    from probes.headline import Measured
+
+    measured = row(receipts)
+    if not measured:
+        return {"remit.row": "no REMIT verdicts in the receipts"}
+    return {"remit.row": Measured(
+        measured,
+        why="computed from this checkout's langgraph+remit verdicts on every backend measured; "
+            "'EO crash (saver only)' is the wrapper without the effect ledger (not part of the published row)",
+        compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in measured),
+        receipts=tuple(sorted(r.probe for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts))))}
+
+
+CAMPAIGN = Campaign(
+    name="remit",
+    title="REMIT: the reference implementation, conformance and verification",
+    params=PARAMS,
+    plan=plan,
+    run_probe=run_probe,
+    description=__doc__ or "",
+    headlines=headlines,
+)
