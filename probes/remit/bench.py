@@ -389,7 +389,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
             why="a different, shared 2-core machine (absolute ms differ); percentages are paired medians of this "
                 "run with bootstrap spread in the chapter; remit-contract 0.1.2 documents no consume-gate option, "
                 "so its 'gate on' arm has no counterpart here",
-            compare_keys=("fork_intent_pct", "validating_pct"),
+            compare_keys=tuple(k for k in ("fork_intent_pct", "validating_pct") if k in value),
             receipts=tuple(sorted(r.probe for r in receipts if r.probe.startswith("overhead."))))
     conc = concurrency_table(receipts)
     if conc:
