@@ -77,3 +77,12 @@ def test_verdict_view_is_deterministic(run, tmp_path):
     c = campaigns.get("llamaindex")
     again = run_campaign(c, c.resolve({"reps": 1}, quick=True), receipts_root=tmp_path)
     assert (again.directory / VIEW_NAME).read_bytes() == (run.directory / VIEW_NAME).read_bytes()
+
+
+def test_concurrent_same_answer_row(tmp_path):
+    c = campaigns.get("llamaindex")
+    run = run_campaign(c, c.resolve({"families": ["race"]}, quick=True), receipts_root=tmp_path)
+    assert run.harness_errors == []
+    v = cells(run)[("CO", "cross-process:same-answer")]
+    assert (v.label.value == "✓") == (v.evidence["effect_counts"]["gate"] <= 1)
+    assert v.evidence["outcomes"] == ["f(yes)", "f(yes)"] or v.evidence["errors"] != ["None", "None"]

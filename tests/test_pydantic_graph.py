@@ -65,3 +65,9 @@ def test_claimed_pause_row_matches_statuses(run):
 
 def test_view_has_no_temp_paths(run):
     assert "/tmp" not in (run.directory / VIEW_NAME).read_text()
+
+
+def test_two_concurrent_resumers(run):
+    v = cells(run)[("CO", "cross-process:two-resumers")]
+    assert (v.label.value == "✓") == all(n <= 1 for n in v.evidence["effect_counts"].values())
+    assert v.evidence["racers_finished"] + v.evidence["racer_errors"].count("GraphRuntimeError") == 2

@@ -32,7 +32,7 @@ from probes.core.receipt import ProbeResult, Receipt
 NAME = "llamaindex"
 SUBJECT = Subject("llamaindex", "json-file")
 WORKLOAD = "probes.llamaindex.workload"
-FAMILIES = ("split", "fork", "double", "wait", "parkkill", "cv", "tamper")
+FAMILIES = ("split", "fork", "double", "race", "wait", "parkkill", "cv", "tamper")
 TAMPERS = ("wrong-version", "queue-not-a-list", "bad-state-value", "removed-state", "removed-workers",
            "not-running", "forged-answer")  # mirrors workload.TAMPERS (kept import-free)
 CHILD_TIMEOUT = 180.0
@@ -166,6 +166,32 @@ def _double(p: _Probe) -> list:
         f"time(s) (answers {ev['ledger_gate_answers']})")]
 
 
+def _race(p: _Probe) -> list:
+    """Two processes restore the same snapshot and send the same answer, released together."""
+    from probes.core.worker import WorkerPool
+
+    p.park()
+    with WorkerPool(f"{WORKLOAD}:Racer", 2, log_dir=p.snapshot.parent / "workers") as pool:
+        race = pool.race([{"ledger": str(p.ledger_path), "incarnation": f"racer-{i}", "snapshot": str(p.snapshot),
+                           "flavor": "split", "answer": "yes"} for i in range(2)], timeout=CHILD_TIMEOUT)
+    p.observations["race"] = [{"status": o.status, "value": o.value, "error": o.error[-600:],
+                               "release_spread_s": race.release_spread_s} for o in race.outcomes]
+    if not race.released or race.failures:
+        raise HarnessError(f"racers were not released or failed: {[(o.status, o.error[-300:]) for o in race.outcomes]}")
+    for i, o in enumerate(race.outcomes):
+        cross_check(o.value["counter"], p.ledger, f"racer-{i}")
+    total = p.counts()
+    ok, ev = at_most_once({"gate": total.get("gate", 0)})
+    ev = {**ev, "outcomes": sorted(str(o.value["outcome"]) for o in race.outcomes),
+          "errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
+    return [SUBJECT.verdict(
+        Property.CO, "cross-process:same-answer", ok, ev,
+        f"two processes restored the same snapshot and answered 'yes' together: gated effect fired "
+        f"{total.get('gate', 0)} time(s), outcomes {ev['outcomes']}. A restored snapshot keeps no record that its "
+        f"input request was answered (which is also why forks work, FD), and the resume carries no fork/retry "
+        f"discriminator")]
+
+
 def _wait(p: _Probe) -> list:
     """ctx.wait_for_event inside a step: live answer, then snapshot/restore/answer."""
     p.child("answer_in_process", "live", flavor="wait", answers=["yes"])
@@ -248,7 +274,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         if family == "tamper":
             result.verdicts = _tamper(p, spec.args["tampers"])
         else:
-            result.verdicts = {"split": _split, "fork": _fork, "double": _double, "wait": _wait,
+            result.verdicts = {"split": _split, "fork": _fork, "double": _double, "race": _race, "wait": _wait,
                                "parkkill": _parkkill, "cv": _cv}[family](p)
     except HarnessError as exc:
         result.verdicts = []
@@ -270,6 +296,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     from probes.headline import Measured
 
     split_paths = ("interrupt:split-steps", "fork:per-branch", "stray-after-completion", "double-answer", "park-kill")
+    # cross-process:same-answer is an extra row (not in the paper's split-step cell), shown in the chapter
     split, wait, by_path = [], [], {}
     for r in receipts:
         for v in r.verdicts:

@@ -247,3 +247,37 @@ def resume(ledger: str, incarnation: str, flavor: str, snapshot: str, answers: l
     """
     o = oracle.install(ledger, incarnation)
     return _result(o, **asyncio.run(_resume(flavor, snapshot, answers, stray, tamper_kind)))
+
+
+# --- concurrent answers from two processes (released together by the worker pool) ---
+
+
+class Racer:
+    """A long-lived worker: ``prepare`` loads the snapshot; ``go`` restores it and answers.
+
+    Everything but the restore-and-answer happens before the barrier, so the racers
+    differ only in what the race is about.
+    """
+
+    def __init__(self) -> None:
+        self.wf = _workflows()
+        self.task: dict[str, Any] = {}
+
+    def prepare(self, task: dict[str, Any]) -> dict[str, Any]:
+        self.task = task
+        self.oracle = oracle.install(task["ledger"], task["incarnation"])
+        self.data = json.loads(Path(task["snapshot"]).read_text())
+        return {"loaded": True}
+
+    def go(self) -> dict[str, Any]:
+        async def answer() -> dict[str, Any]:
+            workflow = self.wf[self.task["flavor"]](timeout=RUN_TIMEOUT)
+            try:
+                handler = workflow.run(ctx=self.wf["Context"].from_dict(workflow, self.data))
+                handler.ctx.send_event(self.wf["HumanResponseEvent"](response=self.task["answer"]))
+                return {"outcome": await asyncio.wait_for(handler, RUN_TIMEOUT), "error": None}
+            except Exception as exc:  # noqa: BLE001 - a loud refusal is the observation
+                return {"outcome": None, "error": _error(exc)}
+
+        info = asyncio.run(answer())
+        return {"counter": self.oracle.counter.snapshot(), **info}

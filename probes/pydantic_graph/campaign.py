@@ -34,7 +34,7 @@ WORKLOAD = "probes.pydantic_graph.workload"
 CHILD_TIMEOUT = 180.0
 # crash kinds: exception inside NodeB, SIGKILL inside NodeB before / after its effect, SIGKILL between nodes
 CRASHES = ("exception", "sigkill-before-effect", "sigkill-after-effect", "between-nodes")
-FAMILIES = ("crash", "stray", "claimed-pause", "invalid-write", "tamper")
+FAMILIES = ("crash", "stray", "race", "claimed-pause", "invalid-write", "tamper")
 TAMPERS = ("truncated-file", "wrong-type", "status-reset")
 
 RESTORE_DOC = DocRef(
@@ -151,6 +151,30 @@ def _stray(p: _Probe) -> list:
                             f"{'raised ' + _etype(rec['error']) if rec['error'] else 'ran again'}; effects {total}")]
 
 
+def _race(p: _Probe) -> list:
+    """Pause after NodeA; two processes call iter_from_persistence together (a barrier releases them)."""
+    from probes.core.worker import WorkerPool
+
+    p.child("start", "first", pause_after_a=True)
+    with WorkerPool(f"{WORKLOAD}:Racer", 2, log_dir=p.file.parent / "workers") as pool:
+        race = pool.race([{"ledger": str(p.ledger_path), "incarnation": f"racer-{i}", "path": str(p.file)}
+                          for i in range(2)], timeout=CHILD_TIMEOUT)
+    p.observations["race"] = [{"status": o.status, "value": o.value, "error": o.error[-600:],
+                               "release_spread_s": race.release_spread_s} for o in race.outcomes]
+    if not race.released or race.failures:
+        raise HarnessError(f"racers were not released or failed: {[(o.status, o.error[-300:]) for o in race.outcomes]}")
+    for i, o in enumerate(race.outcomes):
+        cross_check(o.value["counter"], p.ledger, f"racer-{i}")
+    total = p.ledger.counts()
+    ok, ev = at_most_once(total)
+    finished = sum(1 for o in race.outcomes if o.value["error"] is None)
+    ev = {**ev, "racers_finished": finished,
+          "racer_errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
+    return [SUBJECT.verdict(Property.CO, "cross-process:two-resumers", ok, ev,
+                            f"two processes resumed the paused file together: {finished} finished, errors "
+                            f"{ev['racer_errors']}; effects {total}")]
+
+
 def _claimed(p: _Probe) -> list:
     """Pause after NodeA; a process claims the paused snapshot and dies; can another take over?"""
     p.child("start", "first", pause_after_a=True)
@@ -224,7 +248,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         if family == "crash":
             result.verdicts = _crash(p, spec.args["crash"])
         else:
-            result.verdicts = {"stray": _stray, "claimed-pause": _claimed, "invalid-write": _invalid_write,
+            result.verdicts = {"stray": _stray, "race": _race, "claimed-pause": _claimed, "invalid-write": _invalid_write,
                                "tamper": _tamper}[family](p)
     except HarnessError as exc:
         result.verdicts = []

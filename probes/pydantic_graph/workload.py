@@ -124,3 +124,23 @@ def recover(ledger: str, incarnation: str, path: str, claim_only: bool = False) 
     o = oracle.install(ledger, incarnation)
     info = asyncio.run(_recover(path, claim_only))
     return {"counter": o.counter.snapshot(), **info, "statuses": statuses(path)}
+
+
+class Racer:
+    """A long-lived worker: ``prepare`` builds the graph; ``go`` calls ``iter_from_persistence``.
+
+    Two of these released together race for the same paused snapshot file.
+    """
+
+    def __init__(self) -> None:
+        _graph(None)  # import the framework once, outside any race
+        self.task: dict[str, Any] = {}
+
+    def prepare(self, task: dict[str, Any]) -> dict[str, Any]:
+        self.task = task
+        self.oracle = oracle.install(task["ledger"], task["incarnation"])
+        return {"statuses": statuses(task["path"])}
+
+    def go(self) -> dict[str, Any]:
+        info = asyncio.run(_recover(self.task["path"], False))
+        return {"counter": self.oracle.counter.snapshot(), **info}
