@@ -58,7 +58,7 @@ def bench_matrix(parallel: int) -> dict:
 
 def bench_scaled(workers: int) -> dict:
     cfg = configs.scaled(configs.SCALED_BOUNDS)
-    res = run_tlc(cfg, workers=workers, heap_mb=3072, timeout=7200)
+    res = run_tlc(cfg, workers=workers, heap_mb=3072, timeout=7200, short=False)
     return {"workers": workers, "result": res.result, "generated": res.generated, "distinct": res.distinct,
             "depth": res.depth, "seconds": res.seconds,
             "distinct_per_s": round(res.distinct / res.seconds) if res.distinct else None,

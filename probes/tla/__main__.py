@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
                                  f"({', '.join(consts)}), got {pair!r}")
             consts[key] = parse_value(value)
         cfg = replace(cfg, constants=tuple(consts.items()))
-        res = run_tlc(cfg, workers=args.workers, tla_dir=args.tla_dir)
+        res = run_tlc(cfg, workers=args.workers, tla_dir=args.tla_dir, short=cfg.tags.get("group") != "scaled",
+                      heap_mb=3072 if cfg.tags.get("group") == "scaled" else 1024, timeout=7200)
     except UsageError as exc:  # includes TlcError: no Java, no jar
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -135,7 +135,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     workers = int(params["workers"]) if big else 1
     try:
         runs = run_many(cfgs, parallel=int(params["parallel"]), workers=workers,
-                        heap_mb=3072 if big else 768, timeout=5400.0 if big else 600.0)
+                        heap_mb=3072 if big else 768, timeout=5400.0 if big else 600.0, short=not big)
     except TlcError as exc:
         result.harness_errors.append(str(exc))
         return result

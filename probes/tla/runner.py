@@ -249,8 +249,13 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
 
 
 def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_dir: Path = TLA_DIR,
-            heap_mb: int = 1024, timeout: float = 1800.0, extra_cfg: str | None = None) -> TlcResult:
+            heap_mb: int = 1024, timeout: float = 1800.0, extra_cfg: str | None = None,
+            short: bool = True) -> TlcResult:
     """Run TLC on one configuration in its own directory; errors come back in ``result.error``.
+
+    ``short``: the run takes seconds, so JVM start-up dominates; stopping the JIT at
+    C1 (``-XX:TieredStopAtLevel=1``) roughly halves it. Long runs (the scaled bounds)
+    want the optimising compiler: pass ``short=False``.
 
     Missing Java or jar raises ``TlcError`` (nothing can run at all).
     """
@@ -270,7 +275,8 @@ def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_d
             shutil.copy2(path, model / path.name)
         (model / f"{cfg.name}.cfg").write_text(extra_cfg if extra_cfg is not None else cfg.render())
         (base / "tmp").mkdir(exist_ok=True)
-        cmd = [java, f"-Xmx{heap_mb}m", "-XX:+UseParallelGC", f"-Djava.io.tmpdir={base / 'tmp'}",
+        cmd = [java, f"-Xmx{heap_mb}m", "-XX:+UseParallelGC"] + (["-XX:TieredStopAtLevel=1"] if short else []) + [
+               f"-Djava.io.tmpdir={base / 'tmp'}",
                "-cp", str(jar), "tlc2.TLC", "-tool", "-workers", str(workers),
                "-metadir", str(base / "meta"), "-config", f"{cfg.name}.cfg"]
         if not cfg.check_deadlock:
