@@ -418,7 +418,8 @@ def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(subject.verdict(
         Property.EO, path, holds, ev,
         f"{where}, recovered with {how}: s1 {worst_counts['s1']}x, s2 {worst_counts['s2']}x "
-        f"({reps} rep{'s' if reps > 1 else ''}, {'identical' if identical else 'NOT identical'})"))
+        f"({reps} rep{'s' if reps > 1 else ''}, {'identical' if identical else 'NOT identical'})"
+        + ("" if all(ev["recovered"]) else f"; recovery did not complete: {ev['recovery_output']}")))
     reentered = [checker.prefix_not_reentered(s["recovery_ran"], s["durable_prefix"]) for s in stable]
     ev = dict(reentered[0][1])
     ev.update({"identical_across_reps": identical})
@@ -496,12 +497,10 @@ def _copy_store(ctx: ProbeContext, backend: str, location: str, n: int, errors: 
             errors.append("sqlite copies of the crashed store are not byte-identical")
         return copies
     import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    from probes.core.backends import _with_database
-
-    base, _, _ = location.rpartition("/")
-    src_db = location.rsplit("/", 1)[1].split("?")[0]
-    admin = _with_database(location, "postgres")
+    src_db = str(conninfo_to_dict(location)["dbname"])
+    admin = make_conninfo(location, dbname="postgres")
     with psycopg.connect(admin, autocommit=True) as conn:
         # the killed client's backend may still be exiting: end it before copying
         conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
@@ -510,7 +509,7 @@ def _copy_store(ctx: ProbeContext, backend: str, location: str, n: int, errors: 
             name = f"{src_db[:50]}_c{i + 1}"
             conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{src_db}"')
-            copies.append(_with_database(location, name))
+            copies.append(make_conninfo(location, dbname=name))
     return copies
 
 

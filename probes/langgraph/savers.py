@@ -70,7 +70,9 @@ def make_saver(store: Store, arm: str = "stock", *, park_ops: bool = False, drop
     ``park_ops`` / ``drop`` / ``op_log`` add the instrumenting delegate *below* REMIT, so
     a kill inside the saver or a dropped write hits the stock store in both arms.
     """
+    global _ACTIVE
     framework_name(arm)
+    _ACTIVE = None
     with stock_saver(store) as saver:
         if park_ops or drop != "nothing" or op_log is not None:
             saver = ParkingSaver(saver, drop=drop, op_log=op_log if op_log is not None else [],
@@ -99,6 +101,50 @@ def ParkingSaver(inner: Any, *, drop: str = "nothing", op_log: list[str] | None 
 _CLASS: Any = None
 
 
+class OpState:
+    """Shared by a delegate and its ``with_allowlist`` clones: the op log and a barrier.
+
+    ``inflight`` counts persistence operations that have started and not yet returned
+    (a parked operation never returns). ``returns`` counts durable task results
+    (``__return__`` writes). :func:`quiesce` lets a task wait on both before firing its
+    effect, so a kill point sees a fixed set of durable writes (a barrier, not a sleep).
+    """
+
+    def __init__(self, op_log: list[str]) -> None:
+        import threading
+
+        self.op_log = op_log
+        self.cond = threading.Condition()
+        self.inflight = 0
+        self.returns = 0
+        self.puts = 0
+
+    def begin(self) -> None:
+        with self.cond:
+            self.inflight += 1
+
+    def end(self, entry: str, returns: int = 0) -> None:
+        with self.cond:
+            self.op_log.append(entry)
+            self.inflight -= 1
+            self.returns += returns
+            self.cond.notify_all()
+
+    def wait(self, min_returns: int, alone: bool = False) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.inflight <= (1 if alone else 0) and self.returns >= min_returns)
+
+
+_ACTIVE: OpState | None = None
+
+
+def quiesce(min_returns: int = 0) -> None:
+    """Block until no persistence operation is in flight and ``min_returns`` task results
+    are durable. No-op unless an instrumenting delegate is active in this process."""
+    if _ACTIVE is not None:
+        _ACTIVE.wait(min_returns)
+
+
 def _parking_class() -> Any:
     global _CLASS
     if _CLASS is not None:
@@ -106,39 +152,52 @@ def _parking_class() -> Any:
     Base = _base()
 
     class _Parking(Base):  # type: ignore[misc, valid-type]
-        def __init__(self, inner: Any, *, drop: str, op_log: list[str], park_ops: bool) -> None:
+        def __init__(self, inner: Any, *, drop: str, op_log: list[str], park_ops: bool,
+                     state: OpState | None = None) -> None:
+            global _ACTIVE
             super().__init__(serde=inner.serde)
             self.inner = inner
             self.serde = inner.serde
             self.drop = drop
-            self.op_log = op_log
             self.park_ops = park_ops
-            self.puts = 0
+            self.state = state or OpState(op_log)
+            if park_ops:  # the barrier serves kill runs only; a recovery must not wait on it
+                _ACTIVE = self.state
 
         # -- persistence operations: delegate, log, then offer a kill point ------------
+        # The kill point sits after the operation is durable and *before* it counts as
+        # finished, so tasks waiting in quiesce() cannot fire effects past a parked op.
         def put(self, config, checkpoint, metadata, new_versions):  # noqa: D401
-            self.puts += 1
-            if self.drop == "later_puts" and self.puts > 1:
-                self.op_log.append("put(dropped)")
+            st = self.state
+            st.begin()
+            with st.cond:
+                st.puts += 1
+                nth = st.puts
+            if self.drop == "later_puts" and nth > 1:
+                st.end("put(dropped)")
                 # Pretend it worked: return the config the stock saver would have returned.
                 cfg = dict(config.get("configurable", {}))
                 cfg["checkpoint_id"] = checkpoint["id"]
                 return {"configurable": cfg}
             if self.park_ops:
+                st.wait(0, alone=True)  # every earlier write has returned
                 park("before:put")  # kill point B: inside put, before the checkpoint is stored
             result = self.inner.put(config, checkpoint, metadata, new_versions)
-            self.op_log.append("put")
             self._park("put")
+            st.end("put")
             return result
 
         def put_writes(self, config, writes, task_id, task_path=""):
+            st = self.state
+            st.begin()
             channels = ",".join(sorted({str(c) for c, _ in writes}))
+            returns = sum(1 for c, _ in writes if c == "__return__")
             if self.drop == "all_put_writes":
-                self.op_log.append(f"put_writes(dropped:{channels})")
+                st.end(f"put_writes(dropped:{channels})", returns)  # LangGraph believes it durable
                 return None
             self.inner.put_writes(config, writes, task_id, task_path)
-            self.op_log.append(f"put_writes({channels})")
             self._park("put_writes")
+            st.end(f"put_writes({channels})", returns)
             return None
 
         def _park(self, name: str) -> None:
@@ -170,9 +229,8 @@ def _parking_class() -> Any:
             inner = self.inner.with_allowlist(extra_allowlist)
             if inner is self.inner:
                 return self
-            clone = _Parking(inner, drop=self.drop, op_log=self.op_log, park_ops=self.park_ops)
-            clone.puts = self.puts
-            return clone
+            return _Parking(inner, drop=self.drop, op_log=self.state.op_log, park_ops=self.park_ops,
+                            state=self.state)
 
     _CLASS = _Parking
     return _CLASS

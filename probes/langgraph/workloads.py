@@ -22,7 +22,7 @@ from typing import Annotated, Any, Callable, TypedDict  # noqa: F401 (resolved b
 from probes.core import oracle
 from probes.core.backends import Store
 from probes.core.nemesis import FailOnce, park
-from probes.langgraph.savers import make_saver
+from probes.langgraph.savers import make_saver, quiesce
 
 THREAD = "thread-1"
 
@@ -205,25 +205,31 @@ def fanout_app(saver: Any) -> Any:
     return g.compile(checkpointer=saver)
 
 
-def crash_app(saver: Any, fail_dir: str | None) -> Any:
+def crash_app(saver: Any, fail_dir: str | None, durability: str = "sync") -> Any:
     """Functional ``s1 -> s2``; park points inside both tasks; s2 may raise once.
 
-    Park points: ``s1:after_effect`` (kill point C), ``s2:before_effect`` (A),
+    Before each effect a task calls ``quiesce`` (a no-op without the instrumenting
+    delegate). Park points: ``s1:after_effect`` (kill point C), ``s2:before_effect`` (A),
     ``s2:after_effect`` (the insert-to-persist window: effect committed, the task's
     write not yet durable). ``fail_dir`` arms a cross-process ``FailOnce`` in s2.
     """
     from langgraph.func import entrypoint, task
 
     failer = FailOnce(fail_dir) if fail_dir else None
+    # With durable task writes (sync/async) s2 waits until s1's result is durable: the
+    # barrier fixes the interleaving "s1's write wins the race with s2's start".
+    s1_durable = 0 if durability == "exit" else 1
 
     @task
     def s1(x: int) -> str:
+        quiesce(0)
         oracle.fire("s1")
         park("s1:after_effect")
         return "s1-done"
 
     @task
     def s2(a: str) -> str:
+        quiesce(s1_durable)
         park("s2:before_effect")
         if failer is not None:
             failer.maybe_fail("s2")
@@ -452,14 +458,14 @@ def durable_view(saver: Any) -> dict[str, Any]:
 
 
 def _step_crash_run(saver: Any, durability: str, fail_dir: str | None = None) -> dict[str, Any]:
-    app = crash_app(saver, fail_dir)
+    app = crash_app(saver, fail_dir, durability)
     return {"run": _try(lambda: app.invoke(1, cfg(), durability=durability))}
 
 
 def _step_crash_recover(saver: Any, durability: str, mode: str) -> dict[str, Any]:
     """Recover in this (fresh) process: ``none`` = invoke(None, cfg), ``resubmit`` = original input."""
     view = durable_view(saver)
-    app = crash_app(saver, None)
+    app = crash_app(saver, None, durability)
     arg = None if mode == "none" else 1
     out = _try(lambda: app.invoke(arg, cfg(), durability=durability))
     return {"durable_before": view, "recover": out}
