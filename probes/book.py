@@ -17,7 +17,7 @@ from probes.headline import HeadlineRow, headline_rows
 from probes.matrix import load_all_verdicts, render_markdown
 
 GENERATED = BOOK_DIR / "generated"
-STATUS_MARK = {"reproduced": "✅ reproduced", "differs": "⚠️ differs", "not run here": "⏸ not run here"}
+STATUS_MARK = {"reproduced": "✓ reproduced", "differs": "⚠ differs", "not run here": "○ not run here"}
 
 
 def _fmt(value: object) -> str:
@@ -33,30 +33,41 @@ def _fmt(value: object) -> str:
 def headline_markdown(rows: list[HeadlineRow]) -> str:
     counts = {s: sum(r.status == s for r in rows) for s in STATUS_MARK}
     out = [
+        "---",
+        "html_theme.sidebar_secondary.remove: true",
+        "---",
         "# Headline numbers",
         "",
         "Every headline number of the paper, beside the value *this checkout* measured. "
         "Published values come from one reference file, `data/published.json`, and are never used as "
         "results; measured values come from the receipts in `data/receipts/`. The status is computed "
-        "by comparing the two.",
+        "by comparing the two; *why* explains a difference from the evidence.",
         "",
         f"**{counts['reproduced']} reproduced, {counts['differs']} differ, "
         f"{counts['not run here']} not run here** (of {len(rows)}).",
         "",
-        "| id | what | published | measured | difference | status | why |",
-        "|---|---|---|---|---|---|---|",
+        "| headline | published | measured | status, difference and why |",
+        "|---|---|---|---|",
     ]
     for r in rows:
-        links = " ".join(f"[{Path(p).stem}]({p})" for p in r.receipts[:3])
-        why = (r.why + (f" {links}" if links else "")).replace("|", "\\|").replace("\n", " ")
-        out.append(f"| `{r.id}` | {r.what} | {_fmt(r.published)} | {_fmt(r.measured)} | {_fmt(r.difference)} | "
-                   f"{STATUS_MARK[r.status]} | {why} |")
+        links = " ".join(f"[{Path(p).stem}](../{p})" for p in r.receipts[:3])
+        detail = [f"**{STATUS_MARK[r.status]}**"]
+        if r.status == "differs":
+            detail.append(f"difference: {_fmt(r.difference)}")
+        if r.why:
+            detail.append(r.why.replace("|", "\\|").replace("\n", " "))
+        if links:
+            detail.append(f"receipts: {links}")
+        out.append(f"| `{r.id}`<br>{r.what} | {_fmt(r.published)} | {_fmt(r.measured)} | {'<br>'.join(detail)} |")
     out.append("")
     return "\n".join(out)
 
 
 def matrix_markdown() -> str:
     head = [
+        "---",
+        "html_theme.sidebar_secondary.remove: true",
+        "---",
         "# Conformance matrix",
         "",
         "Generated from the receipts in `data/receipts/` (the `verdicts.json` view of each campaign). "
