@@ -60,6 +60,6 @@ def crash_figure(receipts: list[Receipt]):
     ax.set_ylim(0, 1.5)
     ax.set_ylabel("effect fires (all processes)")
     ax.set_title("pydantic-graph: crash, then iter_from_persistence")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
     fig.tight_layout()
     return fig
