@@ -1,0 +1,51 @@
+"""The remit and remit_bench campaigns end to end on small bounds (real LangGraph, real REMIT)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+from probes.core.campaign import run_campaign
+from probes.remit.bench import CAMPAIGN as BENCH, concurrency_table, overhead_table
+from probes.remit.campaign import CAMPAIGN as REMIT, row
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = dict(backends=["memory"], langgraph_kinds=["fd", "cv"], ledger_points=["exc"], recovery_modes=["none"],
+             mutants=False, hypothesis_examples=20, hypothesis_steps=15, z3_max_len=3)
+
+
+def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
+    params = REMIT.resolve(SMALL, quick=True)
+    a = run_campaign(REMIT, params, receipts_root=tmp_path / "a")
+    b = run_campaign(REMIT, params, receipts_root=tmp_path / "b")
+    assert not a.harness_errors
+    va = (tmp_path / "a" / "remit" / "verdicts.json").read_bytes()
+    assert va == (tmp_path / "b" / "remit" / "verdicts.json").read_bytes()
+    measured = row(a.receipts)
+    assert measured["FD"] == "✓" and measured["CV"] == "✓" and measured["EO"] == "✓"
+    frameworks = {v.framework for r in a.receipts for v in r.verdicts}
+    assert frameworks == {"langgraph+remit"}
+    model = next(r for r in a.receipts if r.probe == "verify.model").observations
+    assert model["conformance"]["conforms"] and model["conformance"]["states"] > 50
+
+
+def test_bench_campaign_small(tmp_path: Path) -> None:
+    params = BENCH.resolve(dict(overhead_n=3, overhead_block=3, arms=["stock", "remit_default", "remit_gate"],
+                                concurrency_k=[3], concurrency_n=6), quick=True)
+    run = run_campaign(BENCH, params, receipts_root=tmp_path)
+    assert not run.harness_errors, run.harness_errors
+    table = overhead_table(run.receipts, bootstrap=20)
+    assert set(table["arms"]) == {"stock", "remit_default", "remit_gate"}
+    assert table["arms"]["remit_gate"]["total_ms"]["p50"] > 0
+    conc = concurrency_table(run.receipts)
+    assert [c["exactly_once"] for c in conc] == [True, True] and all(c["protocols"] == 6 for c in conc)
+
+
+def test_notebook_parameters_match_campaigns() -> None:
+    for campaign in (REMIT, BENCH):
+        nb = nbformat.read(ROOT / "notebooks" / f"{campaign.name}.ipynb", as_version=4)
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        names = {}
+        exec(cell.source, {}, names)  # noqa: S102 - our own notebook's literal assignments
+        assert names == {p.name: p.default for p in campaign.params}
