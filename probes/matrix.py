@@ -43,26 +43,31 @@ def worst(labels: Iterable[Label]) -> Label:
 
 
 def summarise(cells: list[Cell]) -> str:
-    """One matrix cell: a single label if every path agrees, else split by path."""
+    """One matrix cell: the label if every path agrees, else each label with its path count.
+
+    Worst first, so "U×3 · ✓×2" reads "violated on 3 paths, held on 2"; the per-path
+    table under the matrix says which.
+    """
     if not cells:
         return ""
-    labels = {c.label for c in cells}
-    if len(labels) == 1:
-        return next(iter(labels)).value
-    by_path: dict[str, set[Label]] = defaultdict(set)
+    counts: dict[Label, int] = defaultdict(int)
     for c in cells:
-        by_path[c.path].add(c.label)
-    parts = []
-    for path in sorted(by_path):
-        labs = by_path[path]
-        parts.append(f"{path} {'/'.join(sorted(l.value for l in labs)) if len(labs) > 1 else next(iter(labs)).value}")
-    return "; ".join(parts)
+        counts[c.label] += 1
+    if len(counts) == 1:
+        return next(iter(counts)).value
+    ordered = sorted(counts, key=lambda lab: -_SEVERITY[lab])
+    return " · ".join(f"{lab.value}×{counts[lab]}" for lab in ordered)
+
+
+def row_key(cell: Cell) -> str:
+    """Tampered-state probes are behaviour the paper did not measure: their own row."""
+    return f"{cell.framework} · tampered state" if cell.path.startswith("tamper:") else cell.framework
 
 
 def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:
     rows: dict[str, dict[Property, list[Cell]]] = defaultdict(lambda: defaultdict(list))
     for c in cells:
-        rows[c.framework][c.property].append(c)
+        rows[row_key(c)][c.property].append(c)
     return {k: dict(v) for k, v in sorted(rows.items())}
 
 
