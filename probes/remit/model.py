@@ -170,7 +170,7 @@ def successors(s: St, b: Bounds, d: Decisions) -> list[tuple[str, St]]:
     if s.consumed is not None and len(s.resumes) < b.max_resumes:
         for v in b.V:
             out.append((f"Fork({v})", s._replace(resumes=s.resumes + ((v, d.fork_outcome(s, v, b)),))))
-    if not done and s.crashes < b.max_crashes:
+    if s.crashes < b.max_crashes:  # a crash may hit a completed run too (it recovers to "done")
         decision = d.recover(s)
         out.append(("CrashRecover", s._replace(nxt=decision, pending=False, crashes=s.crashes + 1,
                                                rec=s.rec + ((s.log, decision),))))
@@ -260,7 +260,7 @@ def conformance(b: Bounds, d: Decisions, reference: Decisions = REFERENCE) -> di
     while queue:
         s = queue.popleft()
         done = s.nxt > b.N
-        if not done and s.crashes < b.max_crashes:
+        if s.crashes < b.max_crashes:
             compare("recovery", s, reference.recover(s), d.recover(s))
         if not done and s.nxt != b.IP and not s.pending:
             compare("effect_admission", s, reference.fire_task(s, s.nxt), d.fire_task(s, s.nxt))
