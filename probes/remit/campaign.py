@@ -320,9 +320,11 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 def row(receipts: list[Receipt]) -> dict[str, str]:
     """The REMIT row from verdicts: per property, ✓ if every measured path holds, else ✗.
 
-    EO counts the interrupt path and the crash path *through the ledger*; the reused
-    crash probes without the ledger measure what the saver alone does (reported
-    separately as ``EO crash (saver only)``).
+    EO counts the interrupt/park paths and the crash path *through the ledger*; PC the
+    interrupt/park paths (the published row's scope). The reused crash probes measure
+    what the saver alone does on the crash path and are reported separately as
+    ``EO crash (saver only)`` / ``PC crash (saver only)``: a checkpointer cannot stop a
+    task's code from running again, nor a re-submitted input from starting a new run.
     """
     by: dict[str, list[bool]] = {}
     for r in receipts:
@@ -330,8 +332,8 @@ def row(receipts: list[Receipt]) -> dict[str, str]:
             if v.framework != FRAMEWORK or v.label.value == "n/a":
                 continue
             prop = v.property.value
-            if prop == "EO" and v.path.startswith("crash") and not v.path.endswith("/ledger"):
-                prop = "EO crash (saver only)"
+            if prop in ("EO", "PC") and v.path.startswith(("crash", "durability")) and not v.path.endswith("/ledger"):
+                prop = f"{prop} crash (saver only)"
             by.setdefault(prop, []).append(not v.label.violates)
     return {p: ("✓" if all(hs) else "✗") for p, hs in sorted(by.items())}
 
@@ -345,7 +347,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     return {"remit.row": Measured(
         measured,
         why="computed from this checkout's langgraph+remit verdicts on every backend measured; "
-            "'EO crash (saver only)' is the wrapper without the effect ledger (not part of the published row)",
+            "'EO/PC crash (saver only)' are the wrapper without the effect ledger on the crash path "
+            "(not part of the published row; a checkpointer cannot prevent a task's code from re-running)",
         compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in measured),
         receipts=tuple(sorted(r.probe for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts))))}
 

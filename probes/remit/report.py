@@ -34,10 +34,10 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
                 if v.framework != arm:
                     continue
                 prop = v.property.value
-                if prop == "EO" and v.path.startswith("crash"):
-                    prop = "EO crash (ledger)" if v.path.endswith("/ledger") else "EO crash (saver only)"
-                elif prop == "EO":
-                    prop = "EO interrupt/park"
+                if prop in ("EO", "PC") and v.path.startswith(("crash", "durability")):
+                    prop = f"{prop} crash (ledger)" if v.path.endswith("/ledger") else f"{prop} crash (saver only)"
+                elif prop in ("EO", "PC"):
+                    prop = f"{prop} interrupt/park"
                 if prop == "CO" and v.path.startswith("cross-process"):
                     prop = "CO cross-process"
                 key = (arm, v.backend)
