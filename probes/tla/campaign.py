@@ -306,9 +306,9 @@ CAMPAIGN = Campaign(
     title="The machine-checked contract: TLA+ reference model, fault footprint, companions (TLC)",
     params=(
         Param("seed", "int", 0, 0, "recorded for the manifest; TLC's breadth-first search does not use randomness"),
-        Param("configurations", "list[str]", list(GROUPS), ["reference", "liveness", "faults"],
+        Param("configurations", "list[str]", list(GROUPS), list(GROUPS),
               "which configuration groups to check", choices=GROUPS),
-        Param("footprint", "bool", True, False,
+        Param("footprint", "bool", True, True,
               "check every fault against every invariant separately (one TLC run per cell); "
               "False: only the all-invariants run per fault"),
         Param("include_scaled", "bool", True, False,
