@@ -132,3 +132,15 @@ def test_committed_cfg_files_are_current() -> None:
     expected = {f"{c.name}.cfg": c.render() for c in configs.catalogue()}
     on_disk = {p.name: p.read_text() for p in configs.CFG_DIR.glob("*.cfg")}
     assert on_disk == expected, "run: python -m probes.tla write-configs"
+
+
+def test_inductive_step_has_teeth() -> None:
+    """The step check holds for the reference and fails once a fault breaks Inv /\\ Next => Inv'."""
+    ok = configs.inductive(0)
+    broken = configs.TlcConfig("ind.broken", ok.module,
+                               tuple((k, True if k == "DoubleConsume" else v) for k, v in ok.constants),
+                               ok.invariants, specification=None, init=ok.init, next=ok.next)
+    good, bad = run_many([ok, broken], parallel=2)
+    assert good.result == "holds" and good.depth == 1, good.error
+    assert bad.result == "violated" and bad.violated == "Inv"
+    assert len(bad.trace) == 2 and bad.trace[1].action == "Stray"
