@@ -238,7 +238,7 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             raise HarnessError(f"the flow did not pause at @human_feedback: {res.observations['pause']}")
         answers: list[dict[str, Any]] = []
         if racers:
-            from probes.crewai.barrier import run_racers
+            from probes.core.barrier import run_racers
 
             def launch(i: int, sock: str) -> ChildOutcome:
                 return _child(ctx, "feedback_answer", {"ledger": p["ledger"], "persist_db": db, "flow_id": flow_id,

@@ -16,11 +16,11 @@ from __future__ import annotations
 import glob
 import json
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
 from probes.core import oracle
+from probes.core.barrier import wait_at_barrier
 from probes.core.nemesis import FailOnce, park
 
 # The environment every CrewAI child runs under (plus a temporary HOME set by the
@@ -256,13 +256,6 @@ def feedback_pause(ledger: str, persist_db: str) -> dict[str, Any]:
     }
 
 
-def _barrier(sock_path: str) -> None:
-    """Tell the parent we are ready, then block until it releases every racer at once."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.connect(sock_path)
-        s.sendall(b"ready\n")
-        if s.recv(16) != b"go":
-            raise RuntimeError("barrier closed without release")
 
 
 def feedback_answer(ledger: str, persist_db: str, flow_id: str, answer: str, incarnation: str,
@@ -280,11 +273,11 @@ def feedback_answer(ledger: str, persist_db: str, flow_id: str, answer: str, inc
         flow = flow_cls.from_pending(flow_id, SQLiteFlowPersistence(persist_db))
     except Exception as exc:  # a refused load is an observation, not a crash
         if barrier:
-            _barrier(barrier)
+            wait_at_barrier(barrier)
         return {"loaded": False, "refused": f"{type(exc).__name__}: {exc}".replace(flow_id, "<flow>"),
                 "oracle": orc.counter.snapshot()}
     if barrier:
-        _barrier(barrier)
+        wait_at_barrier(barrier)
     try:
         flow.resume(answer)
     except Exception as exc:

@@ -155,7 +155,7 @@ def _protocol(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def _concurrent(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.crewai.barrier import run_racers
+    from probes.core.barrier import run_racers
 
     res = ProbeResult()
     ledger_path = str(ctx.workdir / "ledger.sqlite")

@@ -8,13 +8,13 @@ system database (DBOS recovers pending workflows on launch).
 from __future__ import annotations
 
 import random
-import socket
 import sqlite3
 import threading
 import time
 from typing import Any
 
 from probes.core import oracle
+from probes.core.barrier import wait_at_barrier
 from probes.core.nemesis import park
 
 
@@ -89,12 +89,6 @@ def fork_and_answer(ledger: str, sysdb: str, workflow_id: str, value: int) -> di
     return out
 
 
-def _barrier(sock_path: str) -> None:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.connect(sock_path)
-        s.sendall(b"ready\n")
-        if s.recv(16) != b"go":
-            raise RuntimeError("barrier closed without release")
 
 
 def client_send(sysdb: str, workflow_id: str, value: int, barrier: str | None = None) -> dict[str, Any]:
@@ -106,7 +100,7 @@ def client_send(sysdb: str, workflow_id: str, value: int, barrier: str | None = 
     client = DBOSClient(system_database_url=f"sqlite:///{sysdb}")
     try:
         if barrier:
-            _barrier(barrier)
+            wait_at_barrier(barrier)
         client.send(workflow_id, value, app.TOPIC)
     finally:
         client.destroy()
@@ -153,7 +147,7 @@ def parked_worker(ledger: str, sysdb: str, workflow_id: str, barrier: str) -> di
     with SetWorkflowID(workflow_id):
         handle = DBOS.start_workflow(app.approval_workflow)
     app.wait_in_recv(workflow_id)
-    _barrier(barrier)
+    wait_at_barrier(barrier)
     result = handle.get_result()
     out = {"result": result, "steps": app.steps(workflow_id), "oracle": orc.counter.snapshot()}
     DBOS.destroy()

@@ -1,4 +1,4 @@
-"""A cross-process start barrier over a Unix socket (parent side).
+"""A cross-process start barrier over a Unix socket, for racers started with ``run_child``.
 
 Racers connect, say ``ready`` and block on ``recv``; the parent accepts all of them
 and only then sends ``go`` to each. No sleeps, and every wait has a deadline so a
@@ -60,3 +60,12 @@ def run_racers(k: int, launch: Callable[[int, str], Any], timeout: float = 180.0
             os.rmdir(tmp)
         except OSError:
             pass
+
+
+def wait_at_barrier(sock_path: str) -> None:
+    """Racer side: tell the parent we are ready, then block until it releases every racer at once."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(sock_path)
+        s.sendall(b"ready\n")
+        if s.recv(16) != b"go":
+            raise RuntimeError("barrier closed without release")
