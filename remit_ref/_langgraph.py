@@ -147,9 +147,28 @@ def schema_checker(schema: Any, channels: dict[str, Any] | None = None) -> Schem
     return SchemaChecker(adapters, plain, getattr(schema, "__name__", "state"))
 
 
+_CHECKERS: dict[tuple[Any, frozenset[str]], SchemaChecker | None] = {}
+
+
 def graph_checker(graph: Any) -> SchemaChecker | None:
+    """The checker for a compiled graph's state schema, built once per (schema, plain channels).
+
+    Building pydantic validators is expensive and a process compiles the same schema
+    many times; the cache is keyed by the schema class itself (never by ``id(graph)``,
+    which can be reused after garbage collection).
+    """
     builder = getattr(graph, "builder", None)
     schema = getattr(builder, "state_schema", None)
     if schema is None:
         return None
-    return schema_checker(schema, getattr(graph, "channels", None))
+    channels = getattr(graph, "channels", None) or {}
+    plain = frozenset(n for n, ch in channels.items() if type(ch).__name__ in ("LastValue", "LastValueAfterFinish"))
+    key = (schema, plain)
+    try:
+        return _CHECKERS[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable schema: build without caching
+        return schema_checker(schema, channels)
+    checker = _CHECKERS[key] = schema_checker(schema, channels)
+    return checker

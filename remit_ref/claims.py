@@ -84,8 +84,18 @@ class Owner:
     @classmethod
     def new(cls) -> "Owner":
         pid = os.getpid()
-        pstart = process_start(pid)
+        pstart = _own_start(pid)
         return cls(f"{HOST}/{pid}/{pstart}/{uuid.uuid4().hex[:12]}", HOST, pid, pstart)
+
+
+_OWN_START: dict[int, str] = {}
+
+
+def _own_start(pid: int) -> str:
+    """This process's start time, read once per pid (a forked child gets its own)."""
+    if pid not in _OWN_START:
+        _OWN_START[pid] = process_start(pid)
+    return _OWN_START[pid]
 
 
 @dataclass(frozen=True)
@@ -190,11 +200,10 @@ class SqliteClaims(ClaimStore):
                 cur = self.conn.cursor()
                 try:
                     if not self._ready:
-                        cur.execute(_SQLITE_DDL)
-                        self.conn.commit()
-                        self._ready = True
+                        cur.execute(_SQLITE_DDL)  # committed together with the first claim
                     out = fn(cur)
                     self.conn.commit()
+                    self._ready = True
                     return out
                 except sqlite3.OperationalError as exc:
                     self.conn.rollback()

@@ -83,7 +83,6 @@ class RemitSaver(BaseCheckpointSaver):
         else:
             raise TypeError(f"validator must be None, False, a state schema class or a callable, not {validator!r}")
         self._claims: ClaimStore | None = claims if claims is not None else (claims_for(base) if consume_gate else None)
-        self._graph_checkers: dict[int, SchemaChecker | None] = {}
         self._thread_checker: dict[str, SchemaChecker | None] = {}
         self._lock = threading.Lock()
 
@@ -166,11 +165,9 @@ class RemitSaver(BaseCheckpointSaver):
 
     # ---- the write path ------------------------------------------------------------
     def _remember_schema(self, thread_id: str, graph: Any) -> None:
-        key = id(graph)
+        checker = graph_checker(graph)
         with self._lock:
-            if key not in self._graph_checkers:
-                self._graph_checkers[key] = graph_checker(graph)
-            self._thread_checker[thread_id] = self._graph_checkers[key]
+            self._thread_checker[thread_id] = checker
 
     def _checker_for(self, config: dict[str, Any]) -> tuple[Validator | SchemaChecker | None, frozenset[str] | None]:
         thread = str((config.get("configurable") or {}).get("thread_id"))
