@@ -17,6 +17,8 @@ CRASH_POINTS = ("exc", "A", "B", "C", "K1", "K2", "K3", "K4", "K5", "window")
 RECOVERY_MODES = ("none", "resubmit")
 DURABILITY = ("sync", "async", "exit")
 DROPS = ("nothing", "later_puts", "all_put_writes")
+# Picked with `pip index versions langgraph` on 2026-11-29: newest 1.0.x, newest 1.1.x, pinned, newest.
+SWEEP = ("1.0.10", "1.1.10", "1.2.9", "1.2.24")
 
 PARAMS = (
     Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"],
@@ -40,9 +42,10 @@ PARAMS = (
           "RD: classes of durable writes the crashed run's saver drops: nothing, every put after the first, "
           "all put_writes", DROPS),
     Param("rd_copies", "int", 2, 2, "RD: byte-identical copies of the crashed store, each recovered separately"),
-    Param("versions", "list[str]", [], [],
-          "other LangGraph releases for the FD/CV version sweep (each installed on demand into "
-          ".cache/langgraph-envs/<version>; needs the package index; a few minutes per version)"),
+    Param("versions", "list[str]", list(SWEEP), [],
+          "LangGraph releases for the FD/CV version sweep: newest 1.0.x and 1.1.x, the pinned 1.2.9 and the newest "
+          "release when this was written (each installed on demand into .cache/langgraph-envs/<version> from the "
+          "package index, about a minute per release the first time, seconds afterwards)"),
     Param("seed", "int", 0, 0, "base seed (recorded; the LangGraph probes draw no random numbers)"),
 )
 

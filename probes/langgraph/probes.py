@@ -573,7 +573,9 @@ def probe_version(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         res.harness_errors.append(str(exc))
         return res
     res.observations = out
-    subject = Subject(f"langgraph=={version}", "sqlite")
+    # Same framework row, the release named in the backend column; report.row() keeps the
+    # 1.2.9 row to the pinned release and lists these separately.
+    subject = Subject(framework_name(spec.args.get("arm", "stock")), f"sqlite@langgraph-{version}")
     fd = out["fd"]
     holds, ev = checker.fork_outcome(fd["second_outcome"], 1, fd["first_outcome"])
     res.verdicts.append(subject.verdict(Property.FD, "second-resume:bare-command", holds, ev,

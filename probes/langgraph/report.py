@@ -64,7 +64,7 @@ EXTRA_KEYS: dict[str, Any] = {
 
 def row(receipts: list[Receipt], framework: str = "langgraph") -> dict[str, Any]:
     """The LangGraph row in the published vocabulary, plus per-recovery-mode crash cells."""
-    pairs = [(r, v) for r, v in _verdicts(receipts) if v.framework == framework]
+    pairs = [(r, v) for r, v in _verdicts(receipts) if v.framework == framework and r.args.get("kind") != "version"]
     out: dict[str, Any] = {}
     for key, pred in {**ROW_KEYS, **EXTRA_KEYS}.items():
         out[key] = _class([v.label for _, v in pairs if pred(v)])
@@ -73,7 +73,7 @@ def row(receipts: list[Receipt], framework: str = "langgraph") -> dict[str, Any]
 
 def row_labels(receipts: list[Receipt], framework: str = "langgraph") -> dict[str, dict[str, str]]:
     """Per row key, the exact label of every path (worst over backends)."""
-    pairs = [(r, v) for r, v in _verdicts(receipts) if v.framework == framework]
+    pairs = [(r, v) for r, v in _verdicts(receipts) if v.framework == framework and r.args.get("kind") != "version"]
     out: dict[str, dict[str, str]] = {}
     for key, pred in {**ROW_KEYS, **EXTRA_KEYS}.items():
         by_path: dict[str, list[Label]] = {}
