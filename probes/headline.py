@@ -92,7 +92,7 @@ def compare(entry: Mapping[str, Any], measured: Measured | None, not_run_why: st
         entry["id"], entry["campaign"], entry["what"], published, dict(measured.value),
         _difference(published, measured.value, keys) if keys else "not comparable",
         "reproduced" if same else "differs",
-        "" if same else (measured.why or "no explanation recorded"),
+        measured.why if same else (measured.why or "no explanation recorded"),
         measured.receipts,
     )
 

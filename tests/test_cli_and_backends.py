@@ -43,7 +43,7 @@ def test_cli_exit_codes(sandbox: dict) -> None:
 def test_headline_status_is_computed_not_typed() -> None:
     entry = {"id": "x", "campaign": "c", "what": "w", "published": {"depth": 4, "distinct": 59}}
     same = compare(entry, Measured({"depth": 4, "distinct": 70}, why="other encoding", compare_keys=("depth",)), "")
-    assert same.status == "reproduced"
+    assert same.status == "reproduced" and same.why == "other encoding"  # notes on uncompared keys stay visible
     differs = compare(entry, Measured({"depth": 5, "distinct": 59}, why="deeper trace"), "")
     assert differs.status == "differs" and differs.why == "deeper trace" and "depth: +1" in differs.difference
     missing = compare(entry, None, "needs API keys")
