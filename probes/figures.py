@@ -21,8 +21,13 @@ def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{name}.png", directory / f"{name}.svg"
+    import matplotlib
+
     fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
-    fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    # matplotlib draws random SVG element ids unless salted: salt with the name, so the
+    # same data gives the same bytes.
+    with matplotlib.rc_context({"svg.hashsalt": name}):
+        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
     label = f"fig-{name}"
     atomic_write_json(directory / f"{name}.json", {"name": name, "label": label, "caption": caption,
                                                    "params": dict(params), "files": [png.name, svg.name]})
