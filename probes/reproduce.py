@@ -115,8 +115,12 @@ def execute_notebook(name: str, params: dict[str, Any], render_only: bool = Fals
     try:
         with tempfile.TemporaryDirectory(prefix="rc-nb-") as tmp:
             out = Path(tmp) / f"{name}.ipynb"
+            # capture_fd_output=False: progress bars the campaign writes to the process's
+            # stderr reach the terminal, not the chapter.
             papermill.execute_notebook(str(source), str(out), parameters=params, kernel_name="python3",
-                                       progress_bar=False, cwd=str(PROJECT_ROOT))
+                                       progress_bar=False, cwd=str(PROJECT_ROOT),
+                                       extra_arguments=["--IPKernelApp.capture_fd_output=False",
+                                                        "--IPKernelApp.log_level=ERROR"])
             atomic_write_bytes(target, out.read_bytes())
     finally:
         if render_only:
