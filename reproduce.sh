@@ -19,7 +19,7 @@ ensure_env() {
   if [ ! -x "$VENV/bin/python" ]; then
     echo "creating $VENV (first run: a few minutes)..." >&2
     "$py" -m venv "$VENV" || die "could not create $VENV: install python3-venv (apt-get install python3-venv)"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null || true
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null 2>&1 || true
   fi
   local want have=""
   want=$(sha256sum "$LOCK" | cut -d' ' -f1)
@@ -27,8 +27,10 @@ ensure_env() {
   if [ "$want" != "$have" ]; then
     echo "installing $LOCK into $VENV..." >&2
     local started=$SECONDS
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$LOCK" \
-      || die "pip could not install $LOCK (see the message above); check network access to PyPI"
+    if ! "$VENV/bin/python" -m pip install --disable-pip-version-check -r "$LOCK" > "$VENV/pip-install.log" 2>&1; then
+      grep -v "^WARNING: Location 'file:" "$VENV/pip-install.log" | tail -15 >&2
+      die "pip could not install $LOCK (log: $VENV/pip-install.log); check access to PyPI"
+    fi
     echo "$want" > "$STAMP"
     echo "environment ready in $((SECONDS - started))s" >&2
   fi
