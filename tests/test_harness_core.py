@@ -145,3 +145,14 @@ def test_malformed_receipt_is_one_clear_error(sandbox: dict) -> None:
         load_receipt(path)
     with pytest.raises(ReceiptError):
         run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
+
+
+def test_a_second_concurrent_run_of_a_campaign_is_refused(sandbox: dict) -> None:
+    from probes.core.campaign import campaign_dir, exclusive
+
+    directory = campaign_dir("selftest_a", Path(sandbox["RC_RECEIPTS_DIR"]))
+    directory.mkdir(parents=True)
+    with exclusive(directory, "selftest_a"):
+        with pytest.raises(UsageError, match="another run of campaign selftest_a is in progress"):
+            run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
+    assert run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"])).ran == ["a1", "a2", "a3"]

@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject, at_most_once, exactly_once, prefix_not_reentered
+from probes.core.checker import Property, Subject, exactly_once, prefix_not_reentered
 from probes.core.errors import HarnessError
-from probes.core.nemesis import ChildOutcome, run_child
-from probes.core.oracle import Ledger, cross_check
+from probes.core.steps import ProtocolSteps
 from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "autogen"
@@ -56,27 +55,11 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     return sorted(specs, key=lambda s: s.id)
 
 
-class _Probe:
+class _Probe(ProtocolSteps):
     def __init__(self, ctx: ProbeContext) -> None:
-        self.ledger_path = ctx.workdir / "ledger.sqlite"
-        self.ledger = Ledger(self.ledger_path)
+        super().__init__(WORKLOAD, ctx.workdir, CHILD_TIMEOUT)
         self.state_file = ctx.workdir / "agent-state.json"
         self.team_file = ctx.workdir / "team-state.json"
-        self.observations: dict[str, Any] = {"children": {}}
-
-    def child(self, fn: str, incarnation: str, park_at: str | None = None, **args: Any) -> ChildOutcome:
-        out = run_child(f"{WORKLOAD}:{fn}", {"ledger": str(self.ledger_path), "incarnation": incarnation, **args},
-                        park_at=park_at, timeout=CHILD_TIMEOUT)
-        self.observations["children"][incarnation] = {
-            "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
-            "result": out.result, "stderr_tail": out.stderr_tail[-600:] if out.status != "ok" else "",
-        }
-        if park_at:
-            out.require_killed()
-        else:
-            out.require_ok()
-            cross_check(out.result["counter"], self.ledger, incarnation)
-        return out
 
 
 def _etype(info: Mapping[str, Any] | None) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -169,6 +170,23 @@ def is_complete(campaign: Campaign, params: Mapping[str, Any], receipts_root: Pa
     return not (campaign.needs_rerun and campaign.needs_rerun(params))
 
 
+@contextlib.contextmanager
+def exclusive(directory: Path, name: str):
+    """One runner per campaign directory: a second concurrent run would interleave receipts."""
+    with open(directory / ".lock", "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            raise UsageError(f"another run of campaign {name} is in progress ({handle.read().strip() or 'pid ?'}); "
+                             "wait for it to finish or stop it") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        yield
+
+
 def run_campaign(
     campaign: Campaign,
     params: Mapping[str, Any],
@@ -183,7 +201,6 @@ def run_campaign(
     params = dict(params)
     directory = campaign_dir(campaign.name, receipts_root)
     directory.mkdir(parents=True, exist_ok=True)
-    remove_stale_temp_files(directory)
     if render_only is None:
         render_only = os.environ.get("RC_RENDER_ONLY") == "1"
     if render_only:
@@ -192,6 +209,12 @@ def run_campaign(
         return CampaignRun(campaign.name, directory, index.get("fingerprint", ""), index.get("params", params),
                            receipts, [], [r.probe for r in receipts])
 
+    with exclusive(directory, campaign.name):
+        return _run_locked(campaign, params, directory)
+
+
+def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> CampaignRun:
+    remove_stale_temp_files(directory)  # left by a killed writer; safe, we hold the lock
     packages = package_versions()
     fp = fingerprint(params, packages)
     specs = campaign.plan(params)

@@ -15,7 +15,6 @@ from typing import Any, Mapping
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
     DocRef,
-    Label,
     Property,
     Subject,
     at_most_once,
@@ -25,8 +24,8 @@ from probes.core.checker import (
     prefix_not_reentered,
 )
 from probes.core.errors import HarnessError
-from probes.core.nemesis import ChildOutcome, run_child
-from probes.core.oracle import Ledger, cross_check
+from probes.core.oracle import cross_check
+from probes.core.steps import ProtocolSteps
 from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "llamaindex"
@@ -69,31 +68,12 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 # --- child plumbing ---------------------------------------------------------------
 
 
-class _Probe:
-    """Runs children for one probe and keeps the raw observations."""
+class _Probe(ProtocolSteps):
+    """The split-step protocol's helpers on top of the shared step runner."""
 
     def __init__(self, ctx: ProbeContext) -> None:
-        self.ledger_path = ctx.workdir / "ledger.sqlite"
-        self.ledger = Ledger(self.ledger_path)
+        super().__init__(WORKLOAD, ctx.workdir, CHILD_TIMEOUT)
         self.snapshot = ctx.workdir / "snapshot.json"
-        self.observations: dict[str, Any] = {"children": {}}
-
-    def child(self, fn: str, incarnation: str, park_at: str | None = None, **args: Any) -> ChildOutcome:
-        out = run_child(f"{WORKLOAD}:{fn}", {"ledger": str(self.ledger_path), "incarnation": incarnation, **args},
-                        park_at=park_at, timeout=CHILD_TIMEOUT)
-        self.observations["children"][incarnation] = {
-            "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
-            "result": out.result, "stderr_tail": out.stderr_tail[-600:] if out.status != "ok" else "",
-        }
-        if park_at:
-            out.require_killed()
-        else:
-            out.require_ok()
-            cross_check(out.result["counter"], self.ledger, incarnation)
-        return out
-
-    def counts(self, incarnation: str | None = None) -> dict[str, int]:
-        return self.ledger.counts(incarnation)
 
     def park(self, flavor: str = "split") -> dict[str, Any]:
         out = self.child("park_at_input", "park", flavor=flavor, snapshot=str(self.snapshot))

@@ -24,8 +24,8 @@ from probes.core.checker import (
     prefix_not_reentered,
 )
 from probes.core.errors import HarnessError
-from probes.core.nemesis import ChildOutcome, run_child
-from probes.core.oracle import Ledger, cross_check
+from probes.core.oracle import cross_check
+from probes.core.steps import ProtocolSteps
 from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "pydantic_graph"
@@ -66,27 +66,11 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     return sorted(specs, key=lambda s: s.id)
 
 
-class _Probe:
+class _Probe(ProtocolSteps):
     def __init__(self, ctx: ProbeContext) -> None:
-        self.ledger_path = ctx.workdir / "ledger.sqlite"
-        self.ledger = Ledger(self.ledger_path)
         self.file = ctx.workdir / "graph-run.json"
         self.fail_dir = ctx.workdir / "fail-markers"
-        self.observations: dict[str, Any] = {"children": {}}
-
-    def child(self, fn: str, incarnation: str, park_at: str | None = None, **args: Any) -> ChildOutcome:
-        out = run_child(f"{WORKLOAD}:{fn}", {"ledger": str(self.ledger_path), "incarnation": incarnation,
-                                             "path": str(self.file), **args}, park_at=park_at, timeout=CHILD_TIMEOUT)
-        self.observations["children"][incarnation] = {
-            "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
-            "result": out.result, "stderr_tail": out.stderr_tail[-600:] if out.status != "ok" else "",
-        }
-        if park_at:
-            out.require_killed()
-        else:
-            out.require_ok()
-            cross_check(out.result["counter"], self.ledger, incarnation)
-        return out
+        super().__init__(WORKLOAD, ctx.workdir, CHILD_TIMEOUT, common={"path": str(self.file)})
 
     def statuses(self) -> list[list[str]]:
         from probes.pydantic_graph.workload import statuses

@@ -1,0 +1,52 @@
+"""One probe's protocol, step by step, each step in a fresh interpreter.
+
+Every step a probe takes (start, park, restore, answer, recover) runs through
+``run_child``; this keeps what each step did (status, park point, result, stderr on
+failure) as observations, turns an unexpected end into a ``HarnessError``, and
+cross-checks the step's in-process effect counter against the ledger -- so a campaign
+only writes the protocol, not the plumbing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from probes.core.nemesis import ChildOutcome, run_child
+from probes.core.oracle import Ledger, cross_check
+
+
+class ProtocolSteps:
+    """Run ``<workload>:<fn>`` steps with a shared ledger; subclass to add protocol helpers.
+
+    Each workload function takes ``ledger`` and ``incarnation`` (plus ``common`` and
+    its own arguments) and returns a dict with its oracle's ``counter``.
+    """
+
+    def __init__(self, workload: str, workdir: Path, timeout: float = 180.0,
+                 common: Mapping[str, Any] | None = None) -> None:
+        self.workload = workload
+        self.timeout = timeout
+        self.common = dict(common or {})
+        self.ledger_path = Path(workdir) / "ledger.sqlite"
+        self.ledger = Ledger(self.ledger_path)
+        self.observations: dict[str, Any] = {"children": {}}
+
+    def child(self, fn: str, incarnation: str, park_at: str | None = None, **args: Any) -> ChildOutcome:
+        """One step; with ``park_at`` it must be killed there, otherwise it must end normally."""
+        out = run_child(f"{self.workload}:{fn}",
+                        {"ledger": str(self.ledger_path), "incarnation": incarnation, **self.common, **args},
+                        park_at=park_at, timeout=self.timeout)
+        self.observations["children"][incarnation] = {
+            "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
+            "result": out.result, "stderr_tail": out.stderr_tail[-600:] if out.status != "ok" else "",
+        }
+        if park_at:
+            out.require_killed()
+        else:
+            out.require_ok()
+            cross_check(out.result["counter"], self.ledger, incarnation)
+        return out
+
+    def counts(self, incarnation: str | None = None) -> dict[str, int]:
+        return self.ledger.counts(incarnation)
