@@ -50,7 +50,8 @@ def headline_markdown(rows: list[HeadlineRow]) -> str:
         "|---|---|---|---|",
     ]
     for r in rows:
-        links = " ".join(f"[{Path(p).stem}](../{p})" for p in r.receipts[:3])
+        # raw anchors: MyST would turn a relative link to a non-document into a dead "#" anchor
+        links = " ".join(f'<a href="../{p}">{Path(p).stem}</a>' for p in r.receipts[:3])
         detail = [f"**{STATUS_MARK[r.status]}**"]
         if r.status == "differs":
             detail.append(f"difference: {_fmt(r.difference)}")

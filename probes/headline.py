@@ -93,8 +93,15 @@ def compare(entry: Mapping[str, Any], measured: Measured | None, not_run_why: st
         _difference(published, measured.value, keys) if keys else "not comparable",
         "reproduced" if same else "differs",
         measured.why if same else (measured.why or "no explanation recorded"),
-        measured.receipts,
+        tuple(_receipt_path(entry["campaign"], r) for r in measured.receipts),
     )
+
+
+def _receipt_path(campaign: str, receipt: str) -> str:
+    """A probe id or a path -> the receipt's path relative to the data root (as the book serves it)."""
+    if receipt.endswith(".json"):
+        return receipt
+    return f"receipts/{campaign}/{receipt}.json"
 
 
 def headline_rows(receipts_root: Path = RECEIPTS_DIR) -> list[HeadlineRow]:

@@ -107,6 +107,6 @@ def render_markdown(cells: list[Cell], link_prefix: str = "../") -> str:
             for c in sorted(props.get(p, []), key=lambda c: (c.path, c.backend)):
                 summary = c.summary.replace("|", "\\|").replace("\n", " ")
                 out.append(f"| {p.value} | {c.path} | {c.backend} | {c.label.value} | {summary} | "
-                           f"[json]({link_prefix}{c.receipt}) |")
+                           f'<a href="{link_prefix}{c.receipt}">json</a> |')
         out.append("")
     return "\n".join(out)

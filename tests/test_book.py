@@ -69,6 +69,9 @@ def test_math_renders_from_the_local_mathjax(built_book: Path, tmp_path: Path) -
 def test_receipts_are_linked_and_published_file_is_marked(built_book: Path) -> None:
     published = json.loads((ROOT / "data" / "published.json").read_text())
     assert "PUBLISHED" in published["_warning"]
-    matrix = (built_book / "generated" / "matrix.html").read_text()
-    for href in re.findall(r'href="(\.\./receipts/[^"]+)"', matrix):
-        assert (built_book / "generated" / href).resolve().exists(), href
+    for page in ("matrix", "headline"):
+        html = (built_book / "generated" / f"{page}.html").read_text()
+        links = re.findall(r'href="(\.\./receipts/[^"]+)"', html)
+        assert links, f"the {page} page links no receipt"
+        for href in links:
+            assert (built_book / "generated" / href).resolve().exists(), href

@@ -333,7 +333,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         value = {"counter": counters[0] if len(counters) == 1 else counters,
                  "expected": predicted[0] if len(predicted) == 1 else predicted,
                  "reps": len(exc)}
-        out["crewai.persist_counter"] = Measured(value, "counter differs across reps: see receipts",
+        note = "the counter differs across reps: see the receipts" if len(counters) > 1 else ""
+        out["crewai.persist_counter"] = Measured(value, note,
                                                  compare_keys=("counter", "expected"),
                                                  receipts=tuple(r.probe for r in exc))
     else:

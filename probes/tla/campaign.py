@@ -202,7 +202,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     out: dict[str, Any] = {}
 
     def receipts_of(*names: str) -> tuple[str, ...]:
-        return tuple(sorted({f"tlc/{runs[n]['receipt']}" for n in names if n in runs}))
+        return tuple(sorted({runs[n]["receipt"].removesuffix(".json") for n in names if n in runs}))
 
     r0 = runs.get("R0_reference")
     if r0:
@@ -299,7 +299,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
             break
         footprint[f] = [p for p, cell in zip(_ORDER, cells) if cell["result"] == "violated"]
     out["tlc.footprint"] = (Measured(footprint, why="see the footprint matrix in the tlc chapter",
-                                     receipts=tuple(f"tlc/fault.{f}.json" for f in c.FAULTS))
+                                     receipts=tuple(f"fault.{f}" for f in c.FAULTS))
                             if footprint else "the footprint matrix was not run in this profile (footprint=False)")
     return out
 
