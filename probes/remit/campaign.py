@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import functools
 import multiprocessing as mp
+from dataclasses import replace
 from typing import Any, Mapping
 
 from probes.core import checker
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject
+from probes.core.checker import Property, Subject, Verdict
 from probes.core.errors import HarnessError
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
 
 FRAMEWORK = "langgraph+remit"
+SAVER_ONLY = "langgraph+remit (saver only, no effect ledger)"
 BACKENDS = ("memory", "sqlite", "postgres")
 LG_KINDS = ("fd", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
 LEDGER_POINTS = ("exc", "A", "C", "window")
@@ -303,12 +305,24 @@ def probe_mutant(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                                      "killed": bool(killed_by), "killed_by": killed_by, "detectors": got})
 
 
+def _saver_only(v: Verdict) -> bool:
+    """EO/PC on the reused crash probes: the wrapper alone, with no effect ledger around the task."""
+    return (v.framework == FRAMEWORK and v.property.value in ("EO", "PC")
+            and v.path.startswith(("crash", "durability")) and not v.path.endswith("/ledger"))
+
+
+def _split_saver_only(result: ProbeResult) -> ProbeResult:
+    """Give the saver-only crash cells their own matrix row: REMIT's EO guarantee needs the ledger."""
+    result.verdicts = [replace(v, framework=SAVER_ONLY) if _saver_only(v) else v for v in result.verdicts]
+    return result
+
+
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     kind = spec.args["kind"]
     if kind in LG_KINDS:
         from probes.langgraph.campaign import run_probe as lg_run
 
-        return lg_run(spec, ctx)
+        return _split_saver_only(lg_run(spec, ctx))
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
             "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
             "mutant": probe_mutant}[kind](spec, ctx)
@@ -329,10 +343,10 @@ def row(receipts: list[Receipt]) -> dict[str, str]:
     by: dict[str, list[bool]] = {}
     for r in receipts:
         for v in r.verdicts:
-            if v.framework != FRAMEWORK or v.label.value == "n/a":
+            if v.framework not in (FRAMEWORK, SAVER_ONLY) or v.label.value == "n/a":
                 continue
             prop = v.property.value
-            if prop in ("EO", "PC") and v.path.startswith(("crash", "durability")) and not v.path.endswith("/ledger"):
+            if v.framework == SAVER_ONLY or _saver_only(v):
                 prop = f"{prop} crash (saver only)"
             by.setdefault(prop, []).append(not v.label.violates)
     return {p: ("✓" if all(hs) else "✗") for p, hs in sorted(by.items())}

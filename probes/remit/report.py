@@ -31,8 +31,8 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
     for arm, recs in (("langgraph", stock), ("langgraph+remit", remit)):
         for r in recs:
             for v in r.verdicts:
-                if v.framework != arm:
-                    continue
+                if not v.framework.startswith(arm) or (arm == "langgraph" and v.framework != arm):
+                    continue  # the REMIT arm includes its "saver only" crash cells
                 prop = v.property.value
                 if prop in ("EO", "PC") and v.path.startswith(("crash", "durability")):
                     prop = f"{prop} crash (ledger)" if v.path.endswith("/ledger") else f"{prop} crash (saver only)"
