@@ -8,11 +8,12 @@ disagree become ``harness_errors`` and the affected verdict is not emitted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from probes.core import checker
 from probes.core import oracle as oracle_mod
@@ -79,6 +80,18 @@ def _remit(spec: ProbeSpec) -> tuple[str, dict[str, Any]]:
     return spec.args.get("arm", "stock"), dict(spec.args.get("remit_options", {}))
 
 
+@contextlib.contextmanager
+def _inproc_saver(spec: ProbeSpec, ctx: ProbeContext, backend: str, label: str) -> Iterator[Any]:
+    """A fresh store's saver (stock or REMIT, as the spec says) for a probe run in this process."""
+    from probes.langgraph.savers import make_saver
+
+    arm, remit_options = _remit(spec)
+    store = ctx.stores.fresh(backend, label)
+    oracle_mod.install(ctx.workdir / "ledger.sqlite", "inproc")
+    with make_saver(store, arm, **remit_options) as saver:
+        yield saver
+
+
 # --- FD ---------------------------------------------------------------------------------
 
 FD_PATHS = {
@@ -91,13 +104,8 @@ FD_PATHS = {
 
 def probe_fd(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     backend, variant = spec.args["backend"], spec.args["variant"]
-    arm, remit_options = _remit(spec)
     res = ProbeResult()
-    store = ctx.stores.fresh(backend, "fd")
-    oracle_mod.install(ctx.workdir / "ledger.sqlite", "inproc")
-    from probes.langgraph.savers import make_saver
-
-    with make_saver(store, arm, **remit_options) as saver:
+    with _inproc_saver(spec, ctx, backend, "fd") as saver:
         obs = workloads.fd_protocol(saver, variant)
     try:
         counts = oracle_mod.current().cross_check()
@@ -125,13 +133,8 @@ def probe_fd(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 def probe_cv(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     backend = spec.args["backend"]
-    arm, remit_options = _remit(spec)
     res = ProbeResult()
-    store = ctx.stores.fresh(backend, "cv")
-    oracle_mod.install(ctx.workdir / "ledger.sqlite", "inproc")
-    from probes.langgraph.savers import make_saver
-
-    with make_saver(store, arm, **remit_options) as saver:
+    with _inproc_saver(spec, ctx, backend, "cv") as saver:
         obs = workloads.cv_protocol(saver)
     res.observations = obs
     became_durable = obs["became_durable"]
@@ -240,13 +243,8 @@ def probe_co_sequential(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 def probe_co_fanout(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     backend = spec.args["backend"]
-    arm, remit_options = _remit(spec)
     res = ProbeResult()
-    store = ctx.stores.fresh(backend, "fanout")
-    oracle_mod.install(ctx.workdir / "ledger.sqlite", "inproc")
-    from probes.langgraph.savers import make_saver
-
-    with make_saver(store, arm, **remit_options) as saver:
+    with _inproc_saver(spec, ctx, backend, "fanout") as saver:
         obs = workloads.fanout_protocol(saver)
     try:
         counts = oracle_mod.current().cross_check()
@@ -267,13 +265,8 @@ def probe_co_fanout(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 def probe_eo_interrupt(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     backend, api = spec.args["backend"], spec.args["api"]
-    arm, remit_options = _remit(spec)
     res = ProbeResult()
-    store = ctx.stores.fresh(backend, "eo")
-    oracle_mod.install(ctx.workdir / "ledger.sqlite", "inproc")
-    from probes.langgraph.savers import make_saver
-
-    with make_saver(store, arm, **remit_options) as saver:
+    with _inproc_saver(spec, ctx, backend, "eo") as saver:
         obs = workloads.interrupt_eo_protocol(saver, api)
     try:
         counts = oracle_mod.current().cross_check()
