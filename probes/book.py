@@ -74,8 +74,10 @@ def matrix_markdown() -> str:
         "Generated from the receipts in `data/receipts/` (the `verdicts.json` view of each campaign). "
         "Labels: ✓ conforms on every tested path; ✗ violates it and the framework's documentation "
         "claims the property; D documented deviation; U violates it and no documentation addresses it "
-        "(a ✗ with no documented excuse); n/a no operation the property speaks about. A cell that differs "
-        "by path is split by path. Every verdict links to its receipt.",
+        "(a ✗ with no documented excuse); n/a no operation the property speaks about. A cell whose paths "
+        "disagree shows each label with its number of paths, worst first (`U×3 · ✓×2`); the tables below "
+        "give every path, its evidence and a link to its receipt. Tampered-state probes and REMIT without "
+        "its effect ledger have rows of their own.",
         "",
     ]
     return "\n".join(head) + render_markdown(load_all_verdicts()) + "\n"

@@ -53,6 +53,8 @@ def summarise(cells: list[Cell]) -> str:
     counts: dict[Label, int] = defaultdict(int)
     for c in cells:
         counts[c.label] += 1
+    if len(counts) > 1:
+        counts.pop(Label.NA, None)  # paths with nothing to measure; listed in the per-path table
     if len(counts) == 1:
         return next(iter(counts)).value
     ordered = sorted(counts, key=lambda lab: -_SEVERITY[lab])
