@@ -61,15 +61,10 @@ def summarise(cells: list[Cell]) -> str:
     return " · ".join(f"{lab.value}×{counts[lab]}" for lab in ordered)
 
 
-def row_key(cell: Cell) -> str:
-    """Tampered-state probes are behaviour the paper did not measure: their own row."""
-    return f"{cell.framework} · tampered state" if cell.path.startswith("tamper:") else cell.framework
-
-
 def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:
     rows: dict[str, dict[Property, list[Cell]]] = defaultdict(lambda: defaultdict(list))
     for c in cells:
-        rows[row_key(c)][c.property].append(c)
+        rows[c.framework][c.property].append(c)
     return {k: dict(v) for k, v in sorted(rows.items())}
 
 

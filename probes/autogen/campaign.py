@@ -21,6 +21,8 @@ from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "autogen"
 SUBJECT = Subject("autogen", "json-file")
+# Tampered durable state is behaviour the paper did not measure: its own matrix row.
+TAMPERED = Subject("autogen · tampered state", "json-file")
 WORKLOAD = "probes.autogen.workload"
 CHILD_TIMEOUT = 180.0
 ORDERS = ["o1", "o2", "o3"]
@@ -100,7 +102,7 @@ def _tamper(p: _Probe) -> list:
         else:
             summary = (f"accepted silently by load_state; the continued run produced {r['messages']} "
                        f"and effects {counts or 'none'}")
-        verdicts.append(SUBJECT.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
     return verdicts
 
 

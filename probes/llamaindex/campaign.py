@@ -30,6 +30,8 @@ from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "llamaindex"
 SUBJECT = Subject("llamaindex", "json-file")
+# Tampered durable state is behaviour the paper did not measure: its own matrix row.
+TAMPERED = Subject("llamaindex · tampered state", "json-file")
 WORKLOAD = "probes.llamaindex.workload"
 FAMILIES = ("split", "fork", "double", "race", "wait", "parkkill", "cv", "tamper")
 TAMPERS = ("wrong-version", "queue-not-a-list", "bad-state-value", "removed-state", "removed-workers",
@@ -242,7 +244,7 @@ def _tamper(p: _Probe, kinds: list[str]) -> list:
             summary = f"error at {r['stage']} ({_etype(r['error'])}) only after effects {counts}"
         else:
             summary = f"accepted silently; the run finished with {r['outcome']!r}, effects {counts}"
-        verdicts.append(SUBJECT.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
     return verdicts
 
 

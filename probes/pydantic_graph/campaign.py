@@ -30,6 +30,8 @@ from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "pydantic_graph"
 SUBJECT = Subject("pydantic-graph", "file")
+# Tampered durable state is behaviour the paper did not measure: its own matrix row.
+TAMPERED = Subject("pydantic-graph · tampered state", "file")
 WORKLOAD = "probes.pydantic_graph.workload"
 CHILD_TIMEOUT = 180.0
 # crash kinds: exception inside NodeB, SIGKILL inside NodeB before / after its effect, SIGKILL between nodes
@@ -220,7 +222,7 @@ def _tamper(p: _Probe) -> list:
         summary = (f"refused loudly ({_etype(rec['error'])}) before any effect" if loud else
                    f"accepted silently; output {rec['outcome']}, effects during recovery {counts}, "
                    f"B fired {total_b} time(s) in all")
-        verdicts.append(SUBJECT.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
     return verdicts
 
 
