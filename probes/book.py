@@ -6,7 +6,6 @@ and the table of contents (chapters appear once their notebook has been executed
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

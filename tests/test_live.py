@@ -6,7 +6,6 @@ sockets first and fails if anything tries to connect.
 
 from __future__ import annotations
 
-import json
 import math
 import socket
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 
 from probes.core.campaign import run_campaign
 from probes.core.checker import Label
-from probes.core.receipt import Receipt, load_campaign
+from probes.core.receipt import Receipt
 from probes.live import campaign as live
 from probes.live.calls import Budget, BudgetExhausted, redact
 from probes.live.stats import Tally, pooled, tally_trials, wilson

@@ -18,7 +18,7 @@ SMALL = dict(backends=["memory"], langgraph_kinds=["fd", "cv"], ledger_points=["
 def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
     params = REMIT.resolve(SMALL, quick=True)
     a = run_campaign(REMIT, params, receipts_root=tmp_path / "a")
-    b = run_campaign(REMIT, params, receipts_root=tmp_path / "b")
+    run_campaign(REMIT, params, receipts_root=tmp_path / "b")
     assert not a.harness_errors
     va = (tmp_path / "a" / "remit" / "verdicts.json").read_bytes()
     assert va == (tmp_path / "b" / "remit" / "verdicts.json").read_bytes()

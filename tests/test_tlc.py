@@ -7,7 +7,6 @@ clear line.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess

@@ -21,12 +21,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from probes import RECEIPTS_DIR
 from probes.core.atomic import remove_stale_temp_files
 from probes.core.backends import StoreFactory
-from probes.core.errors import ReceiptError, UsageError
+from probes.core.errors import UsageError
 from probes.core.manifest import build_manifest, fingerprint, package_versions
 from probes.core.receipt import INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index, write_index
 

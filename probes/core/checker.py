@@ -13,7 +13,7 @@ labelled by what the framework's documentation says about it:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, Mapping
 

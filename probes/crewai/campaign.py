@@ -8,7 +8,6 @@ reports and hands them to the checker.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec

@@ -13,7 +13,6 @@ stock LangGraph SqliteSaver, paired and interleaved in one process.
 from __future__ import annotations
 
 import random
-import statistics
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.receipt import ProbeResult, Receipt
-from probes.live.providers import (PROVIDER_CHOICES, PROVIDERS, ModelRef, has_key, key_env_name,
+from probes.live.providers import (PROVIDER_CHOICES, ModelRef, has_key, key_env_name,
                                    parse_models, public_base_url)
 
 PROTOCOLS = ("fork", "approval", "session")  # mirrors probes.live.protocols (kept import-free here)

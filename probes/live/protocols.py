@@ -27,7 +27,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypedDict
+from typing import Any, TypedDict
 
 from probes.core import checker
 from probes.core.errors import HarnessError

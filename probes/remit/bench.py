@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from probes import PROJECT_ROOT
-from probes.core import checker
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
 from probes.core.receipt import ProbeResult, Receipt

@@ -102,7 +102,7 @@ def _subject(backend: str) -> Subject:
 
 def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost answer."""
-    from probes.remit.workloads import park_to_interrupt, racer
+    from probes.remit.workloads import racer
 
     res = ProbeResult()
     backend = spec.args["backend"]

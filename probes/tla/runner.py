@@ -24,9 +24,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-from probes.core.errors import HarnessError, UsageError
+from probes.core.errors import UsageError
 from probes.tla.configs import TLA_DIR, TlcConfig
 
 # Message codes of TLC 2.15's -tool stream (TOOLCHAIN.md).
