@@ -8,6 +8,7 @@ clear line.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,7 +64,10 @@ def test_each_fault_violates_its_property() -> None:
         elif prop == "CV":
             assert "valid |-> FALSE" in last["log"]
         elif prop == "FD":
-            assert last["resumes"].count("[v |->") >= 2
+            assert len(re.findall(r"\[\s*v \|->", last["resumes"])) >= 2
+            assert 'intent |-> "fork"' in last["resumes"]
+            # the mechanism: one write, keyed by (checkpoint, task); the fork looked its value up there
+            assert last["writes"].replace(" ", "").count("<<<<") == 1
         elif prop == "RD":
             assert last["recHist"].count("f |->") >= 2
 

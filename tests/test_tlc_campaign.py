@@ -20,7 +20,7 @@ def test_reference_row_is_deterministic(tmp_path: Path) -> None:
     assert not first.harness_errors and not second.harness_errors
     verdicts = [v for r in first.receipts for v in r.verdicts]
     assert {(v.framework, v.property.value, v.label.value) for v in verdicts} == {
-        ("tla-reference", p, "✓") for p in ("PC", "EO", "FD", "CV", "CO", "RD", "LV")}
+        ("tla-reference", p, "✓") for p in ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV")}
     view_a = (tmp_path / "a" / "tlc" / VIEW_NAME).read_bytes()
     assert view_a == (tmp_path / "b" / "tlc" / VIEW_NAME).read_bytes()
     heads = campaign.headlines(first.receipts)

@@ -31,7 +31,7 @@ from probes.core.errors import UsageError
 from probes.core.receipt import ProbeResult, Receipt
 
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
-                           "inductive")
+                           "inductive", "refinement", "proposition1")
 FRAMEWORK = "tla-reference"
 BACKEND = "TLC 2.15"
 
@@ -59,6 +59,10 @@ def _configs(group: str, key: str, params: Mapping[str, Any]) -> list:
     if group == "inductive":
         index = int(key.removeprefix("set")) - 1
         return [c.inductive_base(index), c.inductive(index)]
+    if group == "refinement":
+        return [c.refinement(bounds)] + [c.refinement(bounds, f) for f in c.FAULTS + (c.WIRE_FAULT,)]
+    if group == "proposition1":
+        return [c.intent(False), c.intent(True)] + [c.no_intent(bounds, p) for p in c.CONTRACT_INVARIANTS]
     raise UsageError(f"unknown configuration group {group!r}; choose from {', '.join(GROUPS)}")
 
 
@@ -96,29 +100,60 @@ def _bounds_text(cfg: Any) -> str:
             f"{k['MaxCrashes']} crash(es), {k['MaxStrays']} stray(s)")
 
 
-def _reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> list:
+# Which contract property each checked formula speaks for (CONTRACT.md section 2).
+INVARIANT_PROPERTY: dict[str, Property] = {p: Property(p) for p in ("PC", "EO", "FD", "CV", "CO", "RD", "FI")}
+TEMPORAL_PROPERTY: dict[str, Property] = {"EventuallyCompletes": Property.LV, "CompletesExactlyOnce": Property.LV}
+
+
+def reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> tuple[list, list[str]]:
+    """One TLC result of the reference semantics -> (verdicts, harness errors).
+
+    Every outcome lands somewhere; nothing is dropped:
+    * holds: ✓ for every property the run checked;
+    * a violated contract invariant: ✗ for that property (the others the run checked are
+      named in the evidence as not established: TLC stops at the first violation);
+    * a violated temporal property, or a deadlock (the run can get stuck before it
+      completes): ✗ for LV;
+    * a TLC error, or a violated formula that is no contract property (TypeOK: the model
+      itself is wrong): a harness error, never a label.
+    """
     subject = Subject(FRAMEWORK, BACKEND)
-    evidence_base = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
-                     "generated": res.generated, "distinct": res.distinct}
+    checked = [INVARIANT_PROPERTY[i] for i in cfg.invariants if i in INVARIANT_PROPERTY]
+    checked += [p for p in dict.fromkeys(TEMPORAL_PROPERTY[t] for t in cfg.properties if t in TEMPORAL_PROPERTY)]
+    evidence = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
+                "generated": res.generated, "distinct": res.distinct}
     if deterministic_depth:
-        evidence_base["depth"] = res.depth
-    verdicts = []
-    if cfg.properties:  # liveness run
-        holds = res.result == "holds"
-        summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
-                   f"({_bounds_text(cfg)})" if holds else
-                   f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}")
-        return [subject.verdict(Property.LV, path, holds, evidence_base, summary)]
-    for prop in ("PC", "EO", "FD", "CV", "CO", "RD"):
-        if res.result == "holds":
-            verdicts.append(subject.verdict(Property(prop), path, True, evidence_base,
-                                            f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
-                                            f"of the reference semantics ({_bounds_text(cfg)})"))
-        elif res.violated == prop:
-            verdicts.append(subject.verdict(Property(prop), path, False, evidence_base,
-                                            f"TLC: invariant {prop} violated by the reference semantics "
-                                            f"at depth {res.depth} ({_bounds_text(cfg)})"))
-    return verdicts
+        evidence["depth"] = res.depth
+    bounds = _bounds_text(cfg)
+    if res.result == "error":
+        return [], [f"{cfg.name}: {res.error}"]
+    if res.result == "holds":
+        out = []
+        for prop in checked:
+            if prop is Property.LV:
+                summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
+                           f"({bounds})")
+            elif prop is Property.FI:
+                summary = (f"TLC: invariant FI holds in all {res.distinct} distinct states: every resume at the "
+                           f"answered interrupt checkpoint carries its caller's intent (fork/retry) on the wire "
+                           f"({bounds})")
+            else:
+                summary = (f"TLC: invariant {prop.value} holds in all {res.distinct} distinct states "
+                           f"of the reference semantics ({bounds})")
+            out.append(subject.verdict(prop, path, True, evidence, summary))
+        return out, []
+    if res.result == "deadlock":
+        prop, what = Property.LV, f"a deadlock at depth {res.depth}: a run gets stuck before it completes"
+    elif res.violated in INVARIANT_PROPERTY:
+        prop, what = INVARIANT_PROPERTY[res.violated], f"invariant {res.violated} violated at depth {res.depth}"
+    elif res.violated in TEMPORAL_PROPERTY or res.violated == "temporal properties":
+        prop, what = Property.LV, f"liveness violated ({res.violated})"
+    else:
+        return [], [f"{cfg.name}: TLC reports {res.violated!r} violated, which is no contract property "
+                    f"(the model itself is wrong); no verdict"]
+    rest = [p.value for p in checked if p is not prop]
+    ev = dict(evidence, not_established=rest) if rest else evidence
+    return [subject.verdict(prop, path, False, ev, f"TLC: {what} in the reference semantics ({bounds})")], []
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
@@ -145,7 +180,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     observations: dict[str, Any] = {"group": group, "key": key, "runs": {}}
     for cfg, res in zip(cfgs, runs):
         entry = res.stable
-        entry.update({"search_depth": res.search_depth, "exit_code": res.exit_code, "tags": dict(cfg.tags),
+        entry.update({"search_depth": res.search_depth, "initial": res.initial, "exit_code": res.exit_code,
+                      "tags": dict(cfg.tags),
                       "title": cfg.title, "module": cfg.module, "constants": dict(cfg.constants),
                       "invariants": list(cfg.invariants), "properties": list(cfg.properties),
                       "trace": [{"index": s.index, "action": s.action, "values": s.values} for s in res.trace]})
@@ -153,13 +189,14 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         result.metrics[cfg.name] = {"seconds": res.seconds, "workers": res.workers,
                                     "states_per_second": round(res.distinct / res.seconds, 1)
                                     if res.distinct and res.seconds else None}
-        if res.result == "error":
-            result.harness_errors.append(f"{cfg.name}: {res.error}")
-            continue
         if group in ("reference", "liveness"):
-            result.verdicts += _reference_verdicts(cfg, res, "reference bounds", True)
+            verdicts, errors = reference_verdicts(cfg, res, "reference bounds", True)
         elif group == "scaled" and key == "clean":
-            result.verdicts += _reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+            verdicts, errors = reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+        else:
+            verdicts, errors = [], [f"{cfg.name}: {res.error}"] if res.result == "error" else []
+        result.verdicts += verdicts
+        result.harness_errors += errors
     result.observations = observations
     return result
 

@@ -31,10 +31,14 @@ from probes.tla.configs import TLA_DIR, TlcConfig
 
 # Message codes of TLC 2.15's -tool stream (TOOLCHAIN.md).
 MSG_INVARIANT_VIOLATED = 2110
+MSG_INVARIANT_VIOLATED_INITIAL = 2107
+MSG_PROPERTY_VIOLATED_INITIAL = 2108
+MSG_ACTION_PROPERTY_VIOLATED = 2112
 MSG_TEMPORAL_VIOLATED = (2116, 2264)
 MSG_DEADLOCK = 2114
 MSG_TRACE_STATE = (2217, 2218)
 MSG_STATS = 2199
+MSG_INIT_DONE = 2190
 MSG_DEPTH = 2194
 MSG_NO_ERROR = 2193
 MSG_FINISHED = 2186
@@ -75,6 +79,7 @@ class TlcResult:
     distinct: int | None = None
     depth: int | None = None        # counterexample length if violated, else search depth
     search_depth: int | None = None
+    initial: int | None = None      # distinct initial states
     exit_code: int | None = None
     exit_meaning: str = ""
     trace: list[TraceState] = field(default_factory=list)
@@ -180,8 +185,14 @@ def _error_line(text: str, module_dir: Path, fallback: str) -> str:
     return f"{module_dir / (module + '.tla')}:{line}:{col}: {detail}"
 
 
-def parse_output(config: str, output: str, exit_code: int | None, module_dir: Path) -> TlcResult:
-    """The ``-tool`` stream (plus SANY's plain text) -> ``TlcResult``."""
+def parse_output(config: str, output: str, exit_code: int | None, module_dir: Path,
+                 properties: Sequence[str] = ()) -> TlcResult:
+    """The ``-tool`` stream (plus SANY's plain text) -> ``TlcResult``.
+
+    ``properties``: the configuration's PROPERTIES. TLC names a violated action
+    property (``[][A]_v``, e.g. a refinement) only by its source location; with one
+    property checked, that property is the one violated.
+    """
     res = TlcResult(config=config, result="error", exit_code=exit_code,
                     exit_meaning=EXIT_MEANING.get(exit_code or 0, f"exit {exit_code}"))
     messages = [(int(c), int(k), body) for c, k, body in _MSG.findall(output)]
@@ -190,10 +201,15 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
     other_errors: list[str] = []
     for code, _cls, body in messages:
         text = body.strip()
-        if code == MSG_INVARIANT_VIOLATED:
+        if code in (MSG_INVARIANT_VIOLATED, MSG_INVARIANT_VIOLATED_INITIAL):
             res.result = "violated"
             m = re.search(r"Invariant (\w+) is violated", text)
             res.violated = m.group(1) if m else text
+        elif code in (MSG_ACTION_PROPERTY_VIOLATED, MSG_PROPERTY_VIOLATED_INITIAL):
+            res.result = "violated"
+            where = _LOCATION.search(text)
+            at = f"action property at line {where.group(1)} of module {where.group(3)}" if where else text
+            res.violated = properties[0] if len(properties) == 1 else at
         elif code in MSG_TEMPORAL_VIOLATED:
             res.result = "violated"
             res.violated = res.violated or "temporal properties"
@@ -204,6 +220,8 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
             res.trace.append(_parse_state(body))
         elif code == MSG_STATS and (m := _STATS.search(text)):
             res.generated, res.distinct = _int(m.group(1)), _int(m.group(2))
+        elif code == MSG_INIT_DONE and (m := re.search(r"([\d,]+) distinct state", text)):
+            res.initial = _int(m.group(1))
         elif code == MSG_DEPTH and (m := _DEPTH.search(text)):
             res.search_depth = int(m.group(1))
         elif code == MSG_NO_ERROR:
@@ -288,7 +306,7 @@ def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_d
         except subprocess.TimeoutExpired:
             return TlcResult(cfg.name, "error", error=f"TLC did not finish within {timeout:.0f} s",
                              seconds=round(time.monotonic() - started, 3), workers=workers)
-        result = parse_output(cfg.name, proc.stdout, proc.returncode, tla_dir)
+        result = parse_output(cfg.name, proc.stdout, proc.returncode, tla_dir, cfg.properties)
         result.seconds = round(time.monotonic() - started, 3)
         result.workers = workers
         if result.result == "error" and result.error and "exit code" in result.error and proc.stderr.strip():
