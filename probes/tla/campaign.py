@@ -96,6 +96,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 
 def _bounds_text(cfg: Any) -> str:
     k = dict(cfg.constants)
+    if not all(b in k for b in ("N", "IP", "NV", "MaxResumes", "MaxCrashes", "MaxStrays")):
+        return ", ".join(f"{name}={value}" for name, value in cfg.constants)
     return (f"N={k['N']}, IP={k['IP']}, |V|={k['NV']}, {k['MaxResumes']} resumes, "
             f"{k['MaxCrashes']} crash(es), {k['MaxStrays']} stray(s)")
 

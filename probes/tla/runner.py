@@ -83,6 +83,8 @@ class TlcResult:
     exit_code: int | None = None
     exit_meaning: str = ""
     trace: list[TraceState] = field(default_factory=list)
+    # with -continue: every violation's trace (trace is the first of them)
+    violations: list[list[TraceState]] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
     workers: int = 1
@@ -94,6 +96,7 @@ class TlcResult:
     def from_json(cls, data: dict[str, Any]) -> "TlcResult":
         data = dict(data)
         data["trace"] = [TraceState(**s) for s in data.get("trace", [])]
+        data["violations"] = [[TraceState(**s) for s in v] for v in data.get("violations", [])]
         return cls(**data)
 
     @property
@@ -202,6 +205,7 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
     for code, _cls, body in messages:
         text = body.strip()
         if code in (MSG_INVARIANT_VIOLATED, MSG_INVARIANT_VIOLATED_INITIAL):
+            res.violations.append([])
             res.result = "violated"
             m = re.search(r"Invariant (\w+) is violated", text)
             res.violated = m.group(1) if m else text
@@ -217,7 +221,11 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
             res.result = "deadlock"
             res.violated = "deadlock"
         elif code in MSG_TRACE_STATE:
-            res.trace.append(_parse_state(body))
+            state = _parse_state(body)
+            if res.violations:
+                res.violations[-1].append(state)
+            if len(res.violations) <= 1:
+                res.trace.append(state)
         elif code == MSG_STATS and (m := _STATS.search(text)):
             res.generated, res.distinct = _int(m.group(1)), _int(m.group(2))
         elif code == MSG_INIT_DONE and (m := re.search(r"([\d,]+) distinct state", text)):
@@ -268,7 +276,7 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
 
 def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_dir: Path = TLA_DIR,
             heap_mb: int = 1024, timeout: float = 1800.0, extra_cfg: str | None = None,
-            short: bool = True) -> TlcResult:
+            short: bool = True, tlc_args: Sequence[str] = ()) -> TlcResult:
     """Run TLC on one configuration in its own directory; errors come back in ``result.error``.
 
     ``short``: the run takes seconds, so JVM start-up dominates; stopping the JIT at
@@ -299,6 +307,7 @@ def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_d
                "-metadir", str(base / "meta"), "-config", f"{cfg.name}.cfg"]
         if not cfg.check_deadlock:
             cmd.append("-deadlock")
+        cmd += list(tlc_args)
         cmd.append(f"{cfg.module}.tla")
         started = time.monotonic()
         try:
