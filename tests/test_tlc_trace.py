@@ -12,28 +12,11 @@ import pytest
 
 from probes.core.errors import UsageError
 from probes.tla import trace as T
-from tests.fixtures.histories.hand_built import HISTORIES
-
-EXPECTED = {
-    "clean": ["reference"],
-    "fork_and_retry_ok": ["reference"],
-    "fork_sees_first": ["ForkIgnore"],
-    "replay_from_start": ["Replay"],
-    "prefix_replay": ["PrefixReplay"],
-    "stray_refires_gate": ["DoubleConsume"],
-    "stray_inert": ["reference"],
-    "crash_resumes_after_frontier": ["reference"],
-    # the frontier is task 1: restarting at 1 (Replay, PrefixReplay) and re-running the frontier
-    # task (NondetRecovery's lagging pointer) are the same observable behaviour
-    "crash_redoes_frontier": ["Replay", "NondetRecovery", "PrefixReplay"],
-    "invalid_persisted": ["InvalidPersist"],
-    "skips_the_gate": [],
-}
-
+from probes.tla.known_histories import EXPECTED, GATE, HISTORIES, STEPS
 
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, T.Verdict]:
-    traces = [T.observations(h, name=n, steps=("a", "b", "c"), gate="b") for n, h in HISTORIES.items()]
+    traces = [T.observations(h, name=n, steps=STEPS, gate=GATE) for n, h in HISTORIES.items()]
     return T.explain(traces)
 
 
@@ -58,11 +41,14 @@ def test_mapping_of_events() -> None:
                                                     "consume", "exec"]
     assert trace.observations[3].at == 1 and trace.observations[4].effects == (2, 1, 0)
     fork = T.observations(HISTORIES["fork_sees_first"]).observations[-1]
-    assert (fork.kind, fork.v, fork.out) == ("fork", 2, 1)
+    assert (fork.kind, fork.v, fork.out) == ("fork", 2, 1)   # "no" observed "yes"
+    # the fork's branch effect is the branch's own: the primary counts stay (1, 1, 1)
+    assert T.observations(HISTORIES["fork_and_retry_ok"]).observations[3].effects == (1, 1, 1)
+    assert [o.kind for o in T.observations(HISTORIES["fork_and_retry_ok"]).observations][-2:] == ["fork", "retry"]
 
 
 def test_workflow_without_a_gate_gets_a_virtual_one() -> None:
-    history = [{"kind": "effect", "step": "x"}, {"kind": "effect", "step": "y"}]
+    history = [{"kind": "effect", "step": "x"}, {"kind": "effect", "step": "y"}]  # plain dicts work too
     trace = T.observations(history)
     assert (trace.n, trace.ip) == (3, 3)
     assert T.explain([trace])["trace"].explained_by == ["reference"]

@@ -37,8 +37,10 @@ from probes.tla import configs
 from probes.tla.configs import TLA_DIR, TlcConfig
 
 SWITCHES: tuple[str, ...] = configs.FAULTS + (configs.WIRE_FAULT,)
-KINDS = frozenset({"start", "step_begin", "effect", "step_end", "pause", "answer", "resume", "consume", "fork",
-                   "retry", "crash", "recover", "complete", "stray"})
+# Event kinds (probes.core.history.Kind) and what the mapping does with them.
+HARNESS_RESUMES = frozenset({"answer", "resume", "fork", "retry", "stray"})
+SILENT = frozenset({"start", "step_end", "persist", "refuse", "complete", "step_begin"})
+KINDS = frozenset({"effect", "pause", "consume", "crash", "error", "recover", "tamper"}) | HARNESS_RESUMES | SILENT
 
 
 @dataclass(frozen=True)
@@ -71,9 +73,13 @@ class Trace:
 
 
 def _get(event: Any, name: str, default: Any = None) -> Any:
-    if isinstance(event, Mapping):
-        return event.get(name, default)
-    return getattr(event, name, default)
+    value = event.get(name, default) if isinstance(event, Mapping) else getattr(event, name, default)
+    return getattr(value, "value", value) if name == "kind" else value   # Kind enum -> its string
+
+
+def _detail(event: Any, name: str) -> Any:
+    detail = _get(event, "detail") or {}
+    return detail.get(name) if isinstance(detail, Mapping) else None
 
 
 def infer_workflow(history: Sequence[Any]) -> tuple[tuple[str, ...], str | None]:
@@ -92,7 +98,30 @@ def infer_workflow(history: Sequence[Any]) -> tuple[tuple[str, ...], str | None]
 
 def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[str] | None = None,
                  gate: str | None = None) -> Trace:
-    """An ordered history -> a ``Trace`` (UsageError on an event the mapping does not know)."""
+    """An ordered history -> a ``Trace``.
+
+    The mapping, event by event (the model step each one is, or why none):
+
+    * ``effect`` of task t: the model's atomic completion of t (``exec``), or, at the
+      gate with an answer delivered, ``consume``; on a fork's branch (after ``fork`` or
+      a ``resume`` with mode fork/retry, until the next harness event) it is the
+      branch's own effect and not the primary run's;
+    * ``pause``: ``interrupt``; ``answer``/``resume``/``consume`` while parked: the
+      value the gate will consume (``consume`` carries the value the gate saw);
+    * ``fork`` or ``resume`` with mode fork/retry after the answer: ``fork``/``retry``;
+      the branch's ``consume`` is the value it observed (its outcome);
+    * a ``resume`` (no mode) on a completed run: ``stray``, with any effects it causes;
+    * ``crash`` and ``error`` (an incarnation ended): ``crash``; where the recovered run
+      continues is the step of the next ``step_begin``/``effect``/``pause`` (or the
+      ``recover`` event's step);
+    * ``step_end`` with ``valid`` (or detail ``valid``): the completion record's schema
+      validity; ``start``, ``step_begin``, ``persist``, ``refuse``, ``complete``: no
+      model step (a refusal leaves the state unchanged);
+    * ``tamper`` (the harness edited durable state): outside the model -- noted, and
+      the trace cannot be a behaviour of any setting.
+
+    An unknown kind raises UsageError: a new event kind is noticed, not ignored.
+    """
     inferred_steps, inferred_gate = infer_workflow(history)
     steps = tuple(str(s) for s in (steps or inferred_steps))
     gate = gate if gate is not None else inferred_gate
@@ -124,15 +153,13 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
     completed = False
     awaiting_recovery = False          # crashed: the next step tells where recovery resumed
     stray_open = False                 # a stray resume whose effects are still being collected
-
-    def close_stray() -> None:
-        nonlocal stray_open
-        stray_open = False
+    branch_open: int | None = None     # obs index of a fork/retry whose branch events follow
+    current: str | None = None         # the step being run (for effects that name no step)
 
     def recovered_at(step: Any) -> None:
         nonlocal awaiting_recovery
         if awaiting_recovery:
-            obs.append(Observation("crash", at=index.get(str(step), 0)))
+            obs.append(Observation("crash", at=index.get(str(step), 0) if step is not None else 0))
             awaiting_recovery = False
 
     for position, e in enumerate(history):
@@ -140,21 +167,27 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
         if kind not in KINDS:
             raise UsageError(f"{name}: event {position} has kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
         step = _get(e, "step")
-        if kind in ("start",):
-            continue
+        if branch_open is not None:
+            # events of a fork's branch: its consume is the outcome it observed
+            if kind == "consume":
+                obs[branch_open] = replace(obs[branch_open], out=vidx(_get(e, "value")))
+                continue
+            if kind in ("step_begin", "effect", "step_end", "pause", "persist", "complete"):
+                continue
+            branch_open = None
         if kind == "step_begin":
+            current = str(step) if step is not None else current
             recovered_at(step)
             continue
         if kind == "effect":
-            recovered_at(step)
-            where = str(_get(e, "effect_step", step))
+            where = str(step) if step is not None else current
+            recovered_at(where)
             if where not in index:
-                raise UsageError(f"{name}: event {position}: effect of unknown step {where!r}")
+                raise UsageError(f"{name}: event {position}: effect {_get(e, 'effect')!r} of unknown step {where!r}")
             t = index[where]
             counts[t - 1] += 1
             if stray_open:
-                last = obs[-1]
-                obs[-1] = replace(last, effects=tuple(counts))
+                obs[-1] = replace(obs[-1], effects=tuple(counts))
                 continue
             if t == ip and pending_value is not None:
                 obs.append(Observation("consume", v=pending_value, effects=tuple(counts)))
@@ -163,35 +196,44 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
                 obs.append(Observation("exec", task=t, effects=tuple(counts)))
             continue
         if kind == "step_end":
-            valid = _get(e, "valid")
+            valid = _get(e, "valid", _detail(e, "valid"))
             if valid is not None and obs and obs[-1].kind in ("exec", "consume"):
                 obs[-1] = replace(obs[-1], valid="valid" if valid else "invalid")
             continue
-        close_stray()
+        if kind == "consume" and not stray_open:
+            if paused or pending_value is not None or not answered:
+                pending_value = vidx(_get(e, "value"))
+            continue
+        if kind in SILENT:
+            if kind == "complete":
+                recovered_at(None)
+                completed = True
+            continue
+        stray_open = False
         if kind == "pause":
             recovered_at(step)
             obs.append(Observation("interrupt"))
             paused = True
             continue
-        if kind in ("answer", "resume", "consume", "fork", "retry", "stray"):
+        if kind in HARNESS_RESUMES:
             value = _get(e, "value")
-            intent = _get(e, "intent") or ("retry" if kind == "retry" else "fork" if kind == "fork" else None)
+            mode = _get(e, "intent") or _detail(e, "mode") or _detail(e, "intent")
+            intent = "retry" if kind == "retry" or mode == "retry" else "fork" if kind == "fork" or mode == "fork" else None
             if kind == "stray" or (completed and intent is None):
                 obs.append(Observation("stray", effects=tuple(counts)))
                 stray_open = True
-            elif answered and not paused and kind != "consume":
+            elif intent is not None and answered and not paused:
                 observed = _get(e, "observed")
-                kind_ = "retry" if intent == "retry" else "fork"
-                obs.append(Observation(kind_, v=vidx(value) if value is not None else 0,
+                obs.append(Observation(intent, v=vidx(value) if value is not None else 0,
                                        out=vidx(observed) if observed is not None else 0))
-            else:
-                if value is None:
-                    raise UsageError(f"{name}: event {position} ({kind}) carries no value")
+                branch_open = len(obs) - 1
+            elif value is not None:
                 pending_value = vidx(value)
             continue
-        if kind == "crash":
+        if kind in ("crash", "error"):
             if pending_value is not None:
-                notes.append(f"event {position}: crash after the resume value was delivered, before the gate fired")
+                notes.append(f"event {position}: the incarnation ended after a resume value was delivered, "
+                             f"before the gate fired")
             pending_value = None
             awaiting_recovery = True
             completed = paused = False
@@ -200,13 +242,13 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
             if step is not None:
                 recovered_at(step)
             continue
-        if kind == "complete":
-            recovered_at(None)
-            completed = True
+        if kind == "tamper":
+            notes.append(f"event {position}: the harness edited durable state ({_detail(e, 'edit') or 'tamper'}); "
+                         f"the model has no such step")
+            obs.append(Observation("tamper"))
             continue
     if awaiting_recovery:
         obs.append(Observation("crash"))
-    # fork/retry outcomes index the value list, which is complete only now
     return Trace(name, n, ip, tuple(obs), tuple(values), steps, tuple(notes))
 
 
