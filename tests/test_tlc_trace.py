@@ -57,3 +57,21 @@ def test_workflow_without_a_gate_gets_a_virtual_one() -> None:
 def test_unknown_event_kind_is_refused() -> None:
     with pytest.raises(UsageError, match="kind 'teleport'"):
         T.observations([{"kind": "effect", "step": "a"}, {"kind": "teleport"}])
+
+
+def test_recorded_histories_are_read_from_receipts() -> None:
+    from probes.core.checker import Property, Subject
+    from probes.core.receipt import Receipt
+
+    verdict = Subject("langgraph", "sqlite").verdict(Property.FD, "fork", False, {}, "s")
+    with_history = Receipt("langgraph", "fork.sqlite", {}, {}, {
+        "history": HISTORIES["fork_sees_first"].to_json(), "workflow": {"steps": list(STEPS), "gate": GATE}},
+        [verdict], {}, [])
+    without = Receipt("langgraph", "crash.sqlite", {}, {}, {"counts": {}}, [], {}, [])
+    recorded, missing = T.recorded_histories("langgraph", [with_history, without])
+    assert missing == 1 and len(recorded) == 1
+    rec = recorded[0]
+    assert (rec.name, rec.framework, rec.family, rec.steps, rec.gate) == (
+        "langgraph/fork.sqlite", "langgraph", "fork", STEPS, GATE)
+    trace = T.observations(rec.history, rec.name, rec.steps, rec.gate)
+    assert T.explain([trace])[rec.name].explained_by == ["ForkIgnore"]

@@ -31,8 +31,11 @@ from probes.core.errors import UsageError
 from probes.core.receipt import ProbeResult, Receipt
 
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
-                           "inductive", "refinement", "proposition1")
+                           "inductive", "refinement", "proposition1", "traces")
 FRAMEWORK = "tla-reference"
+# Campaigns whose receipts may carry probe histories (probes.core.history).
+TRACE_CAMPAIGNS: tuple[str, ...] = ("langgraph", "crewai", "llamaindex", "autogen", "pydantic_graph", "dbos", "remit",
+                                    "consume_race", "live")
 BACKEND = "TLC 2.15"
 
 
@@ -61,9 +64,68 @@ def _configs(group: str, key: str, params: Mapping[str, Any]) -> list:
         return [c.inductive_base(index), c.inductive(index)]
     if group == "refinement":
         return [c.refinement(bounds)] + [c.refinement(bounds, f) for f in c.FAULTS + (c.WIRE_FAULT,)]
+    if group == "traces":
+        return []
     if group == "proposition1":
         return [c.intent(False), c.intent(True)] + [c.no_intent(bounds, p) for p in c.CONTRACT_INVARIANTS]
     raise UsageError(f"unknown configuration group {group!r}; choose from {', '.join(GROUPS)}")
+
+
+def _traces_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """Trace validation: the known-behaviour corpus and every history the campaigns recorded.
+
+    Which histories: those in the receipts of the run the book shows for each campaign in
+    ``trace_campaigns`` (probes.core.runs.shown_run). The result per history is an
+    observation (the settings of ResumePlane that admit it), never a verdict label.
+    """
+    from probes import campaigns
+    from probes.core.receipt import load_campaign
+    from probes.core.runs import shown_run
+    from probes.tla import known_histories as known
+    from probes.tla import trace as T
+
+    result = ProbeResult()
+    items: list[tuple[dict[str, Any], Any]] = []
+    for name, history in known.HISTORIES.items():
+        items.append(({"name": f"known/{name}", "campaign": "known behaviours", "framework": "hand-built",
+                       "family": name, "expected": known.EXPECTED[name]},
+                      T.observations(history, f"known/{name}", known.STEPS, known.GATE)))
+    sources: dict[str, Any] = {}
+    for campaign in ctx.params["trace_campaigns"]:
+        run = shown_run(campaign) if campaign in campaigns.available() else None
+        if run is None:
+            sources[campaign] = {"run": None, "histories": 0, "receipts_without_history": 0}
+            continue
+        recorded, without = T.recorded_histories(campaign, load_campaign(run.directory, verify=False))
+        sources[campaign] = {"run": run.run_id, "source": run.source, "histories": len(recorded),
+                             "receipts_without_history": without}
+        for rec in recorded:
+            try:
+                trace = T.observations(rec.history, rec.name, rec.steps, rec.gate)
+            except UsageError as exc:
+                items.append(({"name": rec.name, "campaign": campaign, "framework": rec.framework,
+                               "family": rec.family, "mapping_error": str(exc)}, None))
+                continue
+            items.append(({"name": rec.name, "campaign": campaign, "framework": rec.framework,
+                           "family": rec.family}, trace))
+    traces = [t for _, t in items if t is not None]
+    try:
+        verdicts = T.explain(traces)
+    except UsageError as exc:
+        result.harness_errors.append(str(exc))
+        return result
+    rows = []
+    for meta, trace in items:
+        row = dict(meta)
+        if trace is not None:
+            v = verdicts[trace.name]
+            row.update({"observations": len(trace.observations), "reference": v.reference,
+                        "explained_by": v.explained_by, "admitted_by": sorted(k for k, ok in v.accepted.items() if ok),
+                        "notes": list(trace.notes), "steps": list(trace.steps), "gate_task": trace.ip})
+        rows.append(row)
+    result.observations = {"group": "traces", "key": "traces", "traces": rows, "sources": sources,
+                           "settings": [T.setting_name(s) for s in T.DEFAULT_SETTINGS]}
+    return result
 
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
@@ -163,6 +225,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
     params = ctx.params
     group, key = spec.args["group"], spec.args["key"]
+    if group == "traces":
+        return _traces_probe(spec, ctx)
     cfgs = _configs(group, key, params)
     result = ProbeResult()
     if [c.name for c in cfgs] != spec.args["configs"]:
@@ -362,6 +426,9 @@ CAMPAIGN = Campaign(
         Param("workers", "int", 2, 1, "TLC worker threads for the complete scaled search (every other run uses 1: "
               "deterministic counterexamples and counts)"),
         Param("parallel", "int", 2, 2, "TLC processes run at the same time within a probe"),
+        Param("trace_campaigns", "list[str]", list(TRACE_CAMPAIGNS), list(TRACE_CAMPAIGNS),
+              "campaigns whose recorded probe histories the traces group validates (the run the book shows)",
+              choices=TRACE_CAMPAIGNS, allow_empty=True),
     ),
     plan=plan,
     run_probe=run_probe,

@@ -381,3 +381,49 @@ def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAU
         for name, by_setting in accepted.items():
             verdicts[name].accepted.update(by_setting)
     return verdicts
+
+
+# --- recorded histories from other campaigns' receipts -----------------------------------
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded history and where it came from."""
+
+    name: str            # <campaign>/<probe>[/<trial>]
+    campaign: str
+    framework: str
+    family: str          # the probe family: the probe id up to its first dot
+    history: Any
+    steps: tuple[str, ...] | None = None
+    gate: str | None = None
+
+
+def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Recorded], int]:
+    """Histories stored in a campaign's receipts -> (histories, receipts without one).
+
+    A receipt carries its history as ``observations["history"]`` (a list of event
+    JSON, ``probes.core.history.History.to_json``) or several as
+    ``observations["histories"]`` (name -> list); the workflow, if the probe knows it,
+    as ``observations["workflow"] = {"steps": [...], "gate": ...}``.
+    """
+    from probes.core.history import History
+
+    out: list[Recorded] = []
+    without = 0
+    for receipt in receipts:
+        obs = receipt.observations or {}
+        found = {}
+        if isinstance(obs.get("history"), list):
+            found[""] = obs["history"]
+        if isinstance(obs.get("histories"), Mapping):
+            found.update({str(k): v for k, v in obs["histories"].items() if isinstance(v, list)})
+        if not found:
+            without += 1
+            continue
+        frameworks = sorted({v.framework for v in receipt.verdicts}) or [campaign]
+        workflow = obs.get("workflow") if isinstance(obs.get("workflow"), Mapping) else {}
+        for key, events in sorted(found.items()):
+            out.append(Recorded("/".join(x for x in (campaign, receipt.probe, key) if x), campaign,
+                                ",".join(frameworks), receipt.probe.split(".")[0], History.from_json(events),
+                                tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate")))
+    return out, without
