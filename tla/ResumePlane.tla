@@ -319,6 +319,26 @@ RD == \A r1, r2 \in recHist : r1.f = r2.f => r1.d = r2.d
 \* satisfies FD for forks and CO for retries together.)
 FI == \A i \in DOMAIN resumes : resumes[i].tag = resumes[i].intent
 
+-----------------------------------------------------------------------------
+(* A view for state-space reduction (TLC: VIEW StateView), for the reference *)
+(* semantics and safety checking only.  It forgets the order of the later   *)
+(* resumes (keeping how often each record occurs) and the resume writes.   *)
+(* Why sound there: in the reference every later resume opens a fresh key  *)
+(* (Key(b), b = Len(resumes) + 1, never recorded before) or serves the      *)
+(* recorded answer, Consume happens once and GateOpen reads pending, so    *)
+(* writes and the order of later resumes never decide what is enabled or   *)
+(* what a step produces; two states with equal views have successors with  *)
+(* equal views (a bisimulation), and every invariant above is a function   *)
+(* of the view (FD, CO and FI quantify over the records).  Not sound under *)
+(* ForkIgnore or DoubleConsume (they read writes) and not used for         *)
+(* liveness.                                                               *)
+
+LaterResumes == {resumes[i] : i \in 2..Len(resumes)}
+LaterBag == [r \in LaterResumes |-> Cardinality({i \in 2..Len(resumes) : resumes[i] = r})]
+StateView == <<pc, effects, log, frontier, pointer, pending, consumed,
+               IF resumes = <<>> THEN <<>> ELSE <<resumes[1], LaterBag>>,
+               crashes, recHist, strays, reentered>>
+
 \* LV: under weak fairness every run eventually completes.
 EventuallyCompletes == <>(pc = Done)
 

@@ -63,6 +63,8 @@ def _tla(value: Any) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
+        return value   # a set of model values, e.g. "{v1, v2}"
     raise TypeError(f"no TLA+ rendering for constant value {value!r}")
 
 
@@ -79,6 +81,8 @@ class TlcConfig:
     init: str | None = None
     next: str | None = None
     check_deadlock: bool = True
+    view: str | None = None          # VIEW: a state abstraction TLC fingerprints instead of the state
+    symmetry: str | None = None      # SYMMETRY: a set of permutations of model values
     title: str = ""
     tags: Mapping[str, Any] = field(default_factory=dict)
 
@@ -96,6 +100,10 @@ class TlcConfig:
             lines.append("INVARIANTS " + " ".join(self.invariants))
         if self.properties:
             lines.append("PROPERTIES " + " ".join(self.properties))
+        if self.view:
+            lines.append(f"VIEW {self.view}")
+        if self.symmetry:
+            lines.append(f"SYMMETRY {self.symmetry}")
         return "\n".join(lines) + "\n"
 
     def constant(self, name: str) -> Any:
