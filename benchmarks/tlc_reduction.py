@@ -22,34 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from probes.tla import configs  # noqa: E402
+from probes.tla.reduction import REDUCTIONS, reduced, with_symmetric_copy  # noqa: E402
 from probes.tla.runner import run_tlc  # noqa: E402
-
-
-def symmetric_copy(directory: Path) -> None:
-    """ResumePlaneSym.tla: ResumePlane with model values, and a wrapper defining the permutations."""
-    text = (configs.TLA_DIR / "ResumePlane.tla").read_text()
-    text = text.replace("MODULE ResumePlane ", "MODULE ResumePlaneSym ")
-    text = text.replace("    NV,          \\* number of distinct resume values; V = 1..NV",
-                        "    NV,          \\* number of distinct resume values\n    VSet,        \\* the values")
-    text = text.replace("Values == 1..NV", "Values == VSet")
-    text = text.replace("Out(v) == v + NV", 'Out(v) == <<"f", v>>')
-    text = text.replace('None   == 0 ', 'None   == "none" ')
-    text = text.replace("out : Nat, branch : BOOLEAN]", "out : {Out(x) : x \\in Values}, branch : BOOLEAN]")
-    if text.count("VSet") < 2 or "<<\"f\", v>>" not in text:
-        raise SystemExit("the symmetric copy did not apply; update benchmarks/tlc_reduction.py")
-    (directory / "ResumePlaneSym.tla").write_text(text)
-    (directory / "ResumePlaneSymRun.tla").write_text(
-        "---- MODULE ResumePlaneSymRun ----\nEXTENDS ResumePlaneSym, TLC\nPerms == Permutations(VSet)\n====\n")
 
 
 def main() -> int:
@@ -58,21 +39,10 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    base = configs.reference(args.bounds, name="reduction")
     tla = Path(tempfile.mkdtemp(prefix="tlc-reduction-"))
     try:
-        for path in configs.TLA_DIR.glob("*.tla"):
-            shutil.copy2(path, tla / path.name)
-        symmetric_copy(tla)
-        nv = dict(base.constants)["NV"]
-        sym_consts = base.constants + (("VSet", "{" + ", ".join(f"v{i}" for i in range(1, nv + 1)) + "}"),)
-        runs = {
-            "full": base,
-            "view": replace(base, view="StateView"),
-            "symmetry": replace(base, module="ResumePlaneSymRun", constants=sym_consts, symmetry="Perms"),
-            "view+symmetry": replace(base, module="ResumePlaneSymRun", constants=sym_consts, symmetry="Perms",
-                                     view="StateView"),
-        }
+        with_symmetric_copy(tla)
+        runs = dict(zip(REDUCTIONS, reduced(args.bounds)))
         report = {"bounds": args.bounds, "workers": args.workers, "loadavg_before": os.getloadavg(), "runs": {}}
         for name, cfg in runs.items():
             res = run_tlc(cfg, workers=args.workers, tla_dir=tla, heap_mb=3072, timeout=7200, short=False)

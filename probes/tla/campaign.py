@@ -31,7 +31,7 @@ from probes.core.errors import UsageError
 from probes.core.receipt import ProbeResult, Receipt
 
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
-                           "inductive", "refinement", "proposition1", "traces")
+                           "inductive", "refinement", "proposition1", "traces", "reduction", "distributed")
 FRAMEWORK = "tla-reference"
 # Campaigns whose receipts may carry probe histories (probes.core.history).
 TRACE_CAMPAIGNS: tuple[str, ...] = ("langgraph", "crewai", "llamaindex", "autogen", "pydantic_graph", "dbos", "remit",
@@ -64,8 +64,12 @@ def _configs(group: str, key: str, params: Mapping[str, Any]) -> list:
         return [c.inductive_base(index), c.inductive(index)]
     if group == "refinement":
         return [c.refinement(bounds)] + [c.refinement(bounds, f) for f in c.FAULTS + (c.WIRE_FAULT,)]
-    if group == "traces":
+    if group in ("traces", "distributed", "large"):
         return []
+    if group == "reduction":
+        from probes.tla.reduction import reduced
+
+        return reduced(params["reduction_bounds"])
     if group == "proposition1":
         return [c.intent(False), c.intent(True)] + [c.no_intent(bounds, p) for p in c.CONTRACT_INVARIANTS]
     raise UsageError(f"unknown configuration group {group!r}; choose from {', '.join(GROUPS)}")
@@ -128,11 +132,65 @@ def _traces_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return result
 
 
+def _distributed_probe(group: str, params: Mapping[str, Any]) -> ProbeResult:
+    """TLC's distributed mode: a server and worker processes on 127.0.0.1.
+
+    ``distributed``: the reference at ``distributed_bounds``, no reduction (its distinct
+    count must equal the one-process count at the same bounds, which the reduction group
+    or a test measures). ``large`` (non-default): the reference at ``large_bounds`` with
+    the view and value symmetry (both sound for the safety invariants), the largest bounds
+    this project checks.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from probes.tla import configs as c
+    from probes.tla.distributed import run_distributed
+    from probes.tla.reduction import reduced, with_symmetric_copy
+    from probes.tla.runner import TlcError
+
+    result = ProbeResult()
+    workers, threads = int(params["distributed_workers"]), int(params["distributed_threads"])
+    with tempfile.TemporaryDirectory(prefix="tlc-dist-models-") as tmp:
+        if group == "large":
+            tla_dir = with_symmetric_copy(Path(tmp) / "tla")
+            (cfg,) = reduced(params["large_bounds"], prefix="large", kinds=("view+symmetry",))
+            heap, timeout = 6144, 7200.0
+        else:
+            tla_dir = c.TLA_DIR
+            cfg = c.reference(params["distributed_bounds"], name="dist.reference")
+            heap, timeout = 1024, 1200.0
+        try:
+            dist = run_distributed(cfg, workers, threads, tla_dir=tla_dir, heap_mb=heap,
+                                   worker_heap_mb=max(512, heap // 2), timeout=timeout)
+        except TlcError as exc:
+            result.harness_errors.append(str(exc))
+            return result
+    res = dist.result
+    entry = res.stable
+    entry.update({"search_depth": res.search_depth, "initial": res.initial, "exit_code": res.exit_code,
+                  "tags": {"group": group, "workers": workers, "threads": threads, "fpsets": dist.fpsets},
+                  "title": f"{cfg.title}: TLC server + {workers} worker processes on 127.0.0.1",
+                  "module": cfg.module, "constants": dict(cfg.constants), "invariants": list(cfg.invariants),
+                  "properties": [], "trace": [{"index": s.index, "action": s.action, "values": s.values}
+                                              for s in res.trace]})
+    result.observations = {"group": group, "key": group, "runs": {cfg.name: entry}}
+    result.metrics[cfg.name] = {"seconds": dist.seconds, "workers": workers * threads,
+                                "states_per_second": round(res.distinct / dist.seconds, 1)
+                                if res.distinct and dist.seconds else None,
+                                "per_worker": dist.per_worker(), "registrations": dist.registrations}
+    if res.result == "error":
+        result.harness_errors.append(f"{cfg.name}: {res.error}")
+    return result
+
+
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     from probes.tla import configs as c
 
     c.check_bounds(params["bounds"], "bounds")
     c.check_bounds(params["scaled_bounds"], "scaled_bounds")
+    for name in ("reduction_bounds", "distributed_bounds", "large_bounds"):
+        c.check_bounds(params[name], name)
     specs: list[tuple[str, str, str]] = []
     chosen = params["configurations"]
     for group in GROUPS:
@@ -146,6 +204,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             specs += [(f"inductive.set{i + 1}", group, f"set{i + 1}") for i in range(len(c.INDUCTIVE_SETS))]
         else:
             specs.append((group, group, group))
+    if params["include_large"]:
+        specs.append(("large", "large", "large"))
     if params["include_scaled"]:
         specs += [("scaled.clean", "scaled", "clean"), ("scaled.ForkIgnore", "scaled", "ForkIgnore"),
                   ("scaled.DoubleConsume", "scaled", "DoubleConsume")]
@@ -221,12 +281,19 @@ def reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool)
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    import tempfile
+    from pathlib import Path
+
+    from probes.tla.configs import TLA_DIR
+    from probes.tla.reduction import with_symmetric_copy
     from probes.tla.runner import TlcError, run_many
 
     params = ctx.params
     group, key = spec.args["group"], spec.args["key"]
     if group == "traces":
         return _traces_probe(spec, ctx)
+    if group in ("distributed", "large"):
+        return _distributed_probe(group, params)
     cfgs = _configs(group, key, params)
     result = ProbeResult()
     if [c.name for c in cfgs] != spec.args["configs"]:
@@ -238,8 +305,12 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     # reproducible (with two, both vary with the thread schedule).
     workers = int(params["workers"]) if big and key == "clean" else 1
     try:
-        runs = run_many(cfgs, parallel=int(params["parallel"]), workers=workers,
-                        heap_mb=3072 if big else 768, timeout=5400.0 if big else 600.0, short=not big)
+        with tempfile.TemporaryDirectory(prefix="tlc-models-") as tmp:
+            # the reduction group's symmetric runs need the model-value copy of the plane
+            tla_dir = with_symmetric_copy(Path(tmp) / "tla") if group == "reduction" else TLA_DIR
+            runs = run_many(cfgs, parallel=1 if group == "reduction" else int(params["parallel"]), workers=workers,
+                            heap_mb=3072 if big or group == "reduction" else 768,
+                            timeout=5400.0 if big else 600.0, short=not big, tla_dir=tla_dir)
     except TlcError as exc:
         result.harness_errors.append(str(exc))
         return result
@@ -426,6 +497,16 @@ CAMPAIGN = Campaign(
         Param("workers", "int", 2, 1, "TLC worker threads for the complete scaled search (every other run uses 1: "
               "deterministic counterexamples and counts)"),
         Param("parallel", "int", 2, 2, "TLC processes run at the same time within a probe"),
+        Param("reduction_bounds", "list[int]", [6, 3, 3, 4, 2, 2], [4, 2, 2, 3, 1, 1],
+              "bounds at which the reduction group compares no reduction, VIEW, value symmetry and both"),
+        Param("distributed_bounds", "list[int]", [5, 3, 3, 3, 2, 2], [3, 2, 2, 2, 1, 1],
+              "bounds of the distributed group's run (TLC server + worker processes on 127.0.0.1)"),
+        Param("distributed_workers", "int", 2, 2, "worker processes of the distributed runs", minimum=1),
+        Param("distributed_threads", "int", 1, 1, "threads per worker process", minimum=1),
+        Param("include_large", "bool", False, False,
+              "also check large_bounds with distributed TLC, VIEW and value symmetry (tens of minutes)"),
+        Param("large_bounds", "list[int]", [12, 6, 4, 6, 5, 5], [12, 6, 4, 6, 5, 5],
+              "[N, IP, |V|, MaxResumes, MaxCrashes, MaxStrays] of the large run"),
         Param("trace_campaigns", "list[str]", list(TRACE_CAMPAIGNS), list(TRACE_CAMPAIGNS),
               "campaigns whose recorded probe histories the traces group validates (the run the book shows)",
               choices=TRACE_CAMPAIGNS, allow_empty=True),
