@@ -392,6 +392,10 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         "InvalidPersist": "in our module any task's output may be schema-invalid, so the shortest witness "
                           "persists an invalid record for task 1 (depth 2); the published witness reaches "
                           "it after the interrupt (depth 5)",
+        "NondetRecovery": "in our module the fault is a mechanism, not a nondeterministic choice: the next-task "
+                          "pointer is a second write racing the task record and recovery reads it, so the RD "
+                          "witness needs the pointer write to land between the two recoveries (one more state "
+                          "than a free choice of decision)",
     }
     for hid, (fault_name, prop) in singles.items():
         name = f"{c.FAULT_RUN_ID[fault_name]}_{fault_name}.{prop}"
