@@ -427,3 +427,24 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
                                 ",".join(frameworks), receipt.probe.split(".")[0], History.from_json(events),
                                 tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate")))
     return out, without
+
+
+def explanations(campaign: str) -> dict[str, list[str]]:
+    """For a framework chapter: probe -> the settings that explain its recorded history
+    ("reference", or the fault switches), from the trace-validation receipt of the tlc run
+    the book shows. Empty when the tlc run has no traces group or the campaign recorded no
+    histories."""
+    from probes.core.receipt import load_campaign
+    from probes.core.runs import shown_run
+
+    run = shown_run("tlc")
+    if run is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for receipt in load_campaign(run.directory, verify=False):
+        if receipt.observations.get("group") != "traces":
+            continue
+        for row in receipt.observations.get("traces", []):
+            if row.get("campaign") == campaign and "explained_by" in row:
+                out[row["name"].split("/", 1)[1]] = list(row["explained_by"])
+    return out
