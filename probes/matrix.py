@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Iterable
 
 from probes import RECEIPTS_DIR
-from probes.core.checker import Label, Property
+from probes.core.checker import Label, Property, cell_text, collapse
 from probes.core.receipt import load_campaign
 
 COLUMNS = [Property.PC, Property.EO, Property.FD, Property.CV, Property.CO, Property.RD, Property.FI, Property.LV]
-_SEVERITY = {Label.UNDOC: 4, Label.FAIL: 3, Label.DOC: 2, Label.PASS: 1, Label.NA: 0}
 
 
 @dataclass(frozen=True)
@@ -39,26 +38,17 @@ def load_all_verdicts(receipts_root: Path = RECEIPTS_DIR) -> list[Cell]:
 
 
 def worst(labels: Iterable[Label]) -> Label:
-    return max(labels, key=lambda lab: _SEVERITY[lab])
+    """The cell's label (``probes.core.checker.collapse``); a cell with no labels is an error."""
+    top = collapse(labels)
+    if top is None:
+        raise ValueError("worst() of no labels: the cell was not measured")
+    return top
 
 
 def summarise(cells: list[Cell]) -> str:
-    """One matrix cell: the label if every path agrees, else each label with its path count.
-
-    Worst first, so "U×3 · ✓×2" reads "violated on 3 paths, held on 2"; the per-path
-    table under the matrix says which.
-    """
-    if not cells:
-        return ""
-    counts: dict[Label, int] = defaultdict(int)
-    for c in cells:
-        counts[c.label] += 1
-    if len(counts) > 1:
-        counts.pop(Label.NA, None)  # paths with nothing to measure; listed in the per-path table
-    if len(counts) == 1:
-        return next(iter(counts)).value
-    ordered = sorted(counts, key=lambda lab: -_SEVERITY[lab])
-    return " · ".join(f"{lab.value}×{counts[lab]}" for lab in ordered)
+    """One matrix cell in words (``probes.core.checker.cell_text``): the label if every measured
+    path agrees, else each label with its path count, worst first (``U×3 · ✓×2``)."""
+    return cell_text(c.label for c in cells)
 
 
 def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:

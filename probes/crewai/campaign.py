@@ -12,7 +12,6 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
-    DocRef,
     Property,
     Subject,
     at_most_once,
@@ -30,14 +29,6 @@ CHILD_TIMEOUT = 240.0
 
 PERSIST = Subject("crewai", "sqlite")  # @persist with SQLiteFlowPersistence
 CHECKPOINT = Subject("crewai", "json")  # CheckpointConfig with the default JsonProvider
-
-# The installed CheckpointConfig documents that a flow given ``restore_from`` resumes
-# from that checkpoint -- i.e. continues after the work the checkpoint records.
-DOC_CHECKPOINT = DocRef(
-    page="crewai 1.15.2 installed: crewai/state/checkpoint_config.py, CheckpointConfig.restore_from Field description",
-    quote="When passed via a kickoff method's from_checkpoint parameter, the crew or flow resumes from this checkpoint.",
-    stance="claims",
-)
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols are deterministic)"),
@@ -206,16 +197,14 @@ def _checkpoint(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     ev = dict(ev, checkpoint_counter=cp["counter"])
     res.verdicts.append(CHECKPOINT.verdict(
         Property.PC, path, holds, ev,
-        "the checkpoint records s1 completed, yet the restored run executed s1 again" if not holds else "s1 not re-run",
-        doc=DOC_CHECKPOINT,
+        "the checkpoint records s1 completed, yet the restored run executed s1 again" if not holds else "s1 not re-run"
     ))
     holds, ev = exactly_once(counts, ["s1", "s2"])
     ev = dict(ev, counter=rest["counter"], checkpoint_counter=cp["counter"])
     res.verdicts.append(CHECKPOINT.verdict(
         Property.EO, path, holds, ev,
         f"counter {rest['counter']} but s1's effect fired {counts.get('s1', 0)} times: completed work re-ran, "
-        "invisible in the state" if not holds else "each effect once",
-        doc=DOC_CHECKPOINT,
+        "invisible in the state" if not holds else "each effect once"
     ))
     return res
 

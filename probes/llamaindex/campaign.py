@@ -14,7 +14,6 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
-    DocRef,
     Property,
     Subject,
     at_most_once,
@@ -37,14 +36,6 @@ FAMILIES = ("split", "fork", "double", "race", "wait", "parkkill", "cv", "tamper
 TAMPERS = ("wrong-version", "queue-not-a-list", "bad-state-value", "removed-state", "removed-workers",
            "not-running", "forged-answer")  # mirrors workload.TAMPERS (kept import-free)
 CHILD_TIMEOUT = 180.0
-
-WAIT_DOC = DocRef(
-    page="workflows/context/context.py: Context.wait_for_event docstring (llama-index-workflows 2.22.2)",
-    quote=("The runtime pauses by throwing an internal control-flow exception and replays the entire step "
-           "when the event arrives, so keep this call near the top of the step and make any preceding work "
-           "safe to repeat."),
-    stance="deviation",
-)
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
@@ -189,10 +180,9 @@ def _wait(p: _Probe) -> list:
         pc_ok, pc_ev = prefix_not_reentered({"w.prefix": prefix_runs}, ["w.prefix"])
         eo_ok, eo_ev = exactly_once(counts, ["w.prefix", "w.gate"])
         out.append(SUBJECT.verdict(Property.PC, path, pc_ok, pc_ev,
-                                   f"the step's code before the wait re-ran {prefix_runs} time(s) after the pause",
-                                   doc=None if pc_ok else WAIT_DOC))
+                                   f"the step's code before the wait re-ran {prefix_runs} time(s) after the pause"))
         out.append(SUBJECT.verdict(Property.EO, path, eo_ok, eo_ev,
-                                   f"effect counts {eo_ev['effect_counts']}", doc=None if eo_ok else WAIT_DOC))
+                                   f"effect counts {eo_ev['effect_counts']}"))
     return out
 
 

@@ -14,7 +14,6 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
-    DocRef,
     Property,
     Subject,
     at_most_once,
@@ -38,13 +37,6 @@ CHILD_TIMEOUT = 180.0
 CRASHES = ("exception", "sigkill-before-effect", "sigkill-after-effect", "between-nodes")
 FAMILIES = ("crash", "stray", "race", "claimed-pause", "invalid-write", "tamper")
 TAMPERS = ("truncated-file", "wrong-type", "status-reset")
-
-RESTORE_DOC = DocRef(
-    page="pydantic_graph/graph.py: Graph.iter_from_persistence docstring (pydantic-graph 1.107.1)",
-    quote=("This method has similar functionality to [`iter`][pydantic_graph.graph.Graph.iter], but instead of "
-           "passing the node to run, it will restore the node and state from state persistence."),
-    stance="claims",
-)
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
@@ -99,8 +91,7 @@ def _recovery_verdicts(p: _Probe, path: str, crashed: dict[str, Any], rec: dict[
         SUBJECT.verdict(Property.PC, f"crash:{path}", pc_ok, pc_ev,
                         f"NodeA ran {after.get('A', 0)} time(s) during recovery"),
         SUBJECT.verdict(Property.LV, f"crash:{path}", lv_ok, lv_ev,
-                        (detail + f"; snapshot statuses after the crash {crashed['statuses']}"),
-                        doc=None if lv_ok else RESTORE_DOC),
+                        (detail + f"; snapshot statuses after the crash {crashed['statuses']}")),
     ]
     if done:
         ok, ev = exactly_once(total, ["A", "B"])
@@ -174,7 +165,7 @@ def _claimed(p: _Probe) -> list:
     ev = {**ev, "statuses_after_claim": claimed, "effect_counts": p.ledger.counts()}
     return [SUBJECT.verdict(Property.LV, "claimed-pause", ok, ev,
                             f"paused after NodeA, claimed by a process that was SIGKILLed (status "
-                            f"{claimed[-1][2] if claimed else '?'}): {detail}", doc=None if ok else RESTORE_DOC)]
+                            f"{claimed[-1][2] if claimed else '?'}): {detail}")]
 
 
 def _invalid_write(p: _Probe) -> list:
