@@ -90,19 +90,14 @@ def _tamper(p: _Probe) -> list:
     verdicts = []
     for kind, team in [(k, False) for k in AGENT_TAMPERS] + [(k, True) for k in TEAM_TAMPERS]:
         inc = f"tamper-{kind}"
-        r = p.child("restore", inc, state_file=str(p.team_file if team else p.state_file), tamper_kind=kind,
-                    team=team).result
-        counts = p.ledger.counts(inc)
-        loud = r["error"] is not None and not counts
-        ev = {"stage": r["stage"], "error": _etype(r["error"]), "effect_counts": counts,
-              "run_messages": r["messages"], "target": "team" if team else "agent",
-              "untampered_run_messages": baseline["team" if team else "agent"]}
-        if loud:
-            summary = f"refused loudly at {r['stage']}{'_state' if r['stage'] == 'load' else ''} ({_etype(r['error'])})"
-        else:
-            summary = (f"accepted silently by load_state; the continued run produced {r['messages']} "
-                       f"and effects {counts or 'none'}")
-        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+        def restore(kind: str = kind, team: bool = team, inc: str = inc) -> tuple[str | None, str, Any]:
+            r = p.child("restore", inc, state_file=str(p.team_file if team else p.state_file), tamper_kind=kind,
+                        team=team).result
+            return _etype(r["error"]), r["stage"], r["messages"]
+
+        verdicts.append(p.tampered_restore(TAMPERED, kind, inc, restore, {
+            "target": "team" if team else "agent",
+            "untampered_run_messages": baseline["team" if team else "agent"]}))
     return verdicts
 
 

@@ -406,15 +406,14 @@ def check(prop: Property, history: History, expect: Expectation) -> Check:
 
 
 def every(checks: Sequence[Check]) -> Check:
-    """Several repetitions of one path: holds iff every repetition holds; the witness is the first
-    failing repetition's. Evidence: how many held, and the first failing one's evidence."""
+    """Several repetitions of one path: holds iff every repetition holds. The witness and evidence
+    are the first failing repetition's (the first one's if all hold), plus how many held."""
     if not checks:
         raise ValueError("every() needs at least one check")
     failing = [c for c in checks if not c.holds]
     first = failing[0] if failing else checks[0]
     return Check(first.property, not failing, first.witness,
-                 {"repetitions": len(checks), "held": len(checks) - len(failing),
-                  "first_failing": dict(failing[0].evidence) if failing else None})
+                 {**first.evidence, "repetitions": len(checks), "held": len(checks) - len(failing)})
 
 
 # --- TLC results -> checks ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from probes.core.checker import (
     at_most_once,
     completes,
     exactly_once,
+    fork_outcome,
     prefix_not_reentered,
 )
 from probes.core.errors import HarnessError
@@ -266,9 +267,11 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     if not racers and spec.args["answers"] == 2:
         fd_path = "human-feedback pause: second answer with another value after the first was applied"
         if answers[1].get("resumed"):
-            served = "answer-1" in res.observations["gate_answers"]
+            by_answer = {inc: [d for e, i, d in ledger.rows() if e == "gate" and i == inc]
+                         for inc in ("answer-0", "answer-1")}
+            served, ev = fork_outcome(by_answer["answer-1"][-1:] or None, ["answer-1"], by_answer["answer-0"][-1:])
             res.verdicts.append(PERSIST.verdict(
-                Property.FD, fd_path, served, {"gate_answers": res.observations["gate_answers"]},
+                Property.FD, fd_path, served, {**ev, "gate_answers": res.observations["gate_answers"]},
                 "the second answer was served its own outcome" if served else "the second answer got the first outcome",
             ))
         else:

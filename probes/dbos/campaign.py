@@ -255,7 +255,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    from probes.core.checker import comparable
+    from probes.core.checker import collapse
     from probes.headline import Measured
 
     out: dict[str, Any] = {}
@@ -268,9 +268,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         for v in r.verdicts:
             if v.property.value in ("EO", "PC", "FD", "CO"):
                 labels.setdefault(v.property.value, []).append(v.label.value)
-    # A property holds for the row only if it held on every path and every rep.
-    row = {p: ("✓" if all(comparable(x) == "holds" for x in xs) else sorted(x for x in xs if comparable(x) != "holds")[0])
-           for p, xs in sorted(labels.items())}
+    # The row's cell is the worst label over every path and rep (n/a only if nothing was measured).
+    row = {p: collapse(xs).value for p, xs in sorted(labels.items())}
     if row:
         out["dbos.row"] = Measured(row, "see the protocol.* and concurrent.* receipts",
                                    receipts=tuple(used))

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
     Property,
+    collapse,
     Subject,
     at_most_once,
     exactly_once,
@@ -224,17 +225,12 @@ def _tamper(p: _Probe, kinds: list[str]) -> list:
     verdicts = []
     for kind in kinds:
         inc = f"tamper-{kind}"
-        r = p.resume(inc, ["yes"], tamper_kind=kind)
-        counts = p.counts(inc)
-        loud = r["error"] is not None and not counts
-        ev = {"stage": r["stage"], "error": _etype(r["error"]), "effect_counts": counts, "outcome": r["outcome"]}
-        if loud:
-            summary = f"refused loudly at {r['stage']} ({_etype(r['error'])}) before any effect fired"
-        elif r["error"] is not None:
-            summary = f"error at {r['stage']} ({_etype(r['error'])}) only after effects {counts}"
-        else:
-            summary = f"accepted silently; the run finished with {r['outcome']!r}, effects {counts}"
-        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+
+        def restore(kind: str = kind, inc: str = inc) -> tuple[str | None, str, Any]:
+            r = p.resume(inc, ["yes"], tamper_kind=kind)
+            return _etype(r["error"]), r["stage"], r["outcome"]
+
+        verdicts.append(p.tampered_restore(TAMPERED, kind, inc, restore, {}))
     return verdicts
 
 
@@ -260,8 +256,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def _worst(labels: list[str]) -> str:
-    order = {"U": 4, "✗": 3, "D": 2, "✓": 1, "n/a": 0}
-    return max(labels, key=lambda x: order[x]) if labels else "not measured"
+    top = collapse(labels)
+    return top.value if top is not None else "not measured"
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject
-from probes.core.errors import UsageError
+from probes.core.checker import Subject, tlc_checks
+from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult, Receipt
 
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
@@ -97,27 +97,33 @@ def _bounds_text(cfg: Any) -> str:
 
 
 def _reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> list:
+    """The reference semantics' verdicts from one TLC run, through ``checker.tlc_checks``.
+
+    Every checked property that holds, every violated invariant or temporal property and
+    a deadlock become a verdict; an error or an unmappable result raises ``HarnessError``.
+    """
     subject = Subject(FRAMEWORK, BACKEND)
     evidence_base = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
                      "generated": res.generated, "distinct": res.distinct}
     if deterministic_depth:
         evidence_base["depth"] = res.depth
     verdicts = []
-    if cfg.properties:  # liveness run
-        holds = res.result == "holds"
-        summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
-                   f"({_bounds_text(cfg)})" if holds else
-                   f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}")
-        return [subject.verdict(Property.LV, path, holds, evidence_base, summary)]
-    for prop in ("PC", "EO", "FD", "CV", "CO", "RD"):
-        if res.result == "holds":
-            verdicts.append(subject.verdict(Property(prop), path, True, evidence_base,
-                                            f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
-                                            f"of the reference semantics ({_bounds_text(cfg)})"))
-        elif res.violated == prop:
-            verdicts.append(subject.verdict(Property(prop), path, False, evidence_base,
-                                            f"TLC: invariant {prop} violated by the reference semantics "
-                                            f"at depth {res.depth} ({_bounds_text(cfg)})"))
+    for c in tlc_checks(res.result, res.violated, cfg.invariants, cfg.properties):
+        prop = c.property.value
+        if c.holds and prop == "LV":
+            summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
+                       f"({_bounds_text(cfg)})")
+        elif c.holds:
+            summary = (f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
+                       f"of the reference semantics ({_bounds_text(cfg)})")
+        elif res.result == "deadlock":
+            summary = f"TLC: the reference semantics deadlocks at depth {res.depth} ({_bounds_text(cfg)})"
+        elif prop == "LV":
+            summary = f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}"
+        else:
+            summary = (f"TLC: invariant {res.violated} violated by the reference semantics "
+                       f"at depth {res.depth} ({_bounds_text(cfg)})")
+        verdicts.append(subject.verdict(c.property, path, c.holds, evidence_base, summary))
     return verdicts
 
 
@@ -156,10 +162,13 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         if res.result == "error":
             result.harness_errors.append(f"{cfg.name}: {res.error}")
             continue
-        if group in ("reference", "liveness"):
-            result.verdicts += _reference_verdicts(cfg, res, "reference bounds", True)
-        elif group == "scaled" and key == "clean":
-            result.verdicts += _reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+        try:
+            if group in ("reference", "liveness"):
+                result.verdicts += _reference_verdicts(cfg, res, "reference bounds", True)
+            elif group == "scaled" and key == "clean":
+                result.verdicts += _reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+        except HarnessError as exc:
+            result.harness_errors.append(f"{cfg.name}: {exc}")
     result.observations = observations
     return result
 

@@ -1,0 +1,264 @@
+"""Mutation testing of the verdict layer (and any other target) with cosmic-ray.
+
+``./reproduce.sh mutate [TARGET ...]`` runs every ``mutation/<target>.toml`` (a
+cosmic-ray configuration: the module to mutate and the test command that must kill its
+mutants), prints killed / survived per target, lists every survivor, and exits 1 if a
+survivor is not listed as equivalent in ``mutation/<target>.equivalent.json``.
+
+Why a copy: cosmic-ray mutates the module *in place* while the tests run. Each target
+runs in a private copy of the checkout (the tracked and untracked-but-not-ignored
+files, as they are on disk), so an interrupted run never leaves a mutant in the
+working tree and targets can run side by side (``--jobs``).
+
+Equivalent mutants. One class is recognised by rule, not listed by hand: a mutation
+inside a type annotation (``Label | None`` -> ``Label + None``) changes nothing at run
+time because every module here starts with ``from __future__ import annotations``
+(annotations are never evaluated); those mutants are marked skipped before the run and
+counted as "equivalent (annotation)". Every other equivalent mutant is an entry of the
+target's ``.equivalent.json``: ``{"operator", "definition", "code", "why"}`` -- the
+cosmic-ray operator, the enclosing function, the mutated source line (stripped), and
+why no test can tell the mutant from the original. Matching by code rather than line
+number keeps the list valid while unrelated code moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from probes.core.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTATION_DIR = ROOT / "mutation"
+
+
+@dataclass
+class Survivor:
+    operator: str
+    definition: str | None
+    line: int
+    code: str
+    diff: str
+    why: str | None = None  # the equivalence reason, if listed
+
+
+@dataclass
+class TargetResult:
+    name: str
+    module: str
+    total: int = 0
+    killed: int = 0
+    annotation: int = 0
+    incompetent: int = 0
+    survivors: list[Survivor] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    unused_equivalents: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def bad(self) -> list[Survivor]:
+        return [s for s in self.survivors if s.why is None]
+
+
+def targets(names: list[str] | None = None, directory: Path = MUTATION_DIR) -> list[Path]:
+    """The target configs to run (all of them without names); an unknown name is a usage error."""
+    found = {p.stem: p for p in sorted(directory.glob("*.toml"))}
+    if not found:
+        raise UsageError(f"no mutation targets in {directory}: add <target>.toml there")
+    if not names:
+        return list(found.values())
+    unknown = [n for n in names if n not in found]
+    if unknown:
+        raise UsageError(f"unknown mutation target(s) {', '.join(unknown)}; known: {', '.join(found)}")
+    return [found[n] for n in names]
+
+
+def load_equivalents(config: Path) -> list[dict[str, Any]]:
+    path = config.with_suffix(".equivalent.json")
+    if not path.exists():
+        return []
+    try:
+        entries = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: not valid JSON ({exc}); fix the file") from None
+    for e in entries:
+        missing = {"operator", "code", "why"} - set(e)
+        if missing or not str(e.get("why", "")).strip():
+            raise UsageError(f"{path}: entry {e} needs operator, code and a non-empty why")
+    return entries
+
+
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions of every annotation in a module (never evaluated under
+    ``from __future__ import annotations``)."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        annotations: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = node.args
+            annotations += [x.annotation for x in a.posonlyargs + a.args + a.kwonlyargs]
+            annotations += [a.vararg.annotation if a.vararg else None, a.kwarg.annotation if a.kwarg else None]
+            annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        for ann in annotations:
+            if ann is not None:
+                spans.append(((ann.lineno, ann.col_offset), (ann.end_lineno or ann.lineno, ann.end_col_offset or 0)))
+    return spans
+
+
+def _inside(start: tuple[int, int], end: tuple[int, int], spans: list) -> bool:
+    return any(s <= tuple(start) and tuple(end) <= e for s, e in spans)
+
+
+def _copy_checkout(dest: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
+
+def _env(copy: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(copy)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def run_target(config: Path, keep: bool = False) -> TargetResult:
+    """Init a cosmic-ray session in a private copy, skip annotation mutants, exec, collect."""
+    import tomllib
+
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    cfg = tomllib.loads(config.read_text())["cosmic-ray"]
+    result = TargetResult(config.stem, cfg["module-path"])
+    equivalents = load_equivalents(config)
+    started = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix=f"rc-mutate-{config.stem}-"))
+    try:
+        copy = work / "checkout"
+        copy.mkdir()
+        _copy_checkout(copy)
+        env = _env(copy)
+        base = subprocess.run(cfg["test-command"], shell=True, cwd=copy, env=env, capture_output=True, text=True)
+        if base.returncode != 0:
+            result.error = f"the unmutated tests fail (exit {base.returncode}): {(base.stdout + base.stderr)[-800:]}"
+            return result
+        session = work / "session.sqlite"
+        cr = [sys.executable, "-m", "cosmic_ray.cli"]
+        subprocess.run(cr + ["init", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
+        sources: dict[str, str] = {}
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            for item in list(db.pending_work_items):
+                m = item.mutations[0]
+                src = sources.setdefault(str(m.module_path), (copy / m.module_path).read_text())
+                if _inside(m.start_pos, m.end_pos, annotation_spans(src)):
+                    db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                          output="equivalent: inside an annotation"))
+        subprocess.run(cr + ["exec", str(config), str(session)], cwd=copy, env=env, check=True,
+                       capture_output=True)
+        used: set[int] = set()
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            for item, res in db.completed_work_items:
+                m = item.mutations[0]
+                result.total += 1
+                if res.worker_outcome is WorkerOutcome.SKIPPED:
+                    result.annotation += 1
+                elif res.test_outcome is TestOutcome.INCOMPETENT:
+                    result.incompetent += 1
+                elif res.test_outcome is TestOutcome.KILLED:
+                    result.killed += 1
+                else:
+                    lines = sources.get(str(m.module_path)) or (copy / m.module_path).read_text()
+                    code = lines.splitlines()[m.start_pos[0] - 1].strip()
+                    s = Survivor(m.operator_name, m.definition_name, m.start_pos[0], code, res.diff or "")
+                    for i, e in enumerate(equivalents):
+                        if e["operator"] == s.operator and e["code"] == s.code and \
+                                e.get("definition", s.definition) == s.definition:
+                            s.why = e["why"]
+                            used.add(i)
+                            break
+                    result.survivors.append(s)
+        result.unused_equivalents = [e for i, e in enumerate(equivalents) if i not in used]
+    except subprocess.CalledProcessError as exc:
+        result.error = f"cosmic-ray failed: {exc.cmd}: {(exc.stderr or b'').decode()[-800:]}"
+    finally:
+        result.seconds = round(time.monotonic() - started, 1)
+        if keep:
+            print(f"{config.stem}: kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def report(results: list[TargetResult]) -> int:
+    """Print the summary; 0 when every survivor is a listed equivalent and nothing failed."""
+    status = 0
+    for r in results:
+        head = f"{r.name} ({r.module}): "
+        if r.error:
+            print(head + f"ERROR {r.error}")
+            status = 1
+            continue
+        print(head + f"{r.total} mutants, {r.killed} killed, {len(r.survivors)} survived "
+              f"({len(r.survivors) - len(r.bad)} equivalent, {len(r.bad)} not), "
+              f"{r.annotation} equivalent by rule (inside an annotation), {r.incompetent} incompetent, "
+              f"{r.seconds:.0f} s")
+        for s in r.survivors:
+            tag = "equivalent" if s.why else "SURVIVED"
+            print(f"  {tag}: {s.operator} in {s.definition} line {s.line}: {s.code}")
+            if s.why:
+                print(f"    why: {s.why}")
+            else:
+                print("    " + "\n    ".join(s.diff.strip().splitlines()[-6:]))
+        for e in r.unused_equivalents:
+            print(f"  note: listed equivalent no longer generated: {e['operator']}: {e['code']}")
+        if r.bad:
+            status = 1
+    total = sum(r.total for r in results)
+    print(f"all targets: {total} mutants, {sum(r.killed for r in results)} killed, "
+          f"{sum(len(r.survivors) for r in results)} survived ({sum(len(r.bad) for r in results)} not equivalent), "
+          f"{sum(r.annotation for r in results)} annotation-equivalent, "
+          f"{max((r.seconds for r in results), default=0):.0f} s wall")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="./reproduce.sh mutate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("targets", nargs="*", help="mutation/<target>.toml names (default: all)")
+    parser.add_argument("--jobs", type=int, default=2, help="targets run side by side (default 2)")
+    parser.add_argument("--keep", action="store_true", help="keep each target's copy and session for inspection")
+    args = parser.parse_args(argv)
+    try:
+        configs = targets(args.targets)
+        if args.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        for c in configs:
+            load_equivalents(c)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda c: run_target(c, args.keep), configs))
+    return report(results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
