@@ -418,8 +418,10 @@ def every(checks: Sequence[Check]) -> Check:
 
 # --- TLC results -> checks ---------------------------------------------------------------
 
-# Names of the TLA+ invariants that are properties; TypeOK is the model's state schema.
-TLC_TYPE_INVARIANT = "TypeOK"
+# Invariants that are not named after a property but stand for one: TypeOK is the model's
+# state schema (a state outside it is an invalid state: CV); ConsumeCount is the consume
+# race's count of consumptions per interrupt (more than one is a double consumption: CO).
+TLC_INVARIANT_PROPERTY = {"TypeOK": Property.CV, "ConsumeCount": Property.CO}
 
 
 def tlc_checks(result: str, violated: str | None, invariants: Sequence[str], properties: Sequence[str]) -> list[Check]:
@@ -427,8 +429,8 @@ def tlc_checks(result: str, violated: str | None, invariants: Sequence[str], pro
 
     * ``holds``: every checked invariant that names a property holds (and LV when a temporal
       property was checked);
-    * ``violated`` with an invariant named after a property: that property fails; the type
-      invariant ``TypeOK``: CV fails (the model left its declared state schema); a temporal
+    * ``violated`` with an invariant named after a property: that property fails;
+      ``TypeOK`` / ``ConsumeCount``: CV / CO fail (``TLC_INVARIANT_PROPERTY``); a temporal
       property: LV fails;
     * ``deadlock``: LV fails (a behaviour that cannot continue never completes);
     * ``error``, or a violated name this mapping does not know: ``HarnessError``.
@@ -444,8 +446,8 @@ def tlc_checks(result: str, violated: str | None, invariants: Sequence[str], pro
     if result == "violated":
         if violated in names and violated in invariants:
             prop = Property(str(violated))
-        elif violated == TLC_TYPE_INVARIANT and violated in invariants:
-            prop = Property.CV
+        elif violated in TLC_INVARIANT_PROPERTY and violated in invariants:
+            prop = TLC_INVARIANT_PROPERTY[str(violated)]
         elif properties and violated not in invariants:
             prop = Property.LV
         else:
@@ -472,8 +474,9 @@ def collapse(labels: Iterable[Label | str]) -> Label | None:
 
 
 def cell_text(labels: Iterable[Label | str]) -> str:
-    """A split cell in words: the label if every measured path agrees, else each label with its
-    path count, worst first (``U×3 · ✓×2``). n/a paths count only when nothing was measured."""
+    """A split cell in words: the collapsed label if every measured path agrees, else the
+    collapsed label and then the others, each with its path count (``U×3 · ✓×2``). n/a
+    paths count only when nothing was measured."""
     found = [Label(x) for x in labels]
     top = collapse(found)
     if top is None:
@@ -481,8 +484,8 @@ def cell_text(labels: Iterable[Label | str]) -> str:
     counts = _count(x for x in found if x is not Label.NA or top is Label.NA)
     if len(counts) == 1:
         return top.value
-    ordered = sorted(counts, key=lambda lab: -SEVERITY[lab])
-    return " · ".join(f"{lab.value}×{counts[lab]}" for lab in ordered)
+    rest = sorted((lab for lab in counts if lab is not top), key=lambda lab: -SEVERITY[lab])
+    return " · ".join(f"{lab.value}×{counts.get(lab, 0)}" for lab in [top] + rest)
 
 
 def comparable(label: str) -> str:
