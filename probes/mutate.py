@@ -166,12 +166,15 @@ def run_target(config: Path, keep: bool = False) -> TargetResult:
         subprocess.run(cr + ["init", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
         sources: dict[str, str] = {}
         with use_db(str(session), WorkDB.Mode.open) as db:
-            for item in list(db.pending_work_items):
+            skip = []
+            for item in db.pending_work_items:
                 m = item.mutations[0]
                 src = sources.setdefault(str(m.module_path), (copy / m.module_path).read_text())
                 if _inside(m.start_pos, m.end_pos, annotation_spans(src)):
-                    db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
-                                                          output="equivalent: inside an annotation"))
+                    skip.append(item.job_id)
+            if skip:  # one transaction
+                db.set_multiple_results(skip, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                         output="equivalent: inside an annotation"))
         subprocess.run(cr + ["exec", str(config), str(session)], cwd=copy, env=env, check=True,
                        capture_output=True)
         used: set[int] = set()
