@@ -14,7 +14,9 @@ Equivalent mutants. One class is recognised by rule, not listed by hand: a mutat
 inside a type annotation (``Label | None`` -> ``Label + None``) changes nothing at run
 time because every module here starts with ``from __future__ import annotations``
 (annotations are never evaluated); those mutants are marked skipped before the run and
-counted as "equivalent (annotation)". Every other equivalent mutant is an entry of the
+counted as "equivalent by rule". So are ``is``/``==`` and ``is not``/``!=`` swaps where one
+side is ``None`` or an Enum member (``x is Label.NA``): both are singletons and Enum
+equality is identity, so the two operators agree. Every other equivalent mutant is an entry of the
 target's ``.equivalent.json``: ``{"operator", "definition", "code", "why"}`` -- the
 cosmic-ray operator, the enclosing function, the mutated source line (stripped), and
 why no test can tell the mutant from the original. Matching by code rather than line
@@ -60,6 +62,7 @@ class TargetResult:
     total: int = 0
     killed: int = 0
     annotation: int = 0
+    singleton: int = 0
     incompetent: int = 0
     survivors: list[Survivor] = field(default_factory=list)
     seconds: float = 0.0
@@ -69,6 +72,11 @@ class TargetResult:
     @property
     def bad(self) -> list[Survivor]:
         return [s for s in self.survivors if s.why is None]
+
+    @property
+    def failed(self) -> bool:
+        """A non-equivalent survivor, a mutant that could not be tested, or a broken run."""
+        return bool(self.error or self.bad or self.incompetent)
 
 
 def targets(names: list[str] | None = None, directory: Path = MUTATION_DIR) -> list[Path]:
@@ -118,6 +126,35 @@ def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]
     return spans
 
 
+ENUMS = {"Label", "Kind", "Property", "Intent", "Admission", "WorkerOutcome", "TestOutcome"}
+IDENTITY_OPERATORS = {"core/ReplaceComparisonOperator_Is_Eq", "core/ReplaceComparisonOperator_IsNot_NotEq",
+                      "core/ReplaceComparisonOperator_Eq_Is", "core/ReplaceComparisonOperator_NotEq_IsNot"}
+
+
+def singleton_comparisons(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Spans of comparison operators between a value and ``None`` or an Enum member
+    (``x is Label.NA``, ``y is not None``): there ``is`` and ``==`` (``is not`` and ``!=``)
+    agree, because Enum members and None are singletons and Enum equality is identity."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        for i, _op in enumerate(node.ops):
+            pair = operands[i:i + 2]
+            if any(_singleton(x) for x in pair):
+                left, right = pair
+                spans.append(((left.end_lineno or left.lineno, left.end_col_offset or 0),
+                              (right.lineno, right.col_offset)))
+    return spans
+
+
+def _singleton(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ENUMS
+
+
 def _inside(start: tuple[int, int], end: tuple[int, int], spans: list) -> bool:
     return any(s <= tuple(start) and tuple(end) <= e for s, e in spans)
 
@@ -137,6 +174,9 @@ def _env(copy: Path) -> dict[str, str]:
     env["PYTHONPATH"] = str(copy)
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # No third-party pytest plugins in the mutants' test runs: loading hypothesis's alone costs
+    # about 2 s per mutant on this machine; the targets' tests need none of them.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
 
 
@@ -166,15 +206,19 @@ def run_target(config: Path, keep: bool = False) -> TargetResult:
         subprocess.run(cr + ["init", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
         sources: dict[str, str] = {}
         with use_db(str(session), WorkDB.Mode.open) as db:
-            skip = []
+            skip: dict[str, list[str]] = {"annotation": [], "singleton": []}
             for item in db.pending_work_items:
                 m = item.mutations[0]
                 src = sources.setdefault(str(m.module_path), (copy / m.module_path).read_text())
                 if _inside(m.start_pos, m.end_pos, annotation_spans(src)):
-                    skip.append(item.job_id)
-            if skip:  # one transaction
-                db.set_multiple_results(skip, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
-                                                         output="equivalent: inside an annotation"))
+                    skip["annotation"].append(item.job_id)
+                elif m.operator_name in IDENTITY_OPERATORS and \
+                        _inside(m.start_pos, m.end_pos, singleton_comparisons(src)):
+                    skip["singleton"].append(item.job_id)
+            for why, jobs in skip.items():  # one transaction each
+                if jobs:
+                    db.set_multiple_results(jobs, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                             output=f"equivalent: {why}"))
         subprocess.run(cr + ["exec", str(config), str(session)], cwd=copy, env=env, check=True,
                        capture_output=True)
         used: set[int] = set()
@@ -182,7 +226,9 @@ def run_target(config: Path, keep: bool = False) -> TargetResult:
             for item, res in db.completed_work_items:
                 m = item.mutations[0]
                 result.total += 1
-                if res.worker_outcome is WorkerOutcome.SKIPPED:
+                if res.worker_outcome is WorkerOutcome.SKIPPED and res.output == "equivalent: singleton":
+                    result.singleton += 1
+                elif res.worker_outcome is WorkerOutcome.SKIPPED:
                     result.annotation += 1
                 elif res.test_outcome is TestOutcome.INCOMPETENT:
                     result.incompetent += 1
@@ -222,7 +268,8 @@ def report(results: list[TargetResult]) -> int:
             continue
         print(head + f"{r.total} mutants, {r.killed} killed, {len(r.survivors)} survived "
               f"({len(r.survivors) - len(r.bad)} equivalent, {len(r.bad)} not), "
-              f"{r.annotation} equivalent by rule (inside an annotation), {r.incompetent} incompetent, "
+              f"equivalent by rule: {r.annotation} inside an annotation, {r.singleton} is/== on None or an Enum "
+              f"member; {r.incompetent} incompetent, "
               f"{r.seconds:.0f} s")
         for s in r.survivors:
             tag = "equivalent" if s.why else "SURVIVED"
@@ -233,12 +280,14 @@ def report(results: list[TargetResult]) -> int:
                 print("    " + "\n    ".join(s.diff.strip().splitlines()[-6:]))
         for e in r.unused_equivalents:
             print(f"  note: listed equivalent no longer generated: {e['operator']}: {e['code']}")
-        if r.bad:
+        if r.incompetent:
+            print(f"  {r.incompetent} mutant(s) could not be tested (cosmic-ray: incompetent): not killed")
+        if r.failed:
             status = 1
     total = sum(r.total for r in results)
     print(f"all targets: {total} mutants, {sum(r.killed for r in results)} killed, "
           f"{sum(len(r.survivors) for r in results)} survived ({sum(len(r.bad) for r in results)} not equivalent), "
-          f"{sum(r.annotation for r in results)} annotation-equivalent, "
+          f"{sum(r.annotation + r.singleton for r in results)} equivalent by rule, "
           f"{max((r.seconds for r in results), default=0):.0f} s wall")
     return status
 

@@ -42,6 +42,9 @@ def test_stock_race_double_consumption_is_D_with_its_citation() -> None:
     assert v.evidence == {"k": 2, "jitter_ms": 0, "reps": len(reps), "duplicates_observed": True,
                           "lost_answers_observed": False}
     assert "more than once" in v.summary and "lost" not in v.summary
+    assert v.summary.startswith("2 processes answered one interrupt together: ")
+    fresh = "".join(["sto", "ck"])  # not the interned literal: the arm is compared by value
+    assert co_verdict("sqlite", fresh, 2, 0.0, reps).summary == v.summary
     assert f["recorded_label"] == "U"  # the reference run had no citation for it
 
 
@@ -51,7 +54,8 @@ def test_gate_arm_race_holds_and_a_gate_that_loses_every_answer_does_not() -> No
     v = co_verdict("postgres", "gate", 4, 0.0, reps)
     assert (v.framework, v.label, v.doc) == ("langgraph+remit", Label.PASS, None)
     assert v.evidence["duplicates_observed"] is False and v.evidence["lost_answers_observed"] is False
-    assert "exactly once in every repetition" in v.summary
+    assert v.summary == ("with the read-path consumption gate, 4 racing answers: the gated effect fired exactly once "
+                         "in every repetition")
     # The mutation the issue names: a gate that loses every answer (distribution {0: n}).
     lost = [History(tuple(e for e in h if e.kind is not Kind.EFFECT)) for h in reps]
     bad = co_verdict("sqlite", "gate", 4, 0.0, lost)
@@ -246,4 +250,7 @@ def test_remit_row_from_the_recorded_verdicts() -> None:
     assert "FI" not in row([_receipt(verdicts + only_na)])
     other = [{"framework": "langgraph", "property": "FD", "path": "x", "label": "✗"}]
     assert row([_receipt(verdicts + other)])["FD"] == "✓"
+    assert row([_receipt(other + verdicts)]) == got  # another framework's verdict first skips only itself
+    saver = [{"framework": SAVER_ONLY, "property": "LV", "path": "crash:A", "label": "D"}]
+    assert row([_receipt(saver)]) == {"LV crash (saver only)": "✗"}
     assert row([]) == {}

@@ -74,7 +74,11 @@ def _restore(p: _Probe) -> list:
     shapes = [p.child("restore", f"restore-{i}", state_file=str(p.state_file)).result["messages"] for i in (1, 2)]
     ok, ev = exactly_once(p.ledger.counts(), ["charge:o1"])
     ev = {**ev, "restored_run_messages": shapes}
-    return [SUBJECT.verdict(Property.EO, "save-load:double-restore", ok, ev,
+    return [SUBJECT.not_applicable(
+        Property.FI, "save-load:double-restore",
+        "load_state overwrites an agent or team with a saved state and the run continues with a new task: no "
+        "resume value addressed to an answered interrupt, so nothing that could declare FORK or RETRY"),
+            SUBJECT.verdict(Property.EO, "save-load:double-restore", ok, ev,
                             f"state loaded into two new agents in two processes and continued: effects "
                             f"{ev['effect_counts']}")]
 

@@ -14,7 +14,6 @@ from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
     Property,
     Subject,
-    at_most_once,
     completes,
     exactly_once,
     fork_outcome,
@@ -160,7 +159,7 @@ def _persist_completed(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(PERSIST.verdict(
         Property.PC, path, holds, ev, "restoring a completed flow by id ran s1 and s2 again" if not holds else "nothing re-ran",
     ))
-    holds, ev = at_most_once(counts)
+    holds, ev = exactly_once(counts, ["s1", "s2"])
     ev = dict(ev, counter_before=rest["counter_before"], counter=rest["counter"])
     res.verdicts.append(PERSIST.verdict(
         Property.EO, path, holds, ev,
@@ -258,7 +257,7 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     else:
         path = "human-feedback pause answered once"
         summary_tail = "answered once"
-    holds, ev = at_most_once(gate)
+    holds, ev = exactly_once(gate, ["gate"])  # a lost answer fails CO too
     ev = dict(ev, resumed=[bool(a.get("resumed")) for a in answers],
               refused=[a.get("refused") for a in answers])
     res.verdicts.append(PERSIST.verdict(
@@ -275,6 +274,11 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                 "the second answer was served its own outcome" if served else "the second answer got the first outcome",
             ))
         else:
+            res.verdicts.append(PERSIST.not_applicable(
+                Property.FI, fd_path,
+                "Flow.from_pending(flow_id) + resume(feedback) carry the answer only: no FORK/RETRY discriminator, "
+                "and the pause is deleted once answered, so a second answer has nothing to declare an intent for",
+            ))
             res.verdicts.append(PERSIST.not_applicable(
                 Property.FD, fd_path,
                 "from_pending/resume address a pause by flow id only and the pause is deleted once answered; "

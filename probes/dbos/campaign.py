@@ -182,7 +182,7 @@ def _concurrent(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     counts = ledger.counts()
     res.observations.update(worker=worker, ledger=counts, unconsumed=unconsumed_messages(sysdb),
                             winner=[d for e, _, d in ledger.rows() if e == "gate"])
-    holds, ev = at_most_once({"gate": counts.get("gate", 0)})
+    holds, ev = exactly_once({"gate": counts.get("gate", 0)}, ["gate"])  # a lost answer fails CO too
     served = worker["result"] in [f(v) for v in range(1, k + 1)]
     ev = dict(ev, outcome_is_one_senders_f_v=served, unconsumed_messages=res.observations["unconsumed"])
     res.verdicts.append(SUBJECT.verdict(

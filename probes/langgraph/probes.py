@@ -193,7 +193,7 @@ def probe_co_stray(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         stray = second["resume"]
     counts = Ledger(ledger).counts()
     res.observations = {**obs, "effect_counts": counts}
-    holds, ev = checker.at_most_once({"gate": counts.get("gate", 0)})
+    holds, ev = checker.exactly_once({"gate": counts.get("gate", 0)}, ["gate"])
     ev.update({"stray_raised": not stray["ok"], "stray_error": stray.get("error")})
     summary = (f"stray Command(resume=True) on the finished thread ({where}): gate fired {counts.get('gate', 0)}x, "
                f"{'raised ' + str(stray.get('error')).split(':')[0] if not stray['ok'] else 'silent (no error)'}")
@@ -262,6 +262,48 @@ def probe_co_fanout(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return res
 
 
+# --- FI ----------------------------------------------------------------------------------
+
+NO_INTENT_ON_THE_WIRE = (
+    "stock LangGraph carries no fork/retry discriminator: Command(resume=...) has only the value (and an "
+    "interrupt-id map), the config only the thread and checkpoint; a resume at an answered interrupt cannot "
+    "declare whether it is a FORK or a RETRY (forks are made by update_state or replay: the FD column). "
+    "REMIT adds one (configurable['remit_intent'])")
+
+
+def probe_fi(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """Declared intent: a RETRY must not fire the gate again nor change the outcome; a FORK with
+    False must observe f(False) = 1. Judged by ``checker.check_fi`` over the recorded history."""
+    backend = spec.args["backend"]
+    subject = _subject(spec, backend)
+    res = ProbeResult()
+    path = "second-resume:declared-intent"
+    if spec.args.get("arm", "stock") == "stock":
+        res.verdicts.append(subject.not_applicable(Property.FI, path, NO_INTENT_ON_THE_WIRE))
+        return res
+    with _inproc_saver(spec, ctx, backend, "fi") as saver:
+        obs = workloads.fi_protocol(saver)
+    try:
+        oracle_mod.current().cross_check()
+    except HarnessError as exc:
+        res.harness_errors.append(str(exc))
+        return res
+    history = oracle_mod.current().ledger.history()
+    res.observations = {**obs, "history": history.to_json()}
+    fi = checker.check_fi(history, checker.Expectation(gate="gate", outcome=1))
+    # an error's message carries interrupt and checkpoint ids: only its type is run-stable
+    outcomes = [st.get("output", {}).get("value") if st["ok"] else st["error"].split(":", 1)[0]
+                for st in obs["steps"]]
+    gate = history.effect_counts().get("gate", 0)
+    res.verdicts.append(fi.verdict(
+        subject, path,
+        f"answered True (outcome {outcomes[0]!r}), then a declared RETRY of True (outcome {outcomes[1]!r}) and a "
+        f"declared FORK with False (outcome {outcomes[2]!r}, f(False) = 1); the gated effect fired {gate}x"
+        + ("" if fi.holds else " -- a declaration was not honoured"),
+        outcomes=outcomes, gate_fires=gate))
+    return res
+
+
 # --- EO / PC, interrupt path and park-kill -------------------------------------------------
 
 
@@ -323,7 +365,7 @@ def probe_parkkill(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(subject.verdict(Property.PC, path, holds, ev,
                                         f"the fresh-process resume re-ran s1 {after.get('s1', 0)}x"))
     stray_counts = ledger_obj.counts("stray")
-    holds, ev = checker.at_most_once({"gate": counts.get("gate", 0)})
+    holds, ev = checker.exactly_once({"gate": counts.get("gate", 0)}, ["gate"])
     ev.update({"stray_fired": stray_counts, "stray_raised": not stray["resume"]["ok"]})
     res.verdicts.append(subject.verdict(Property.CO, path, holds, ev,
                                         f"stray resume from a third process fired {sum(stray_counts.values())} effect(s)"))
@@ -628,6 +670,7 @@ def probe_version(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 KINDS = {
     "fd": probe_fd,
+    "fi": probe_fi,
     "cv": probe_cv,
     "co_stray": probe_co_stray,
     "co_sequential": probe_co_sequential,

@@ -17,7 +17,6 @@ from probes.core.checker import (
     Property,
     collapse,
     Subject,
-    at_most_once,
     exactly_once,
     fork_outcome,
     invalid_state_refused,
@@ -94,7 +93,7 @@ def _split(p: _Probe) -> list:
     total, after = p.counts(), p.counts("resume")
     eo_ok, eo_ev = exactly_once(total, ["s1", "gate", "s3"])
     pc_ok, pc_ev = prefix_not_reentered({"s1": after.get("s1", 0)}, ["s1"])
-    co_ok, co_ev = at_most_once({"gate": total.get("gate", 0)})
+    co_ok, co_ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
     co_ev = {**co_ev, "stray_error": _etype(r.get("stray_error")), "outcome": r["outcome"]}
     return [
         SUBJECT.verdict(Property.EO, "interrupt:split-steps", eo_ok, {**eo_ev, "outcome": r["outcome"]},
@@ -130,10 +129,14 @@ def _double(p: _Probe) -> list:
     p.park()
     r = p.resume("resume", ["yes", "no"])
     total = p.counts()
-    ok, ev = at_most_once({"gate": total.get("gate", 0)})
+    ok, ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
     ev = {**ev, "outcome": r["outcome"], "first_answer_won": r["outcome"] == "f(yes)",
           "ledger_gate_answers": [d for e, _, d in p.ledger.rows() if e == "gate"]}
-    return [SUBJECT.verdict(
+    return [SUBJECT.not_applicable(
+        Property.FI, "double-answer",
+        "a restored run is answered with a HumanResponseEvent that carries the answer only: no FORK/RETRY "
+        "discriminator; every restore of a snapshot is a new branch (FD), so a re-delivered answer cannot be told "
+        "from a fork (CO)"), SUBJECT.verdict(
         Property.CO, "double-answer", ok, ev,
         f"two answers back to back: outcome {r['outcome']!r} (first answer "
         f"{'wins' if ev['first_answer_won'] else 'does not win'}), gated effect fired {total.get('gate', 0)} "
@@ -155,7 +158,7 @@ def _race(p: _Probe) -> list:
     for i, o in enumerate(race.outcomes):
         cross_check(o.value["counter"], p.ledger, f"racer-{i}")
     total = p.counts()
-    ok, ev = at_most_once({"gate": total.get("gate", 0)})
+    ok, ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
     ev = {**ev, "outcomes": sorted(str(o.value["outcome"]) for o in race.outcomes),
           "errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
     return [SUBJECT.verdict(

@@ -25,7 +25,7 @@ from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
 
 BACKENDS = ("memory", "sqlite", "postgres")
-LG_KINDS = ("fd", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
+LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
 LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
 GATE_OPTIONS = {"consume_gate": True}
@@ -33,7 +33,7 @@ W = "probes.remit.workloads:"
 
 PARAMS = (
     Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"], "checkpoint savers", BACKENDS),
-    Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "cv", "co_stray", "eo_interrupt"],
+    Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "fi", "cv", "co_stray", "eo_interrupt"],
           "LangGraph campaign probe kinds rerun through REMIT", LG_KINDS),
     Param("kill_points", "list[str]", ["exc", "A", "C", "window"], ["exc"],
           "crash points of the reused LangGraph crash probes (see the langgraph campaign)"),
@@ -185,7 +185,7 @@ def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     fires = Ledger(ledger).counts().get("gate", 0)
     res.observations = {"reader_saw": seen, "recovery": rec}
     subject = _subject(backend)
-    holds, ev = checker.at_most_once({"gate": fires})
+    holds, ev = checker.exactly_once({"gate": fires}, ["gate"])
     ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"]})
     holds = holds and seen["claims"] == 1
     res.verdicts.append(subject.verdict(

@@ -23,12 +23,11 @@ def row(receipts: list[Receipt]) -> dict[str, str]:
     task's code from running again, nor a re-submitted input from starting a new run.
     A property with only n/a paths is left out (nothing was measured).
     """
+    suffix = {FRAMEWORK: "", SAVER_ONLY: " crash (saver only)"}
     by: dict[str, list[Label]] = {}
     for r in receipts:
         for v in r.verdicts:
-            if v.framework not in (FRAMEWORK, SAVER_ONLY):
-                continue
-            prop = v.property.value if v.framework == FRAMEWORK else f"{v.property.value} crash (saver only)"
-            by.setdefault(prop, []).append(v.label)
+            if v.framework in suffix:
+                by.setdefault(v.property.value + suffix[v.framework], []).append(v.label)
     out = {p: collapse(labels) for p, labels in sorted(by.items())}
-    return {p: ("✗" if lab.violates else lab.value) for p, lab in out.items() if lab is not None and lab is not Label.NA}
+    return {p: ("✗" if lab.violates else lab.value) for p, lab in out.items() if lab not in (None, Label.NA)}
