@@ -8,7 +8,7 @@ survivor is not listed as equivalent in ``mutation/<target>.equivalent.json``.
 Why a copy: cosmic-ray mutates the module *in place* while the tests run. Each target
 runs in a private copy of the checkout (the tracked and untracked-but-not-ignored
 files, as they are on disk), so an interrupted run never leaves a mutant in the
-working tree and targets can run side by side (``--jobs``).
+working tree; a target's mutants are shared out over ``--jobs`` copies run side by side.
 
 Equivalent mutants. One class is recognised by rule, not listed by hand: a mutation
 inside a type annotation (``Label | None`` -> ``Label + None``) changes nothing at run
@@ -34,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,18 +179,21 @@ def _env(copy: Path) -> dict[str, str]:
     return env
 
 
-def run_target(config: Path, keep: bool = False) -> TargetResult:
-    """Init a cosmic-ray session in a private copy, skip annotation mutants, exec, collect."""
+def run_target(config: Path, jobs: int = 1, keep: bool = False) -> TargetResult:
+    """Init a cosmic-ray session in a private copy, mark the equivalent-by-rule mutants, then
+    exec the rest in ``jobs`` shards (each shard its own copy and session: cosmic-ray mutates
+    files in place), and collect the results."""
     import tomllib
 
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
     cfg = tomllib.loads(config.read_text())["cosmic-ray"]
     result = TargetResult(config.stem, cfg["module-path"])
     equivalents = load_equivalents(config)
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix=f"rc-mutate-{config.stem}-"))
+    cr = [sys.executable, "-m", "cosmic_ray.cli"]
     try:
         copy = work / "checkout"
         copy.mkdir()
@@ -202,50 +204,48 @@ def run_target(config: Path, keep: bool = False) -> TargetResult:
             result.error = f"the unmutated tests fail (exit {base.returncode}): {(base.stdout + base.stderr)[-800:]}"
             return result
         session = work / "session.sqlite"
-        cr = [sys.executable, "-m", "cosmic_ray.cli"]
         subprocess.run(cr + ["init", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
-        sources: dict[str, str] = {}
+        source = (copy / cfg["module-path"]).read_text()
+        annotations, singletons = annotation_spans(source), singleton_comparisons(source)
         with use_db(str(session), WorkDB.Mode.open) as db:
             skip: dict[str, list[str]] = {"annotation": [], "singleton": []}
-            for item in db.pending_work_items:
+            pending = sorted(db.pending_work_items, key=lambda item: item.job_id)
+            for item in pending:
                 m = item.mutations[0]
-                src = sources.setdefault(str(m.module_path), (copy / m.module_path).read_text())
-                if _inside(m.start_pos, m.end_pos, annotation_spans(src)):
+                if _inside(m.start_pos, m.end_pos, annotations):
                     skip["annotation"].append(item.job_id)
-                elif m.operator_name in IDENTITY_OPERATORS and \
-                        _inside(m.start_pos, m.end_pos, singleton_comparisons(src)):
+                elif m.operator_name in IDENTITY_OPERATORS and _inside(m.start_pos, m.end_pos, singletons):
                     skip["singleton"].append(item.job_id)
-            for why, jobs in skip.items():  # one transaction each
-                if jobs:
-                    db.set_multiple_results(jobs, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
-                                                             output=f"equivalent: {why}"))
-        subprocess.run(cr + ["exec", str(config), str(session)], cwd=copy, env=env, check=True,
-                       capture_output=True)
-        used: set[int] = set()
+            for why, ids in skip.items():  # one transaction each
+                if ids:
+                    db.set_multiple_results(ids, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                            output=f"equivalent: {why}"))
+            todo = [item.job_id for item in pending if item.job_id not in set(skip["annotation"] + skip["singleton"])]
+        shards = []
+        for i in range(max(1, min(jobs, len(todo)))):
+            shard = work / f"shard{i}"
+            shutil.copytree(copy, shard / "checkout")
+            shutil.copy2(session, shard / "session.sqlite")
+            others = [j for n, j in enumerate(todo) if n % jobs != i]
+            with use_db(str(shard / "session.sqlite"), WorkDB.Mode.open) as db:
+                if others:
+                    db.set_multiple_results(others, WorkResult(worker_outcome=WorkerOutcome.SKIPPED,
+                                                               output="another shard"))
+            shards.append(subprocess.Popen(cr + ["exec", str(config), str(shard / "session.sqlite")],
+                                           cwd=shard / "checkout", env=_env(shard / "checkout"),
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        for i, proc in enumerate(shards):
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                raise subprocess.CalledProcessError(proc.returncode, f"cosmic-ray exec (shard {i})", stderr=err)
+        outcomes = []
         with use_db(str(session), WorkDB.Mode.open) as db:
-            for item, res in db.completed_work_items:
-                m = item.mutations[0]
-                result.total += 1
-                if res.worker_outcome is WorkerOutcome.SKIPPED and res.output == "equivalent: singleton":
-                    result.singleton += 1
-                elif res.worker_outcome is WorkerOutcome.SKIPPED:
-                    result.annotation += 1
-                elif res.test_outcome is TestOutcome.INCOMPETENT:
-                    result.incompetent += 1
-                elif res.test_outcome is TestOutcome.KILLED:
-                    result.killed += 1
-                else:
-                    lines = sources.get(str(m.module_path)) or (copy / m.module_path).read_text()
-                    code = lines.splitlines()[m.start_pos[0] - 1].strip()
-                    s = Survivor(m.operator_name, m.definition_name, m.start_pos[0], code, res.diff or "")
-                    for i, e in enumerate(equivalents):
-                        if e["operator"] == s.operator and e["code"] == s.code and \
-                                e.get("definition", s.definition) == s.definition:
-                            s.why = e["why"]
-                            used.add(i)
-                            break
-                    result.survivors.append(s)
-        result.unused_equivalents = [e for i, e in enumerate(equivalents) if i not in used]
+            outcomes += [(item, res) for item, res in db.completed_work_items]
+        for i in range(len(shards)):
+            with use_db(str(work / f"shard{i}" / "session.sqlite"), WorkDB.Mode.open) as db:
+                outcomes += [(item, res) for item, res in db.completed_work_items
+                             if item.job_id in set(todo) and res.output != "another shard"]
+        _collect(result, outcomes, source, equivalents)
     except subprocess.CalledProcessError as exc:
         result.error = f"cosmic-ray failed: {exc.cmd}: {(exc.stderr or b'').decode()[-800:]}"
     finally:
@@ -255,6 +255,36 @@ def run_target(config: Path, keep: bool = False) -> TargetResult:
         else:
             shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _collect(result: TargetResult, outcomes: list, source: str, equivalents: list[dict[str, Any]]) -> None:
+    """Count killed / survived / equivalent; match survivors against the listed equivalents."""
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    used: set[int] = set()
+    lines = source.splitlines()
+    for item, res in sorted(outcomes, key=lambda pair: (pair[0].mutations[0].start_pos, pair[0].job_id)):
+        m = item.mutations[0]
+        result.total += 1
+        if res.worker_outcome is WorkerOutcome.SKIPPED and res.output == "equivalent: singleton":
+            result.singleton += 1
+        elif res.worker_outcome is WorkerOutcome.SKIPPED:
+            result.annotation += 1
+        elif res.test_outcome is TestOutcome.INCOMPETENT or res.worker_outcome is not WorkerOutcome.NORMAL:
+            result.incompetent += 1
+        elif res.test_outcome is TestOutcome.KILLED:
+            result.killed += 1
+        else:
+            code = lines[m.start_pos[0] - 1].strip()
+            s = Survivor(m.operator_name, m.definition_name, m.start_pos[0], code, res.diff or "")
+            for i, e in enumerate(equivalents):
+                if e["operator"] == s.operator and e["code"] == s.code and \
+                        e.get("definition", s.definition) == s.definition:
+                    s.why = e["why"]
+                    used.add(i)
+                    break
+            result.survivors.append(s)
+    result.unused_equivalents = [e for i, e in enumerate(equivalents) if i not in used]
 
 
 def report(results: list[TargetResult]) -> int:
@@ -288,14 +318,15 @@ def report(results: list[TargetResult]) -> int:
     print(f"all targets: {total} mutants, {sum(r.killed for r in results)} killed, "
           f"{sum(len(r.survivors) for r in results)} survived ({sum(len(r.bad) for r in results)} not equivalent), "
           f"{sum(r.annotation + r.singleton for r in results)} equivalent by rule, "
-          f"{max((r.seconds for r in results), default=0):.0f} s wall")
+          f"{sum(r.seconds for r in results):.0f} s")
     return status
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="./reproduce.sh mutate", description=__doc__.split("\n\n")[0])
     parser.add_argument("targets", nargs="*", help="mutation/<target>.toml names (default: all)")
-    parser.add_argument("--jobs", type=int, default=2, help="targets run side by side (default 2)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="processes sharing each target's mutants (default 2: this machine's cores)")
     parser.add_argument("--keep", action="store_true", help="keep each target's copy and session for inspection")
     args = parser.parse_args(argv)
     try:
@@ -307,8 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda c: run_target(c, args.keep), configs))
+    results = [run_target(c, args.jobs, args.keep) for c in configs]
     return report(results)
 
 

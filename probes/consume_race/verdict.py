@@ -13,6 +13,8 @@ from probes.core.history import History
 
 FRAMEWORK = {"stock": "langgraph", "gate": "langgraph+remit"}
 GATE_EFFECT = "gate"  # the gated node's effect (probes.consume_race.racer.GATE_EFFECT)
+WHO = {"stock": "{k} processes answered one interrupt together",
+       "gate": "with the read-path consumption gate, {k} racing answers"}
 
 
 def _num(x: float) -> str:
@@ -37,8 +39,7 @@ def co_verdict(backend: str, arm: str, k: int, gate: float, histories: list[Hist
     dup = any(c.evidence["duplicate"] for c in checks)
     lost = any(c.evidence["lost_answer"] for c in checks)
     path = f"cross-process k={k} jitter=0ms" + (f" gate={_num(gate)}ms" if gate else "")
-    who = f"{k} processes answered one interrupt together" if arm == "stock" else \
-        f"with the read-path consumption gate, {k} racing answers"
+    who = WHO[arm].format(k=k)
     if co.holds:
         text = f"{who}: the gated effect fired exactly once in every repetition"
     else:

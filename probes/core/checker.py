@@ -81,7 +81,7 @@ class Label(str, Enum):
 
 # Worst first. U (violated, nothing documented) outranks ✗ (violated against a claim)
 # only in the sense that a reader has nothing to go on; both are violations.
-SEVERITY: dict[Label, int] = {Label.UNDOC: 4, Label.FAIL: 3, Label.DOC: 2, Label.PASS: 1, Label.NA: 0}
+WORST_FIRST: tuple[Label, ...] = (Label.UNDOC, Label.FAIL, Label.DOC, Label.PASS, Label.NA)
 
 
 @dataclass(frozen=True)
@@ -470,7 +470,7 @@ def collapse(labels: Iterable[Label | str]) -> Label | None:
     if not found:
         return None
     measured = [x for x in found if x is not Label.NA]
-    return max(measured, key=SEVERITY.__getitem__) if measured else Label.NA
+    return min(measured, key=WORST_FIRST.index) if measured else Label.NA
 
 
 def cell_text(labels: Iterable[Label | str]) -> str:
@@ -484,7 +484,7 @@ def cell_text(labels: Iterable[Label | str]) -> str:
     counts = _count(x for x in found if x is not Label.NA or top is Label.NA)
     if len(counts) == 1:
         return top.value
-    rest = sorted((lab for lab in counts if lab is not top), key=lambda lab: -SEVERITY[lab])
+    rest = sorted((lab for lab in counts if lab is not top), key=WORST_FIRST.index)
     return " · ".join(f"{lab.value}×{counts.get(lab, 0)}" for lab in [top] + rest)
 
 
