@@ -28,11 +28,16 @@ def test_no_harness_errors(run):
 @pytest.mark.parametrize("crash", ["exception", "sigkill-before-effect", "sigkill-after-effect"])
 def test_mid_node_crash_is_safe_but_not_live(run, crash):
     c = cells(run)
-    assert c[("EO", f"crash:{crash}")].label.value == "✓"
+    eo = c[("EO", f"crash:{crash}")]
+    # nothing fired twice, but the run never completed: exactly-once needs completion (docs silent: U)
+    assert eo.label.value == "U" and eo.evidence["completed"] is False
+    assert all(n <= 1 for n in eo.evidence["effect_counts"].values())
     assert c[("PC", f"crash:{crash}")].label.value == "✓"
     lv = c[("LV", f"crash:{crash}")]
-    assert lv.evidence["completed"] is False and lv.label.value == "✗"
+    # the 1.107.1 status contract documents the refusal (DOCS.md PG-2): D, cited
+    assert lv.evidence["completed"] is False and lv.label.value == "D" and lv.doc.source == "PG-2"
     assert "Unable to restore snapshot" in lv.evidence["detail"]
+    assert [w["kind"] for w in lv.evidence["witness"]] == ["crash", "refuse"]
 
 
 def test_kill_between_nodes_restores(run):
