@@ -390,3 +390,149 @@ def test_cell_text_counts_paths_worst_first() -> None:
     assert cell_text(["✓", "n/a"]) == "✓"
     assert cell_text(["✓", "U", "U", "U", "✓", "n/a"]) == "U×3 · ✓×2"
     assert cell_text(["D", "✗", "✗"]) == "✗×2 · D×1"
+
+
+# --- edges a mutant would move -----------------------------------------------------------------
+
+
+def test_eo_without_completion_requirement_has_no_stop_witness() -> None:
+    h = H(("effect", "a", "s1"), ("effect", "a", "s2"), ("crash", "h"), ("error", "b", None, "X"))
+    c = check_eo(h, Expectation(effects=("s1", "s2"), complete=False))
+    assert c.holds and c.witness == () and c.evidence["completed"] is False
+    strict = check_eo(h, Expectation(effects=("s1", "s2")))
+    assert not strict.holds and [e.kind for e in strict.witness] == [Kind.CRASH, Kind.ERROR]
+    assert check_eo(H(("effect", "a", "s1"), ("complete", "a")), Expectation(effects=("s1",))).witness == ()
+
+
+def test_fd_witness_is_the_last_completion_and_first_outcome_precedes_the_fork() -> None:
+    h = H(("resume", "h", None, True), ("complete", "a", None, 2), ("resume", "h", None, False),
+          ("complete", "a", None, 5), ("complete", "a", None, 2))
+    c = check_fd(h, Expectation(outcome=1))
+    assert [e.seq for e in c.witness] == [5] and c.evidence["observed"] == 2
+    assert c.evidence["first_resume_outcome"] == 2 and c.evidence["served_first_outcome"] is True
+    good = H(("resume", "h", None, True), ("complete", "a", None, 2), ("resume", "h", None, False),
+             ("complete", "a", None, 1))
+    g = check_fd(good, Expectation(outcome=1))
+    assert g.evidence == {"expected_f_v": 1, "observed": 1, "first_resume_outcome": 2, "served_first_outcome": False}
+    forked = H(("complete", "x", None, 7), ("fork", "h"), ("resume", "h"), ("complete", "b", None, 1))
+    f = check_fd(forked, Expectation(outcome=1))
+    assert f.holds and f.evidence["first_resume_outcome"] == 7
+    late = H(("resume", "h"), ("resume", "h"), ("complete", "b", None, 3))
+    l2 = check_fd(late, Expectation(outcome=3))
+    assert l2.holds and l2.evidence["first_resume_outcome"] is None  # no completion before the fork
+    no_fork = check_fd(H(("complete", "a", None, 1)), Expectation(outcome=1))
+    assert not no_fork.holds and no_fork.witness == () and no_fork.evidence["first_resume_outcome"] == 1
+    assert no_fork.evidence["served_first_outcome"] is False
+
+
+def test_rd_three_arms() -> None:
+    assert check_rd({"a": 1, "b": 1, "c": 1}).holds
+    three = check_rd({"a": 1, "b": 2, "c": 3})
+    assert not three.holds and three.evidence["distinct"] == 3
+    assert three.evidence["decisions"] == {"a": 1, "b": 2, "c": 3}
+    assert check_rd({"b": (1,), "a": (1,)}).evidence == {"decisions": {"a": (1,), "b": (1,)}, "distinct": 1}
+
+
+def test_every_reports_the_first_repetition_when_all_hold() -> None:
+    one = check_eo(H(("effect", "a", "s1"), ("effect", "a", "s2"), ("complete", "a")), EXPECT)
+    two = check_eo(H(("effect", "a", "s1"), ("effect", "a", "s2"), ("effect", "a", "x"), ("complete", "a")), EXPECT)
+    assert every([one, two]).evidence["effect_counts"] == one.evidence["effect_counts"]
+    bad1 = check_eo(H(("effect", "a", "s1")), EXPECT)
+    bad2 = check_eo(H(("effect", "a", "s2")), EXPECT)
+    assert every([one, bad1, bad2]).evidence["off"] == bad1.evidence["off"]
+    assert every([bad2, bad1]).witness == bad2.witness
+    assert every([one, bad1]).property is Property.EO
+
+
+def test_cv_effects_after_the_refusal_do_not_count_and_only_with_a_tamper() -> None:
+    h = H(("tamper", "t"), ("refuse", "t", None, "E"), ("effect", "t", "gate"))
+    c = check_cv(h)
+    assert c.holds and c.evidence["effects_before_refusal"] == {}
+    before = H(("tamper", "t"), ("effect", "t", "a"), ("effect", "t", "a"), ("refuse", "t", None, "E"),
+               ("refuse", "t", None, "F"))
+    b = check_cv(before)
+    assert not b.holds and b.evidence["effects_before_refusal"] == {"a": 2} and b.evidence["error"] == "E"
+    assert [e.seq for e in b.witness] == [2, 3]
+    prior = H(("effect", "t", "a"), ("tamper", "t"), ("refuse", "t", None, "E"))
+    assert check_cv(prior).holds  # effects before the edit are not on the edited state
+    nothing = check_cv(H(("tamper", "t")))
+    assert not nothing.holds and [e.kind for e in nothing.witness] == [Kind.TAMPER]
+    assert nothing.evidence == {"refused": False, "became_durable": False, "effects_before_refusal": {},
+                                "error": None}
+    err = check_cv(H(("tamper", "t"), ("error", "t", None, "Boom")))
+    assert not err.holds and [e.kind for e in err.witness] == [Kind.ERROR]
+    valid = check_cv(H(("persist", "a", None, None, {"valid": True}), ("refuse", "a", None, "E")))
+    assert valid.holds and valid.evidence["became_durable"] is False
+    assert check_cv(H(("effect", "a", "s1"))).witness == ()
+
+
+def test_fi_retry_window_ends_at_the_next_resume() -> None:
+    want = Expectation(gate="gate", outcome=1)
+    h = H(("resume", "h"), ("effect", "a", "gate"), ("resume", "h", None, None, {"mode": "retry"}),
+          ("complete", "b", None, 2), ("resume", "h", None, False, {"mode": "fork"}), ("effect", "c", "gate"),
+          ("complete", "c", None, 1), ("complete", "c", None, 1))
+    c = check_fi(h, want)
+    assert c.holds and c.witness == () and c.evidence == {"declared": ["retry", "fork"], "expected_fork_outcome": 1,
+                                                          "honoured": True}
+    fork_first = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("complete", "b", None, 2),
+                   ("resume", "h", None, None, {"mode": "retry"}), ("complete", "c", None, 1))
+    f = check_fi(fork_first, want)
+    assert not f.holds and [e.seq for e in f.witness] == [3]
+    assert check_fi(H(("resume", "h")), want).witness[0].kind is Kind.RESUME
+    assert check_fi(H(("resume", "h")), want).evidence["declared"] == []
+    with pytest.raises(ValueError):
+        check_fi(h, Expectation(outcome=1))
+
+
+def test_observation_helpers() -> None:
+    assert checker.at_most_once({"a": 1, "b": 2}) == (False, {"effect_counts": {"a": 1, "b": 2}, "duplicated": {"b": 2}})
+    assert checker.at_most_once({"b": 1, "a": 0}) == (True, {"effect_counts": {"a": 0, "b": 1}, "duplicated": {}})
+    assert checker.exactly_once({"a": 1}, ["a", "b"]) == (
+        False, {"effect_counts": {"a": 1, "b": 0}, "expected_once": ["a", "b"], "off": {"b": 0}})
+    assert checker.exactly_once({"a": 1, "x": 1}, ["a"]) == (
+        True, {"effect_counts": {"a": 1, "x": 1}, "expected_once": ["a"], "off": {}})
+    assert checker.exactly_once({"a": 1, "x": 2}, ["a"])[1]["off"] == {"x": 2}
+    assert checker.exactly_once({"a": 2}, ["a"])[1]["off"] == {"a": 2}
+    assert checker.prefix_not_reentered({"s1": 1, "s2": 0}, ["s1", "s2"]) == (
+        False, {"durable_prefix": ["s1", "s2"], "runs_after_recovery": {"s1": 1, "s2": 0}, "reentered": {"s1": 1}})
+    assert checker.prefix_not_reentered({"s3": 1}, ["s1"])[0] is True
+    assert checker.fork_outcome(2, 1, 2) == (False, {"expected_f_v": 1, "observed": 2, "first_resume_outcome": 2,
+                                                     "served_first_outcome": True})
+    assert checker.fork_outcome(1, 1, 1)[1]["served_first_outcome"] is False
+    assert checker.fork_outcome(3, 1, 2) == (False, {"expected_f_v": 1, "observed": 3, "first_resume_outcome": 2,
+                                                     "served_first_outcome": False})
+    assert checker.invalid_state_refused(True, False, "E") == (
+        True, {"refused_at_write": True, "became_durable": False, "error": "E"})
+    assert checker.invalid_state_refused(True, True, "E")[0] is False
+    assert checker.invalid_state_refused(False, False, None)[0] is False
+    assert checker.same_decision({"b": 3, "a": 3}) == (True, {"decisions": {"a": 3, "b": 3}, "distinct": 1})
+    assert checker.same_decision({"a": 3, "b": 4}) == (False, {"decisions": {"a": 3, "b": 4}, "distinct": 2})
+    assert checker.completes(False, "d") == (False, {"completed": False, "detail": "d"})
+    assert checker.completes(True, "d")[0] is True
+
+
+def test_property_titles_and_dispatch_table() -> None:
+    assert Property.EO.title == "effect exactly-once" and Property.FI.title == "fork intent"
+    assert set(checker.PROPERTY_TITLES) == set(Property)
+    assert set(checker.CHECKS) == set(Property) - {Property.RD}
+    assert Label.NA.violates is False and Label.PASS.violates is False
+    assert Label.UNDOC.violates and Label.DOC.violates and Label.FAIL.violates
+    assert checker.WORST_FIRST == (Label.UNDOC, Label.FAIL, Label.DOC, Label.PASS, Label.NA)
+
+
+def test_tlc_holds_details() -> None:
+    [eo] = tlc_checks("holds", None, ("TypeOK", "EO"), ())
+    assert eo.evidence == {"tlc_result": "holds", "invariant": "EO"} and eo.witness == ()
+    checks = tlc_checks("holds", None, ("EO",), ("EventuallyCompletes", "X"))
+    assert [(c.property, c.holds) for c in checks] == [(Property.EO, True), (Property.LV, True)]
+    assert checks[1].evidence == {"tlc_result": "holds", "properties": ["EventuallyCompletes", "X"]}
+    [v] = tlc_checks("violated", "CO", ("CO",), ("P",))
+    assert v.property is Property.CO and v.evidence == {"tlc_result": "violated", "violated": "CO"}
+    [c] = tlc_checks("violated", "ConsumeCount", ("TypeOK", "ConsumeCount"), ())
+    assert c.property is Property.CO
+    with pytest.raises(HarnessError):
+        tlc_checks("violated", "ConsumeCount", ("TypeOK",), ())
+    with pytest.raises(HarnessError):
+        tlc_checks("violated", "EO", ("TypeOK",), ())  # no temporal property checked either
+    with pytest.raises(HarnessError):
+        tlc_checks("holds ", None, ("EO",), ())

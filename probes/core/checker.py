@@ -273,7 +273,7 @@ def check_co(history: History, expect: Expectation) -> Check:
     fires = [e for e in history.of(Kind.EFFECT) if e.effect == expect.gate]
     answers = history.of(Kind.ANSWER, Kind.RESUME)
     want = 1 if answers else 0
-    lost = want == 1 and not fires
+    lost = bool(answers) and not fires
     witness = fires if len(fires) > want else (answers if lost else [])
     return Check(Property.CO, len(fires) == want, tuple(witness),
                  {"gate": expect.gate, "gate_fires": len(fires), "answers": len(answers),
@@ -321,8 +321,9 @@ def check_fd(history: History, expect: Expectation) -> Check:
     resumes = history.of(Kind.RESUME)
     fork = forks[-1] if forks else (resumes[1] if len(resumes) > 1 else None)
     done = history.after(fork).of(Kind.COMPLETE) if fork is not None else []
-    firsts = history.of(Kind.COMPLETE)
-    first = firsts[0].value if firsts and (fork is None or firsts[0].seq < fork.seq) else None
+    before = history.events[: history.events.index(fork)] if fork is not None else history.events
+    firsts = [e for e in before if e.kind is Kind.COMPLETE]
+    first = firsts[0].value if firsts else None
     observed = done[-1].value if done else None
     holds = fork is not None and bool(done) and observed == expect.outcome
     witness = tuple(done[-1:]) if done else ((fork,) if fork is not None else ())
@@ -338,9 +339,9 @@ def check_cv(history: History, expect: Expectation | None = None) -> Check:
     start = tamper[0] if tamper else None
     tail = history.after(start) if start is not None else history
     refusals = tail.of(Kind.REFUSE)
-    refused_at = refusals[0].seq if refusals else None
+    until_refused = tail.events[: tail.events.index(refusals[0])] if refusals else tail.events
     invalid = [e for e in tail.of(Kind.PERSIST) if e.detail.get("valid") is False]
-    acted = [e for e in tail.of(Kind.EFFECT) if start is not None and (refused_at is None or e.seq < refused_at)]
+    acted = [e for e in until_refused if e.kind is Kind.EFFECT] if start is not None else []
     holds = bool(refusals) and not invalid and not acted
     witness = tuple(invalid + acted) or tuple(tail.of(Kind.COMPLETE, Kind.ERROR)) or ((start,) if start else ())
     return Check(Property.CV, holds, () if holds else witness,
@@ -366,7 +367,7 @@ def recovery_decision(history: History) -> tuple[tuple[str, str | None], ...]:
 def check_rd(decisions: Mapping[str, Any]) -> Check:
     """RD: equal durable state gave equal recovery decisions in every arm (at least two arms)."""
     distinct = sorted({repr(v) for v in decisions.values()})
-    holds = len(decisions) >= 2 and len(distinct) == 1
+    holds = len(decisions) >= 2 and len(distinct) < 2
     return Check(Property.RD, holds, (),
                  {"decisions": {k: v for k, v in sorted(decisions.items())}, "distinct": len(distinct)})
 
@@ -380,9 +381,9 @@ def check_fi(history: History, expect: Expectation) -> Check:
     resumes = history.of(Kind.RESUME)
     later = resumes[1:]
     bad: list[Event] = [r for r in later if r.detail.get("mode") not in ("fork", "retry")]
+    at = [history.events.index(r) for r in later] + [len(history.events)]
     for i, r in enumerate(later):
-        stop = later[i + 1].seq if i + 1 < len(later) else None
-        window = [e for e in history.after(r) if stop is None or e.seq < stop]
+        window = history.events[at[i] + 1: at[i + 1]]
         done = [e for e in window if e.kind is Kind.COMPLETE]
         if r.detail.get("mode") == "retry":
             bad += [e for e in window if e.kind is Kind.EFFECT and e.effect == expect.gate]
@@ -482,10 +483,10 @@ def cell_text(labels: Iterable[Label | str]) -> str:
     if top is None:
         return ""
     counts = _count(x for x in found if x is not Label.NA or top is Label.NA)
-    if len(counts) == 1:
+    if set(counts) == {top}:
         return top.value
     rest = sorted((lab for lab in counts if lab is not top), key=WORST_FIRST.index)
-    return " · ".join(f"{lab.value}×{counts.get(lab, 0)}" for lab in [top] + rest)
+    return " · ".join(f"{lab.value}×{counts[lab]}" for lab in [top] + rest)
 
 
 def comparable(label: str) -> str:
