@@ -536,3 +536,29 @@ def test_tlc_holds_details() -> None:
         tlc_checks("violated", "EO", ("TypeOK",), ())  # no temporal property checked either
     with pytest.raises(HarnessError):
         tlc_checks("holds ", None, ("EO",), ())
+
+
+def test_mutant_edges_round_two() -> None:
+    # CO counts only the gated effect, not effects that sort after it
+    h = H(("answer", "r0"), ("effect", "r0", "gate"), ("effect", "r0", "s1"), ("effect", "r0", "x"))
+    c = check_co(h, GATE)
+    assert c.holds and c.evidence["gate_fires"] == 1
+    # FD / FI: only COMPLETE events are outcomes (an answer carrying a value is not)
+    fd = H(("answer", "x", None, 9), ("resume", "h"), ("complete", "a", None, 2), ("resume", "h"),
+           ("complete", "a", None, 1))
+    assert check_fd(fd, Expectation(outcome=1)).evidence["first_resume_outcome"] == 2
+    fork, retry = "".join(["fo", "rk"]), "".join(["re", "try"])  # as read back from SQLite: not interned
+    fi = H(("resume", "h"), ("effect", "a", "gate"), ("complete", "a", None, 2),
+           ("resume", "h", None, None, {"mode": retry}), ("complete", "b", None, 2),
+           ("resume", "h", None, False, {"mode": fork}), ("effect", "c", "gate"), ("complete", "c", None, 1),
+           ("answer", "d", None, 7))
+    assert check_fi(fi, Expectation(gate="gate", outcome=1)).holds
+    retry_fired = H(("resume", "h"), ("resume", "h", None, None, {"mode": retry}), ("effect", "b", "gate"))
+    assert not check_fi(retry_fired, Expectation(gate="gate", outcome=1)).holds
+    # TLC: an error is never a verdict, even with temporal properties checked
+    with pytest.raises(HarnessError):
+        tlc_checks("error", None, (), ("EventuallyCompletes",))
+    # observation helpers at their boundaries
+    assert checker.exactly_once({"a": 1, "x": 0}, ["a"])[0] is True
+    assert checker.fork_outcome(0, 1, 2)[0] is False
+    assert checker.at_most_once({"a": 0})[0] is True
