@@ -562,3 +562,40 @@ def test_mutant_edges_round_two() -> None:
     assert checker.exactly_once({"a": 1, "x": 0}, ["a"])[0] is True
     assert checker.fork_outcome(0, 1, 2)[0] is False
     assert checker.at_most_once({"a": 0})[0] is True
+
+
+def test_mutant_edges_round_three() -> None:
+    # LV / EO: the *last* crash counts
+    h = H(("crash", "h"), ("recover", "h"), ("complete", "a"), ("crash", "h"), ("recover", "h"))
+    assert not check_lv(h).holds and [e.seq for e in check_lv(h).witness] == [4]
+    # FD: the last FORK is the fork
+    two = H(("complete", "a", None, 5), ("fork", "h"), ("complete", "a", None, 7), ("fork", "h"))
+    f = check_fd(two, Expectation(outcome=7))
+    assert not f.holds and [e.seq for e in f.witness] == [4] and f.evidence["first_resume_outcome"] == 5
+    # served_first_outcome compares values, not identities; and needs the outcome to be wrong
+    same = H(("resume", "h"), ("complete", "a", None, [1]), ("resume", "h"), ("complete", "a", None, [1]))
+    assert check_fd(same, Expectation(outcome=[1])).evidence["served_first_outcome"] is False
+    low = H(("resume", "h"), ("complete", "a", None, 0), ("resume", "h"), ("complete", "a", None, 0))
+    assert check_fd(low, Expectation(outcome=1)).evidence["served_first_outcome"] is True
+    # CV: only effects count as acting on the edited state
+    assert check_cv(H(("tamper", "t"), ("step_begin", "t", "s"), ("refuse", "t", None, "E"))).holds
+    # FI: outcomes compared by value
+    fi = H(("resume", "h"), ("complete", "a", None, [2]), ("resume", "h", None, None, {"mode": "fork"}),
+           ("complete", "b", None, [1]))
+    assert check_fi(fi, Expectation(gate="gate", outcome=[1])).holds
+    # every: counts
+    ok = check_eo(H(("effect", "a", "s1"), ("effect", "a", "s2"), ("complete", "a")), EXPECT)
+    bad = check_eo(H(("effect", "a", "s1")), EXPECT)
+    assert every([ok, ok, bad]).evidence["held"] == 2 and every([ok, ok, bad]).evidence["repetitions"] == 3
+    # TLC: an unknown result is never a verdict
+    with pytest.raises(HarnessError):
+        tlc_checks("zombie", None, (), ("P",))
+    # observation helpers: values, not identities; nothing decided from nothing
+    assert checker.fork_outcome([1], [1], [1])[1]["served_first_outcome"] is False
+    assert checker.same_decision({})[0] is False
+    assert checker.prefix_not_reentered({}, ["s1"]) == (True, {"durable_prefix": ["s1"], "runs_after_recovery": {},
+                                                              "reentered": {}})
+    # labels from a citation read back from JSON (not the interned literals)
+    stance = "".join(["devi", "ation"])
+    assert label_for(False, DocRef("p", "q", stance)) is Label.DOC
+    assert label_for(False, DocRef("p", "q", "".join(["cla", "ims"]))) is Label.FAIL

@@ -149,7 +149,7 @@ def label_for(holds: bool, doc: DocRef | None) -> Label:
         return Label.PASS
     if doc is None:
         return Label.UNDOC
-    return Label.DOC if doc.stance == "deviation" else Label.FAIL
+    return {"deviation": Label.DOC, "claims": Label.FAIL}[doc.stance]
 
 
 @dataclass(frozen=True)
@@ -383,7 +383,7 @@ def check_fi(history: History, expect: Expectation) -> Check:
     bad: list[Event] = [r for r in later if r.detail.get("mode") not in ("fork", "retry")]
     at = [history.events.index(r) for r in later] + [len(history.events)]
     for i, r in enumerate(later):
-        window = history.events[at[i] + 1: at[i + 1]]
+        window = history.events[at[i]: at[i + 1]]  # from this resume to the next
         done = [e for e in window if e.kind is Kind.COMPLETE]
         if r.detail.get("mode") == "retry":
             bad += [e for e in window if e.kind is Kind.EFFECT and e.effect == expect.gate]
@@ -485,7 +485,7 @@ def cell_text(labels: Iterable[Label | str]) -> str:
     counts = _count(x for x in found if x is not Label.NA or top is Label.NA)
     if set(counts) == {top}:
         return top.value
-    rest = sorted((lab for lab in counts if lab is not top), key=WORST_FIRST.index)
+    rest = sorted(set(counts) - {top}, key=WORST_FIRST.index)
     return " · ".join(f"{lab.value}×{counts[lab]}" for lab in [top] + rest)
 
 
@@ -519,7 +519,7 @@ def prefix_not_reentered(
     runs_after_recovery: Mapping[str, int], durable_prefix: list[str]
 ) -> tuple[bool, dict[str, Any]]:
     """PC: no task in the durable prefix ran again after recovery."""
-    reentered = {t: runs_after_recovery.get(t, 0) for t in durable_prefix if runs_after_recovery.get(t, 0) > 0}
+    reentered = {t: n for t in durable_prefix if (n := runs_after_recovery.get(t, 0)) > 0}
     return not reentered, {
         "durable_prefix": list(durable_prefix),
         "runs_after_recovery": dict(sorted(runs_after_recovery.items())),
