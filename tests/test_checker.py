@@ -599,3 +599,41 @@ def test_mutant_edges_round_three() -> None:
     stance = "".join(["devi", "ation"])
     assert label_for(False, DocRef("p", "q", stance)) is Label.DOC
     assert label_for(False, DocRef("p", "q", "".join(["cla", "ims"]))) is Label.FAIL
+
+
+def test_mutant_edges_round_four() -> None:
+    import dataclasses
+
+    for obj, name in ((CLAIM, "quote"), (Expectation(), "gate"), (check_lv(H(("complete", "a"))), "holds"),
+                      (Subject("fw").verdict(Property.EO, "p", True, {}, ""), "label")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, name, None)
+    # CO: effects that sort before the gate's name do not count either
+    assert check_co(H(("answer", "r"), ("effect", "r", "a"), ("effect", "r", "gate")), GATE).holds
+    # FD: outcomes compared by value
+    same = H(("resume", "h"), ("complete", "a", None, [2]), ("resume", "h"), ("complete", "a", None, [1]))
+    assert check_fd(same, Expectation(outcome=[1])).holds
+    # CV: the first tamper and the first refusal
+    two = H(("tamper", "t"), ("effect", "t", "a"), ("refuse", "t", None, "E"), ("tamper", "u"),
+            ("refuse", "u", None, "F"))
+    assert not check_cv(two).holds
+    later = H(("tamper", "t"), ("refuse", "t", None, "E"), ("effect", "t", "a"), ("refuse", "t", None, "F"))
+    assert check_cv(later).holds
+    zero = H(("persist", "a", None, None, {"valid": 0}), ("refuse", "a", None, "E"))
+    assert check_cv(zero).holds  # only an explicit valid=False marks an invalid write
+    # FI: after the fork's completion, later events are not its outcome; a FORK with no completion
+    fi = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("complete", "b", None, 1),
+           ("effect", "b", "s3"), ("answer", "x", None, 9))
+    assert check_fi(fi, Expectation(gate="gate", outcome=1)).holds
+    empty_fork = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("effect", "b", "s3"))
+    got = check_fi(empty_fork, Expectation(gate="gate", outcome=1))
+    assert not got.holds and [e.seq for e in got.witness] == [2]
+    retry_ok = H(("resume", "h"), ("resume", "h", None, None, {"mode": "retry"}), ("effect", "b", "s3"),
+                 ("complete", "b", None, 5))
+    assert check_fi(retry_ok, Expectation(gate="gate", outcome=1)).holds
+    # TLC: results outside the four TLC gives are errors, whichever way they sort
+    for result in ("abc", "zombie", "i"):
+        with pytest.raises(HarnessError):
+            tlc_checks(result, None, (), ("P",))
+    assert checker.fork_outcome([1], [1], [2])[0] is True
+    assert checker.comparable(Label.NA) == "n/a"

@@ -372,6 +372,25 @@ def check_rd(decisions: Mapping[str, Any]) -> Check:
                  {"decisions": {k: v for k, v in sorted(decisions.items())}, "distinct": len(distinct)})
 
 
+def _retry_breaks(window: list[Event], expect: Expectation) -> list[Event]:
+    """A declared RETRY must not fire the gated effect again (only effect events carry ``effect``)."""
+    return [e for e in window if e.effect == expect.gate]
+
+
+def _fork_breaks(window: list[Event], expect: Expectation) -> list[Event]:
+    """A declared FORK must complete with f(v) for its own v."""
+    done = [e for e in window if e.kind is Kind.COMPLETE]
+    return [] if done and done[-1].value == expect.outcome else (done[-1:] or window[:1])
+
+
+def _undeclared(window: list[Event], expect: Expectation) -> list[Event]:
+    """A resume at an answered interrupt that declares neither FORK nor RETRY."""
+    return window[:1]
+
+
+INTENT_RULES = {"retry": _retry_breaks, "fork": _fork_breaks}
+
+
 def check_fi(history: History, expect: Expectation) -> Check:
     """FI: every resume after the first (addressed to an interrupt already answered) declares
     FORK or RETRY, and the declaration is honoured: a RETRY fires no gated effect again, a
@@ -380,15 +399,11 @@ def check_fi(history: History, expect: Expectation) -> Check:
         raise ValueError("check_fi needs Expectation.gate and Expectation.outcome")
     resumes = history.of(Kind.RESUME)
     later = resumes[1:]
-    bad: list[Event] = [r for r in later if r.detail.get("mode") not in ("fork", "retry")]
     at = [history.events.index(r) for r in later] + [len(history.events)]
+    bad: list[Event] = []
     for i, r in enumerate(later):
-        window = history.events[at[i]: at[i + 1]]  # from this resume to the next
-        done = [e for e in window if e.kind is Kind.COMPLETE]
-        if r.detail.get("mode") == "retry":
-            bad += [e for e in window if e.kind is Kind.EFFECT and e.effect == expect.gate]
-        elif r.detail.get("mode") == "fork" and (not done or done[-1].value != expect.outcome):
-            bad += done[-1:] or [r]
+        window = list(history.events[at[i]: at[i + 1]])  # from this resume to the next
+        bad += INTENT_RULES.get(r.detail.get("mode"), _undeclared)(window, expect)
     holds = bool(later) and not bad
     return Check(Property.FI, holds, tuple(sorted(bad, key=lambda e: e.seq)) if later else tuple(resumes),
                  {"declared": [r.detail.get("mode") for r in later], "expected_fork_outcome": expect.outcome,
@@ -492,9 +507,7 @@ def cell_text(labels: Iterable[Label | str]) -> str:
 def comparable(label: str) -> str:
     """Class a label for comparison with the paper: ✗, D and U all mean 'violates'."""
     lab = Label(label)
-    if lab.violates:
-        return "violates"
-    return "holds" if lab is Label.PASS else "n/a"
+    return "violates" if lab.violates else {Label.PASS: "holds", Label.NA: "n/a"}[lab]
 
 
 # --- observation checks kept for protocols that record no history yet ---------------------
