@@ -637,3 +637,14 @@ def test_mutant_edges_round_four() -> None:
             tlc_checks(result, None, (), ("P",))
     assert checker.fork_outcome([1], [1], [2])[0] is True
     assert checker.comparable(Label.NA) == "n/a"
+
+
+def test_mutant_edges_round_five() -> None:
+    [dl] = tlc_checks("".join(["dead", "lock"]), "deadlock", INVARIANTS, ())  # as parsed: not interned
+    assert dl.property is Property.LV and not dl.holds
+    [v] = tlc_checks("".join(["vio", "lated"]), "".join(["E", "O"]), INVARIANTS, ())
+    assert v.property is Property.EO
+    assert len(tlc_checks("".join(["ho", "lds"]), None, INVARIANTS, ())) == 6
+    assert checker.fork_outcome(0, 1, 0)[1]["served_first_outcome"] is True
+    assert checker.fork_outcome([2], [1], [2])[1]["served_first_outcome"] is True
+    assert checker.fork_outcome([1], [1], [1])[0] is True
