@@ -152,7 +152,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         return {"autogen.tamper": "no tamper probe in these receipts"}
     rejected = all(v.evidence.get("stage") == "load" and v.evidence.get("error") for v in structural)
     forged_accepted = sorted({v.path for r in receipts for v in r.verdicts
-                              if v.path.startswith("tamper:") and v.label.value != "✓"})
+                              if v.path.startswith("tamper:") and v.label.violates})
     value = {"rejected": rejected, "reps": len(structural), "accepted_silently": forged_accepted}
     return {"autogen.tamper": Measured(value, compare_keys=("rejected",),
                                        receipts=tuple(r.probe for r in receipts))}
