@@ -17,9 +17,9 @@ time because every module here starts with ``from __future__ import annotations`
 counted as "equivalent by rule". So are ``is``/``==`` and ``is not``/``!=`` swaps where one
 side is ``None`` or an Enum member (``x is Label.NA``): both are singletons and Enum
 equality is identity, so the two operators agree. Every other equivalent mutant is an entry of the
-target's ``.equivalent.json``: ``{"operator", "definition", "code", "why"}`` -- the
-cosmic-ray operator, the enclosing function, the mutated source line (stripped), and
-why no test can tell the mutant from the original. Matching by code rather than line
+target's ``.equivalent.json``: ``{"operator", "definition", "code", "mutant", "why"}`` --
+the cosmic-ray operator, the enclosing function, the source line and the mutated line
+(both stripped), and why no test can tell the mutant from the original. Matching by code rather than line
 number keeps the list valid while unrelated code moves.
 """
 
@@ -52,6 +52,12 @@ class Survivor:
     code: str
     diff: str
     why: str | None = None  # the equivalence reason, if listed
+
+    @property
+    def mutant(self) -> str:
+        """The mutated line as the diff shows it (stripped)."""
+        return next((line[1:].strip() for line in self.diff.splitlines()
+                     if line.startswith("+") and not line.startswith("+++")), "")
 
 
 @dataclass
@@ -100,9 +106,9 @@ def load_equivalents(config: Path) -> list[dict[str, Any]]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: not valid JSON ({exc}); fix the file") from None
     for e in entries:
-        missing = {"operator", "code", "why"} - set(e)
+        missing = {"operator", "code", "mutant", "why"} - set(e)
         if missing or not str(e.get("why", "")).strip():
-            raise UsageError(f"{path}: entry {e} needs operator, code and a non-empty why")
+            raise UsageError(f"{path}: entry {e} needs operator, code, mutant and a non-empty why")
     return entries
 
 
@@ -278,7 +284,7 @@ def _collect(result: TargetResult, outcomes: list, source: str, equivalents: lis
             code = lines[m.start_pos[0] - 1].strip()
             s = Survivor(m.operator_name, m.definition_name, m.start_pos[0], code, res.diff or "")
             for i, e in enumerate(equivalents):
-                if e["operator"] == s.operator and e["code"] == s.code and \
+                if e["operator"] == s.operator and e["code"] == s.code and e["mutant"] == s.mutant and \
                         e.get("definition", s.definition) == s.definition:
                     s.why = e["why"]
                     used.add(i)
@@ -304,6 +310,7 @@ def report(results: list[TargetResult]) -> int:
         for s in r.survivors:
             tag = "equivalent" if s.why else "SURVIVED"
             print(f"  {tag}: {s.operator} in {s.definition} line {s.line}: {s.code}")
+            print(f"    mutant: {s.mutant}")
             if s.why:
                 print(f"    why: {s.why}")
             else:

@@ -112,3 +112,28 @@ def test_published_file_is_the_one_reference() -> None:
     entries = headline.load_published()
     assert entries == json.loads((ROOT / "data" / "published.json").read_text())["headlines"]
     assert all({"id", "campaign", "what", "published"} <= set(e) for e in entries)
+
+
+def test_close_edges() -> None:
+    assert _close(True, 1, 0)  # a bool compares by value
+    assert not _close([1, 2], [1], 0)
+    assert _close(list(range(300)), list(range(300)), 0)  # lengths compared by value, not identity
+
+
+def test_measure_without_a_root_uses_the_shown_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from probes.core import runs
+
+    src = ROOT / "data" / "reference" / "tlc"
+    (tmp_path / "tlc").mkdir()
+    for f in src.glob("*.json"):
+        (tmp_path / "tlc" / f.name).write_bytes(f.read_bytes())
+    shown = type("Run", (), {"directory": tmp_path / "tlc"})()
+    monkeypatch.setattr(runs, "shown_run", lambda name: shown if name == "tlc" else None)
+    got = headline._measure("tlc", None)
+    assert isinstance(got, dict) and got["tlc.r0"].value["result"] == "holds"
+    assert headline._measure("dbos", None) == "no complete receipts for dbos (run ./reproduce.sh --only dbos)"
+    live = "".join(["li", "ve"])  # as read from published.json: not the interned literal
+    assert headline._measure(live, tmp_path) == ("no complete receipts for live (needs API keys: run with a "
+                                                 "provider key set)")
+    assert headline._measure("pydantic_graph", tmp_path) == (
+        "no complete receipts for pydantic_graph (run ./reproduce.sh --only pydantic_graph)")
