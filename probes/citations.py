@@ -131,7 +131,7 @@ def doc(statement: str, stance: str) -> DocRef:
     _prop, quote, source = STATEMENTS[statement]
     page = PAGES.get(statement, source)
     return DocRef(page=page, quote=quote, stance=stance, source=statement,
-                  version=VERSIONS[statement.split("-", 1)[0]])
+                  version=VERSIONS[statement.partition("-")[0]])
 
 
 def doc_for(framework: str, prop: Property | str, path: str) -> DocRef | None:

@@ -103,3 +103,10 @@ def test_rows_are_tried_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(citations, "CELLS", (first, second))
     assert doc_for("fw", "EO", "p").source == "LG-1"
     assert doc_for("fw", "PC", "p") is None and doc_for("fx", "EO", "p") is None
+
+
+def test_rows_are_records() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        CELLS[0].statement = "LG-1"  # type: ignore[misc]

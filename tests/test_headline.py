@@ -137,3 +137,13 @@ def test_measure_without_a_root_uses_the_shown_run(tmp_path: Path, monkeypatch: 
                                                  "provider key set)")
     assert headline._measure("pydantic_graph", tmp_path) == (
         "no complete receipts for pydantic_graph (run ./reproduce.sh --only pydantic_graph)")
+
+
+def test_close_type_and_order_edges() -> None:
+    assert not _close("ab", ["a", "b"], 0) and not _close(["a", "b"], "ab", 0)
+    assert not _close("ab", {"a": 1, "b": 2}, 0) and not _close({"a": 1}, 5, 0) and not _close([1], 5, 0)
+    assert not _close({"a": 1}, {"a": 1, "b": 2}, 0) and not _close({"a": 1, "b": 2}, {"a": 1}, 0)
+    assert not _close("y", "x", 0) and not _close("x", "y", 0)
+    assert not _close(1, "x", 0.1) and not _close(2, 1, 0)
+    assert _close(1, 1.5, 1) and not _close(1, 1.5, 0.2) and _close(0.5, 0.55, 0.1)
+    assert _close(float("inf"), float("inf"), 0) and not _close(float("nan"), float("nan"), 0)

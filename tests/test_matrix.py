@@ -148,3 +148,39 @@ def test_worst_of_nothing_is_an_error() -> None:
     with pytest.raises(ValueError):
         matrix.worst([])
     assert matrix.worst([Label.NA, Label.PASS, Label.DOC]) is Label.DOC
+
+
+def test_cli_text_exactly() -> None:
+    cs = Cells([Cell("fw", "sqlite", Property.EO, "a", Label.PASS, "ok", "r"),
+                Cell("fw", "sqlite", Property.EO, "b", Label.DOC, "x", "r"),
+                Cell("longer-name", "-", Property.LV, "c", Label.NA, "n", "r")], ["z: gone"])
+    cols = "    |     ".join(p.value for p in COLUMNS)
+    assert render_text(cs).splitlines() == [
+        "framework        " + cols + "   ",
+        "fw                     |     D     |           |           |           |           |           |          ",
+        "longer-name            |           |           |           |           |           |           |    n/a   ",
+        "",
+        "worst label per cell shown; per-path detail: the book's matrix page or the receipts.",
+        "not in the matrix: z: gone",
+    ]
+
+
+def test_without_a_root_the_shown_runs_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from probes import campaigns
+    from probes.core import runs
+
+    shown = {"tlc": type("Run", (), {"directory": REFERENCE / "tlc"})()}
+    monkeypatch.setattr(campaigns, "available", lambda: ["dbos", "tlc"])
+    monkeypatch.setattr(runs, "shown_run", lambda name: shown.get(name))
+    got = load_all_verdicts()
+    assert {c.framework for c in got} == {"tla-reference"} and len(got) > 5
+    assert got.missing == ["dbos: no complete run on this machine and no reference run"]
+    assert all(c.receipt.startswith("receipts/tlc/") for c in got)
+
+
+def test_cells_are_records() -> None:
+    import dataclasses
+
+    c = Cell("fw", "-", Property.EO, "p", Label.PASS, "s", "r")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.label = Label.FAIL  # type: ignore[misc]
