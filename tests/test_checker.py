@@ -648,3 +648,32 @@ def test_mutant_edges_round_five() -> None:
     assert checker.fork_outcome(0, 1, 0)[1]["served_first_outcome"] is True
     assert checker.fork_outcome([2], [1], [2])[1]["served_first_outcome"] is True
     assert checker.fork_outcome([1], [1], [1])[0] is True
+
+
+def test_mutant_edges_round_six() -> None:
+    # recovery starts at the *first* resume
+    h = H(("resume", "h"), ("effect", "r", "s1"), ("resume", "h"))
+    assert not check_pc(h, EXPECT).holds and checker.recovery_start(h).seq == 1
+    # FD: a fork that completes below f(v) is not f(v); first outcome compared by value
+    assert not check_fd(H(("resume", "h"), ("complete", "a", None, 2), ("resume", "h"), ("complete", "b", None, 0)),
+                        Expectation(outcome=1)).holds
+    served = H(("resume", "h"), ("complete", "a", None, [2]), ("resume", "h"), ("complete", "b", None, [2]))
+    assert check_fd(served, Expectation(outcome=[1])).evidence["served_first_outcome"] is True
+    # FI: the last completion of a fork window decides; the witness is that completion only
+    want = Expectation(gate="gate", outcome=1)
+    late_ok = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("complete", "b", None, 5),
+                ("complete", "b", None, 1))
+    assert check_fi(late_ok, want).holds
+    late_bad = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("complete", "b", None, 1),
+                 ("complete", "b", None, 5))
+    assert [e.seq for e in check_fi(late_bad, want).witness] == [4]
+    # FI: the second declared resume is judged on its own window
+    second_bad = H(("resume", "h"), ("resume", "h", None, None, {"mode": "retry"}), ("complete", "b", None, 2),
+                   ("resume", "h", None, None, {"mode": "fork"}), ("complete", "c", None, 2))
+    assert [e.seq for e in check_fi(second_bad, want).witness] == [5]
+    gate = "".join(["ga", "te"])  # as read back from SQLite: not the interned literal
+    retry_fired = H(("resume", "h"), ("resume", "h", None, None, {"mode": "retry"}), ("effect", "b", gate))
+    assert not check_fi(retry_fired, want).holds
+    assert not check_co(H(("answer", "r"), ("effect", "r", gate), ("effect", "s", gate)), GATE).holds
+    assert checker.fork_outcome(0, 1, 2)[1]["served_first_outcome"] is False
+    assert checker.prefix_not_reentered({"s1": 0}, ["s1"])[1]["reentered"] == {}

@@ -275,7 +275,7 @@ def check_co(history: History, expect: Expectation) -> Check:
     want = 1 if answers else 0
     lost = bool(answers) and not fires
     witness = fires if len(fires) > want else (answers if lost else [])
-    return Check(Property.CO, len(fires) == want, tuple(witness),
+    return Check(Property.CO, not witness, tuple(witness),
                  {"gate": expect.gate, "gate_fires": len(fires), "answers": len(answers),
                   "duplicate": len(fires) > 1, "lost_answer": lost})
 
@@ -498,9 +498,9 @@ def cell_text(labels: Iterable[Label | str]) -> str:
     if top is None:
         return ""
     counts = _count(x for x in found if x is not Label.NA or top is Label.NA)
-    if set(counts) == {top}:
-        return top.value
     rest = sorted(set(counts) - {top}, key=WORST_FIRST.index)
+    if not rest:
+        return top.value
     return " · ".join(f"{lab.value}×{counts[lab]}" for lab in [top] + rest)
 
 
@@ -532,7 +532,7 @@ def prefix_not_reentered(
     runs_after_recovery: Mapping[str, int], durable_prefix: list[str]
 ) -> tuple[bool, dict[str, Any]]:
     """PC: no task in the durable prefix ran again after recovery."""
-    reentered = {t: n for t in durable_prefix if (n := runs_after_recovery.get(t, 0)) > 0}
+    reentered = {t: runs_after_recovery[t] for t in durable_prefix if runs_after_recovery.get(t)}
     return not reentered, {
         "durable_prefix": list(durable_prefix),
         "runs_after_recovery": dict(sorted(runs_after_recovery.items())),
