@@ -498,10 +498,10 @@ def cell_text(labels: Iterable[Label | str]) -> str:
     if top is None:
         return ""
     counts = _count(x for x in found if x is not Label.NA or top is Label.NA)
-    rest = sorted(set(counts) - {top}, key=WORST_FIRST.index)
-    if not rest:
+    first = f"{top.value}×{counts.pop(top)}"
+    if not counts:
         return top.value
-    return " · ".join(f"{lab.value}×{counts[lab]}" for lab in [top] + rest)
+    return " · ".join([first] + [f"{lab.value}×{counts[lab]}" for lab in sorted(counts, key=WORST_FIRST.index)])
 
 
 def comparable(label: str) -> str:
