@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject
-from probes.core.errors import UsageError
+from probes.core.checker import Property, Subject, tlc_checks
+from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult, Receipt
 
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
@@ -233,60 +233,54 @@ def _bounds_text(cfg: Any) -> str:
             f"{k['MaxCrashes']} crash(es), {k['MaxStrays']} stray(s)")
 
 
-# Which contract property each checked formula speaks for (CONTRACT.md section 2).
-INVARIANT_PROPERTY: dict[str, Property] = {p: Property(p) for p in ("PC", "EO", "FD", "CV", "CO", "RD", "FI")}
-TEMPORAL_PROPERTY: dict[str, Property] = {"EventuallyCompletes": Property.LV, "CompletesExactlyOnce": Property.LV}
-
-
 def reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> tuple[list, list[str]]:
-    """One TLC result of the reference semantics -> (verdicts, harness errors).
-
-    Every outcome lands somewhere; nothing is dropped:
-    * holds: ✓ for every property the run checked;
-    * a violated contract invariant: ✗ for that property (the others the run checked are
-      named in the evidence as not established: TLC stops at the first violation);
-    * a violated temporal property, or a deadlock (the run can get stuck before it
-      completes): ✗ for LV;
-    * a TLC error, or a violated formula that is no contract property (TypeOK: the model
-      itself is wrong): a harness error, never a label.
-    """
-    subject = Subject(FRAMEWORK, BACKEND)
-    checked = [INVARIANT_PROPERTY[i] for i in cfg.invariants if i in INVARIANT_PROPERTY]
-    checked += [p for p in dict.fromkeys(TEMPORAL_PROPERTY[t] for t in cfg.properties if t in TEMPORAL_PROPERTY)]
-    evidence = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
-                "generated": res.generated, "distinct": res.distinct}
-    if deterministic_depth:
-        evidence["depth"] = res.depth
-    bounds = _bounds_text(cfg)
+    """One TLC result of the reference semantics -> (verdicts, harness errors); nothing is dropped."""
     if res.result == "error":
         return [], [f"{cfg.name}: {res.error}"]
-    if res.result == "holds":
-        out = []
-        for prop in checked:
-            if prop is Property.LV:
-                summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
-                           f"({bounds})")
-            elif prop is Property.FI:
-                summary = (f"TLC: invariant FI holds in all {res.distinct} distinct states: every resume at the "
-                           f"answered interrupt checkpoint carries its caller's intent (fork/retry) on the wire "
-                           f"({bounds})")
-            else:
-                summary = (f"TLC: invariant {prop.value} holds in all {res.distinct} distinct states "
-                           f"of the reference semantics ({bounds})")
-            out.append(subject.verdict(prop, path, True, evidence, summary))
-        return out, []
-    if res.result == "deadlock":
-        prop, what = Property.LV, f"a deadlock at depth {res.depth}: a run gets stuck before it completes"
-    elif res.violated in INVARIANT_PROPERTY:
-        prop, what = INVARIANT_PROPERTY[res.violated], f"invariant {res.violated} violated at depth {res.depth}"
-    elif res.violated in TEMPORAL_PROPERTY or res.violated == "temporal properties":
-        prop, what = Property.LV, f"liveness violated ({res.violated})"
-    else:
-        return [], [f"{cfg.name}: TLC reports {res.violated!r} violated, which is no contract property "
-                    f"(the model itself is wrong); no verdict"]
-    rest = [p.value for p in checked if p is not prop]
-    ev = dict(evidence, not_established=rest) if rest else evidence
-    return [subject.verdict(prop, path, False, ev, f"TLC: {what} in the reference semantics ({bounds})")], []
+    try:
+        return _reference_verdicts(cfg, res, path, deterministic_depth), []
+    except HarnessError as exc:
+        return [], [f"{cfg.name}: {exc}"]
+
+
+def _reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> list:
+    """The reference semantics' verdicts from one TLC run, through ``checker.tlc_checks``.
+
+    Every checked property that holds, every violated invariant or temporal property and
+    a deadlock become a verdict; an error or an unmappable result raises ``HarnessError``.
+    """
+    subject = Subject(FRAMEWORK, BACKEND)
+    evidence_base = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
+                     "generated": res.generated, "distinct": res.distinct}
+    if deterministic_depth:
+        evidence_base["depth"] = res.depth
+    verdicts = []
+    for c in tlc_checks(res.result, res.violated, cfg.invariants, cfg.properties):
+        prop = c.property.value
+        if c.holds and prop == "LV":
+            summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
+                       f"({_bounds_text(cfg)})")
+        elif c.holds and prop == "FI":
+            summary = (f"TLC: invariant FI holds in all {res.distinct} distinct states: every resume at the "
+                       f"answered interrupt checkpoint carries its caller's intent (fork/retry) on the wire "
+                       f"({_bounds_text(cfg)})")
+        elif c.holds:
+            summary = (f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
+                       f"of the reference semantics ({_bounds_text(cfg)})")
+        elif res.result == "deadlock":
+            summary = f"TLC: the reference semantics deadlocks at depth {res.depth} ({_bounds_text(cfg)})"
+        elif prop == "LV":
+            summary = f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}"
+        else:
+            summary = (f"TLC: invariant {res.violated} violated by the reference semantics "
+                       f"at depth {res.depth} ({_bounds_text(cfg)})")
+        evidence = evidence_base
+        if not c.holds:  # TLC stops at the first violation: say what this run did not establish
+            checked = [i for i in cfg.invariants if i in Property.__members__] + (["LV"] if cfg.properties else [])
+            rest = [p for p in dict.fromkeys(checked) if p != prop]
+            evidence = dict(evidence_base, not_established=rest) if rest else evidence_base
+        verdicts.append(subject.verdict(c.property, path, c.holds, evidence, summary))
+    return verdicts
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
