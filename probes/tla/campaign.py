@@ -255,7 +255,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
              "states_per_second": round(sc["distinct"] / sc["seconds"]) if sc["distinct"] and sc["seconds"] else None,
              "fork_ignore_depth": fork["depth"] if fork else None,
              "double_consume_depth": dbl["depth"] if dbl else None},
-            why=enc + "; seconds depend on the machine (2 cores shared with other jobs here)",
+            why=enc + f"; seconds depend on the machine (here {sc['seconds']:.0f} s with {params.get('workers', '?')} TLC "
+                    "worker(s))",
             compare_keys=("result", "depth"), receipts=receipts_of("R8_scaled"))
     else:
         out["tlc.r8_scale"] = "scaled bounds not run in this profile (include_scaled=False)"
