@@ -147,13 +147,14 @@ def receipt_links(receipts: Sequence[str], campaign: str | None = None) -> Raw:
 
 def table(rows: Any, columns: Sequence[str] | None = None, *, receipt: str = "receipt",
           campaign: str | None = None, collapse: bool = True, short: int = SHORT,
-          caption: str = "", empty: str = "nothing to show for this run") -> HTML:
+          caption: str = "", empty: str = "nothing to show for this run", merge: str | None = None) -> HTML:
     """Rows (dicts or a DataFrame) as an HTML table in its own scrolling box.
 
     ``columns`` gives the order (key columns first); without it, every key of the first
     row but ``receipt``. Rows that agree on every shown column collapse into one, with
     a ``×n`` count and a link to each of their receipts (``receipt`` holds a probe id or
-    a path, or a list of them). Text longer than ``short`` characters is cut, with the
+    a path, or a list of them). With ``merge`` (e.g. ``"backend"``), rows that agree on
+    every other column become one row listing the merged column's values. Text longer than ``short`` characters is cut, with the
     full text in a disclosure beside it.
     """
     records = _records(rows)
@@ -165,11 +166,15 @@ def table(rows: Any, columns: Sequence[str] | None = None, *, receipt: str = "re
     groups: dict[tuple, dict[str, Any]] = {}
     order: list[tuple] = []
     for i, rec in enumerate(records):
-        key = tuple(_plain(rec.get(c)) for c in columns) if collapse else (i,)
+        key = tuple(_plain(rec.get(c)) for c in columns if c != merge) if collapse or merge else (i,)
         if key not in groups:
-            groups[key] = {"row": rec, "n": 0, "receipts": []}
+            groups[key] = {"row": dict(rec), "n": 0, "receipts": [], "merged": []}
             order.append(key)
-        groups[key]["n"] += 1
+        if merge:
+            groups[key]["merged"].append(_compact(rec.get(merge)))
+            groups[key]["row"][merge] = ", ".join(dict.fromkeys(groups[key]["merged"]))
+        else:
+            groups[key]["n"] += 1
         got = rec.get(receipt)
         groups[key]["receipts"] += list(got) if isinstance(got, (list, tuple)) else [got] if got else []
     counted = any(g["n"] > 1 for g in groups.values())
@@ -196,23 +201,37 @@ def table(rows: Any, columns: Sequence[str] | None = None, *, receipt: str = "re
 
 
 def verdict_rows(receipts: Iterable[Receipt], framework: str | None = None) -> list[dict[str, Any]]:
-    """One row per (property, path, backend): the labels over all repetitions, what was
-    observed (first repetition) and the documentation the label rests on; the rows of
-    every repetition's receipt are kept for the links."""
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    """One row per (property, path): its labels over every backend and repetition (per
+    backend when the backends disagree), what was observed (first receipt) and the
+    documentation the label rests on; every receipt of the row is linked."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
     for r in sorted(receipts, key=lambda r: r.probe):
         for v in r.verdicts:
             if framework and v.framework != framework:
                 continue
-            g = groups.setdefault((v.property.value, v.path, v.backend), {
-                "labels": defaultdict(int), "summary": v.summary,
+            g = groups.setdefault((v.property.value, v.path), {
+                "labels": defaultdict(lambda: defaultdict(int)), "summary": v.summary,
                 "doc": Raw(_doc_link(v.doc)) if v.doc else "", "receipts": []})
-            g["labels"][v.label.value] += 1
+            g["labels"][v.backend][v.label.value] += 1
             g["receipts"].append(f"receipts/{r.campaign}/{r.probe}.json")
     rows = []
-    for (prop, path, backend), g in sorted(groups.items(), key=lambda kv: (kv[0][1].startswith("tamper:"), kv[0])):
-        rows.append({"property": prop, "path": path, "backend": backend, "verdict": label_counts(g["labels"]),
-                     "observed (first repetition)": g["summary"], "documentation": g["doc"],
+    for (prop, path), g in sorted(groups.items(), key=lambda kv: (kv[0][1].startswith("tamper:"), kv[0])):
+        per_backend = {b: dict(c) for b, c in sorted(g["labels"].items())}
+        backends = ", ".join(per_backend)
+        if len({tuple(sorted(c)) for c in per_backend.values()}) == 1:
+            total: dict[str, int] = defaultdict(int)
+            for c in per_backend.values():
+                for lab, n in c.items():
+                    total[lab] += n
+            verdict = label_counts(total).html
+        else:  # backends that agree share one entry: "postgres, sqlite: U×3 · memory: n/a×3"
+            same: dict[tuple, list[str]] = defaultdict(list)
+            for b, c in per_backend.items():
+                same[tuple(sorted(c.items()))].append(b)
+            ordered = sorted(same.items(), key=lambda kv: -max(_SEVERITY.get(lab, 5) for lab, _ in kv[0]))
+            verdict = " · ".join(f"{_e(', '.join(bs))}: {label_counts(dict(key)).html}" for key, bs in ordered)
+        rows.append({"property": prop, "path": path, "verdict": Raw(verdict), "backends": backends,
+                     "observed (first receipt)": g["summary"], "documentation": g["doc"],
                      "receipt": g["receipts"]})
     return rows
 
@@ -220,7 +239,7 @@ def verdict_rows(receipts: Iterable[Receipt], framework: str | None = None) -> l
 def verdicts(receipts: Iterable[Receipt], framework: str | None = None) -> HTML:
     """The chapter's verdict table (see ``verdict_rows``)."""
     rows = verdict_rows(receipts, framework)
-    return table(rows, ["property", "path", "backend", "verdict", "observed (first repetition)", "documentation"],
+    return table(rows, ["property", "path", "verdict", "backends", "observed (first receipt)", "documentation"],
                  collapse=False)
 
 
@@ -345,7 +364,9 @@ def _compact(value: Any, limit: int | None = None) -> str:
     elif value is None:
         text = "—"
     elif isinstance(value, float):
-        text = "—" if value != value else f"{value:.4g}"
+        text = "—" if value != value else (f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}")
+    elif isinstance(value, int) and abs(value) >= 10_000:
+        text = f"{value:,}"
     elif isinstance(value, Mapping):
         text = ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) or "{}"
     elif isinstance(value, (list, tuple, set)):

@@ -24,6 +24,14 @@ _number = 0  # figures shown so far in this kernel (one kernel = one chapter)
 _provenance: dict[str, Any] = {}  # set by probes.chapter.start: which run the figures are drawn from
 
 
+class FigureFiles(dict):
+    """The saved files (``png``, ``svg``, ``label``, ``number``); shows nothing when a
+    notebook cell ends with ``save_figure(...)`` -- the numbered figure is already shown."""
+
+    def _ipython_display_(self) -> None:
+        return None
+
+
 def set_directory(directory: Path) -> None:
     global _directory
     _directory = Path(directory)
@@ -88,7 +96,7 @@ def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any],
 
 
 def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
-                directory: Path | None = None) -> dict[str, str]:
+                directory: Path | None = None) -> FigureFiles:
     """Save ``fig`` as ``<name>.png`` and ``<name>.svg`` plus a ``<name>.json`` sidecar,
     and show it in the chapter as a numbered figure (then close it, so the notebook
     backend does not show it a second time, unnumbered).
@@ -123,4 +131,4 @@ def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
             plt.close(fig)
     except ImportError:  # pragma: no cover
         pass
-    return {"png": str(png), "svg": str(svg), "label": label, "number": str(_number)}
+    return FigureFiles(png=str(png), svg=str(svg), label=label, number=str(_number))

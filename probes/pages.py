@@ -180,7 +180,7 @@ def headline_page(results_root: Path | None = None) -> str:
            f"- **{STATUS_TEXT[NOT_RUN]}** — no results, and why; **{STATUS_TEXT[VARIANT]}** — other parameters.",
            "",
            f"**{summary}** (of {len(rows)}).", ""]
-    head = ["headline", "status", "published", "reference run", "this machine", "why (computed from the values)"]
+    head = ["headline", "status, and why (computed from the values)", "published", "reference run", "this machine"]
     body = []
     for r in rows:
         e, ref, here = r["entry"], r["reference"], r["here"]
@@ -195,12 +195,11 @@ def headline_page(results_root: Path | None = None) -> str:
             why += f"<br>{links}"
         body.append([
             f'{anchor}<code>{_e(e["id"])}</code><br>{_e(e["what"])}',
-            _status_html(main, where),
+            f"{_status_html(main, where)}<br>{why}",
             format_value(e["published"]),
             format_value(ref.measured) if ref.measured is not None else f"<em>{_e(ref.why)}</em>",
             (format_value(here.measured) if here and here.measured is not None
              else "<em>not measured on this machine yet</em>"),
-            why,
         ])
     out.append(_table(head, body, "rc-headline"))
     variants = _variant_sections()
@@ -402,7 +401,7 @@ def report_page(results_root: Path | None = None) -> str:
                      f"{format_value(ref.measured)}<br>{_status_html(ref, 'reference vs paper')}",
                      (f"{format_value(here.measured)}<br>{_status_html(here, 'this machine vs paper')}" if here
                       else "<em>not measured on this machine yet</em>")])
-    out.append(_table(["headline", "published", "reference run", "this machine"], body, "rc-headline"))
+    out.append(_table(["headline", "published", "reference run", "this machine"], body, "rc-threeway"))
     return "\n".join(out) + "\n"
 
 
@@ -506,12 +505,25 @@ _NOISE = re.compile(r"(Warning:|warnings\.warn|XDG_RUNTIME_DIR)")
 def tidy_chapter(nb: dict[str, Any]) -> dict[str, Any]:
     """An executed chapter as a reader should see it.
 
-    Code cells get ``hide-input`` (the source sits behind a "show code" toggle); the
+    The page drops the in-page contents column (chapters are mostly tables). Code
+    cells get ``hide-input`` (the source sits behind a "show code" toggle); the
     ``parameters`` and papermill's ``injected-parameters`` cells are removed (the
     parameters box of ``probes.chapter.start`` shows them once, readably); stderr
     streams that are library warnings are dropped. Nothing else is changed.
     """
-    for cell in nb.get("cells", []):
+    # chapters are mostly tables: give them the width the in-page contents column would take
+    nb.setdefault("metadata", {})["html_theme.sidebar_secondary.remove"] = True
+    cells = nb.get("cells", [])
+    # the title on a cell of its own, so that the provenance banner follows it directly
+    first = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"), None)
+    if first is not None:
+        text = "".join(cells[first].get("source", ""))
+        head, sep, rest = text.lstrip().partition("\n")
+        if head.startswith("# ") and rest.strip():
+            cells[first]["source"] = head + "\n"
+            cells.insert(first + 1, {"cell_type": "markdown", "id": f"{cells[first].get('id', 'title')}-intro",
+                                     "metadata": {}, "source": rest.lstrip("\n")})
+    for cell in cells:
         if cell.get("cell_type") != "code":
             continue
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
