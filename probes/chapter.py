@@ -80,10 +80,7 @@ def start(name: str, namespace: Mapping[str, Any]):
     from probes import campaigns
     from probes.notebook import run_notebook
 
-    from probes import figures
-
-    run = run_notebook(name, namespace)
-    figures.set_provenance(campaigns.get(name), run)
+    run = run_notebook(name, namespace)  # also tells probes.figures where figures go and their provenance
     display(parameters_box(campaigns.get(name), run.params))
     display(run_summary(run))
     return run

@@ -21,7 +21,7 @@ FIGURES_DIR = Path(os.environ.get("RC_FIGURES_DIR", PROJECT_ROOT / "book" / "fig
 BOOK_FIGURES = "../figures/"  # a chapter page (chapters/<name>.html) -> the figures the book serves
 _directory: Path | None = None  # set by probes.notebook.run_notebook: the run's own figures/
 _number = 0  # figures shown so far in this kernel (one kernel = one chapter)
-_provenance: dict[str, Any] = {}  # set by probes.chapter.start: which run the figures are drawn from
+_provenance: dict[str, Any] = {}  # ... and where the figure's numbers come from (probes.notebook)
 
 
 class FigureFiles(dict):
@@ -32,52 +32,11 @@ class FigureFiles(dict):
         return None
 
 
-def set_directory(directory: Path) -> None:
-    global _directory
+def set_directory(directory: Path, provenance: Mapping[str, Any] | None = None) -> None:
+    """Where figures of the current notebook go, and the provenance their sidecars record."""
+    global _directory, _provenance
     _directory = Path(directory)
-
-
-def set_provenance(campaign: Any, run: Any) -> None:
-    """Record, in every sidecar, where the figure's data came from and how to redraw it:
-    the run's commit, date and fingerprint, and the one command that regenerates it."""
-    import json as _json
-
-    index: dict[str, Any] = {}
-    try:
-        index = _json.loads((Path(run.directory) / "_campaign.json").read_text())
-    except (OSError, ValueError):
-        pass
-    prov = index.get("provenance", {})
-    defaults = campaign.resolve()
-    changed = " ".join(f"-p {k} {_json.dumps(v)!r}" if not isinstance(v, (int, float)) else f"-p {k} {v}"
-                       for k, v in run.params.items() if defaults.get(k) != v)
-    _provenance.clear()
-    _provenance.update({
-        "campaign": campaign.name,
-        "run_id": index.get("run_id", Path(run.directory).name),
-        "commit": prov.get("commit") or _commit(),
-        "clean": prov.get("clean"),
-        "date": prov.get("date"),
-        "fingerprint": run.fingerprint,
-        "command": f"./reproduce.sh --only {campaign.name}" + (f" {changed}" if changed else ""),
-    })
-
-
-def _commit() -> str:
-    from probes.core.manifest import project_commit
-
-    return project_commit()
-
-
-def _params_text(params: Mapping[str, Any]) -> str:
-    def short(v: Any) -> str:
-        if isinstance(v, list):
-            return "[" + ", ".join(short(x) for x in v) + "]"
-        if isinstance(v, float):
-            return f"{v:g}"
-        return str(v)
-
-    return ", ".join(f"{k} = {short(v)}" for k, v in params.items())
+    _provenance = dict(provenance or {})
 
 
 def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any], png: bytes) -> str:
