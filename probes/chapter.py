@@ -97,7 +97,7 @@ def parameters_box(campaign: Any, params: Mapping[str, Any]) -> HTML:
         rows.append(
             f"<tr{cls}><td><code>{_e(p.name)}</code></td>"
             f"<td><code>{_e(_compact(value))}</code>{' <strong>(changed)</strong>' if changed else ''}</td>"
-            f"<td><code>{_e(_compact(p.default))}</code></td><td>{_e(p.doc)}</td></tr>")
+            f"<td><code>{_e(_compact(p.default))}</code></td><td>{_e(p.doc)}{_range(p)}</td></tr>")
     changed = [p.name for p in campaign.params if params.get(p.name, p.default) != p.default]
     note = ("the paper's parameters (the default profile)" if not changed
             else f"{len(changed)} parameter(s) differ from the paper's: {', '.join(changed)}")
@@ -106,6 +106,12 @@ def parameters_box(campaign: Any, params: Mapping[str, Any]) -> HTML:
                 '<div class="rc-table-wrap"><table class="rc-table"><thead><tr><th>name</th><th>value</th>'
                 "<th>default</th><th>meaning</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></div></details>")
     return HTML(fragment, "parameters: " + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+
+
+def _range(param: Any) -> str:
+    describe = getattr(param, "describe_range", None)
+    bounds = describe() if callable(describe) else ""
+    return f' <span class="rc-where">[{_e(bounds)}]</span>' if bounds else ""
 
 
 def run_summary(run: Any) -> HTML:

@@ -39,6 +39,17 @@ def set_directory(directory: Path, provenance: Mapping[str, Any] | None = None) 
     _provenance = dict(provenance or {})
 
 
+def _params_text(params: Mapping[str, Any]) -> str:
+    def short(v: Any) -> str:
+        if isinstance(v, list):
+            return "[" + ", ".join(short(x) for x in v) + "]"
+        if isinstance(v, float):
+            return f"{v:g}"
+        return str(v)
+
+    return ", ".join(f"{k} = {short(v)}" for k, v in params.items())
+
+
 def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any], png: bytes) -> str:
     """The figure as a chapter shows it: image, number, anchor, caption, parameters, files."""
     label = f"fig-{name}"

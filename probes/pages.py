@@ -188,7 +188,7 @@ def headline_page(results_root: Path | None = None) -> str:
         where = "this machine's default run" if here else "reference run"
         anchor = f'<span id="h-{_e(e["id"])}"></span>'
         why = _e(main.explanation)
-        if main.why and main.status != NOT_RUN:
+        if main.why and main.status not in (NOT_RUN, REPRODUCED):  # a note explains a difference
             why += f'<br><span class="rc-note">Campaign note: {_e(_short(main.why, 600))}</span>'
         links = _receipts_html(main, r["here_run"] if here else r["reference_run"], results_root)
         if links:
@@ -321,6 +321,12 @@ def _stage(run: RunInfo, probe: str, results_root: Path | None) -> str:
     return f"../{sub}/{probe}.json"
 
 
+def _run_name(run: RunInfo) -> str:
+    if run.is_reference:
+        return "the reference run"
+    return f"this machine's {run.profile} run"
+
+
 def compare_views(a: RunInfo, b: RunInfo, results_root: Path | None = None, limit: int = 40) -> tuple[str, int]:
     """Verdict views of two runs: "identical (n cells)" or the changed cells, both labels
     and a link to each receipt. Compares labels only (counts do not depend on reps)."""
@@ -331,8 +337,8 @@ def compare_views(a: RunInfo, b: RunInfo, results_root: Path | None = None, limi
     if not changed and not only_a and not only_b:
         return f"verdict view **identical** ({len(common)} verdict cells).", 0
     lines = [f"verdict view: **{len(changed)} changed cell(s)** of {len(common)} in common"
-             + (f", {len(only_a)} only in the {a.source}" if only_a else "")
-             + (f", {len(only_b)} only in {b.source}" if only_b else "") + "."]
+             + (f", {len(only_a)} only in {_run_name(a)}" if only_a else "")
+             + (f", {len(only_b)} only in {_run_name(b)}" if only_b else "") + "."]
     rows = []
     for key in changed[:limit]:
         probe, fw, backend, prop, path = key
@@ -340,7 +346,7 @@ def compare_views(a: RunInfo, b: RunInfo, results_root: Path | None = None, limi
                      f'{_e(va[key])} <a href="{_stage(a, probe, results_root)}">receipt</a>',
                      f'{_e(vb[key])} <a href="{_stage(b, probe, results_root)}">receipt</a>'])
     if rows:
-        lines.append(_table(["probe", "framework", "backend", "property", "path", a.source, b.source], rows))
+        lines.append(_table(["probe", "framework", "backend", "property", "path", _run_name(a), _run_name(b)], rows))
     if len(changed) > limit:
         lines.append(f"… and {len(changed) - limit} more changed cells (compare the two `verdicts.json`).")
     if only_a or only_b:

@@ -74,3 +74,34 @@ def test_tidy_chapter_hides_code_removes_parameter_cells_and_warnings() -> None:
     assert "remove-cell" in cells[2]["metadata"]["tags"] and "remove-cell" in cells[3]["metadata"]["tags"]
     assert "hide-input" in cells[4]["metadata"]["tags"]
     assert [o["name"] for o in cells[4]["outputs"]] == ["stdout"]
+
+
+def test_report_lists_changed_cells_with_both_labels_and_receipts(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from probes.core.runs import RunInfo
+    from probes.pages import compare_views
+
+    def run(where: str, source: str, labels: dict[str, str]) -> RunInfo:
+        d = tmp_path / where
+        d.mkdir()
+        probes = {}
+        for probe, label in labels.items():
+            probes[probe] = {"harness_errors": 0, "verdicts": [
+                {"framework": "fw", "backend": "sqlite", "property": "EO", "path": "p", "label": label}]}
+            (d / f"{probe}.json").write_text("{}")
+        (d / "verdicts.json").write_text(json.dumps({"probes": probes}))
+        return RunInfo("camp", source, d, f"default-{where}", "default", {}, "f", 0, {})
+
+    ref = run("ref", "reference run", {"a": "✓", "b": "U"})
+    same = run("same", "this machine", {"a": "✓", "b": "U"})
+    text, n = compare_views(ref, same)
+    assert n == 0 and "identical" in text and "2 verdict cells" in text
+    other = run("other", "this machine", {"a": "U", "b": "U"})
+    results = tmp_path / "results"
+    text, n = compare_views(ref, other, results)
+    assert n == 1
+    assert "✓ <a href=\"../reference/camp/a.json\">receipt</a>" in text
+    assert "U <a href=\"../runs/camp/default-other/a.json\">receipt</a>" in text
+    assert (results / "reference" / "camp" / "a.json").exists() and Path(results / "runs" / "camp" / "default-other" / "a.json").exists()
