@@ -150,7 +150,8 @@ def receipt_links(receipts: Sequence[str], campaign: str | None = None) -> Raw:
 
 def table(rows: Any, columns: Sequence[str] | None = None, *, receipt: str = "receipt",
           campaign: str | None = None, collapse: bool = True, short: int = SHORT,
-          caption: str = "", empty: str = "nothing to show for this run", merge: str | None = None) -> HTML:
+          caption: str = "", empty: str = "nothing to show for this run", merge: str | None = None,
+          cls: str = "") -> HTML:
     """Rows (dicts or a DataFrame) as an HTML table in its own scrolling box.
 
     ``columns`` gives the order (key columns first); without it, every key of the first
@@ -197,7 +198,7 @@ def table(rows: Any, columns: Sequence[str] | None = None, *, receipt: str = "re
             cells += f"<td class=\"rc-receipt\">{receipt_links(g['receipts'], campaign)}</td>"
         body.append(f"<tr>{cells}</tr>")
     cap = f"<caption>{_e(caption)}</caption>" if caption else ""
-    fragment = (f'<div class="rc-table-wrap"><table class="rc-table">{cap}<thead><tr>{head}</tr></thead>'
+    fragment = (f'<div class="rc-table-wrap"><table class="rc-table {_e(cls)}">{cap}<thead><tr>{head}</tr></thead>'
                 f"<tbody>{''.join(body)}</tbody></table></div>")
     text = f"table: {len(order)} row(s) of {', '.join(columns)}"
     return HTML(fragment, text)
@@ -291,8 +292,8 @@ def published(run: Any, name: str | None = None) -> HTML:
                                   "</span>"),
                     "why (from the measured values)": r.explanation,
                     "receipt": list(r.receipts)})
-    return table(out, ["headline", "status", "published", "this run", "why (from the measured values)"],
-                 collapse=False, short=400)
+    return table(out, ["headline", "status", "why (from the measured values)", "published", "this run"],
+                 collapse=False, short=400, cls="rc-published")
 
 
 def format_value(value: Any, limit: int = 12) -> str:

@@ -39,7 +39,7 @@ class Browser:
              f"--window-size={width},{height}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = self._profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a loaded 2-core machine can be slow to start it
         while not (port_file.exists() and port_file.read_text().strip()):
             if time.monotonic() > deadline or self._proc.poll() is not None:
                 self.close()
@@ -48,7 +48,7 @@ class Browser:
         port = int(port_file.read_text().split()[0])
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json", timeout=30).read())
         page = next(t for t in targets if t.get("type") == "page")
-        self._ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True)
+        self._ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=180, suppress_origin=True)
         self._id = 0
         self.call("Page.enable")
         self.call("Runtime.enable")
@@ -67,7 +67,7 @@ class Browser:
     def open(self, url: str, settle: float = 0.3) -> None:
         """Navigate and wait for the load event (then let MathJax and layout settle)."""
         self.call("Page.navigate", url=url)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.evaluate("document.readyState") == "complete":
                 break
