@@ -1,7 +1,15 @@
-"""Figures for citation: PNG + SVG under a stable name, with caption, label and parameters."""
+"""Figures for citation: PNG + SVG under a stable name, with caption, label and parameters.
+
+In a chapter, ``save_figure`` shows the figure once, as a numbered figure: an anchor
+(``#fig-<name>``), "Figure N" (numbered in the order the chapter shows them), the
+caption with the parameters it was drawn with, and links to its PNG, SVG and JSON
+sidecar as the built book serves them (``figures/<name>.png`` at the HTML root).
+"""
 
 from __future__ import annotations
 
+import base64
+import html
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -10,8 +18,18 @@ from probes import PROJECT_ROOT
 from probes.core.atomic import atomic_write_json
 
 FIGURES_DIR = Path(os.environ.get("RC_FIGURES_DIR", PROJECT_ROOT / "book" / "figures"))
+BOOK_FIGURES = "../figures/"  # a chapter page (chapters/<name>.html) -> the figures the book serves
 _directory: Path | None = None  # set by probes.notebook.run_notebook: the run's own figures/
-_provenance: dict[str, Any] = {}  # ... and where the figure's numbers come from
+_number = 0  # figures shown so far in this kernel (one kernel = one chapter)
+_provenance: dict[str, Any] = {}  # ... and where the figure's numbers come from (probes.notebook)
+
+
+class FigureFiles(dict):
+    """The saved files (``png``, ``svg``, ``label``, ``number``); shows nothing when a
+    notebook cell ends with ``save_figure(...)`` -- the numbered figure is already shown."""
+
+    def _ipython_display_(self) -> None:
+        return None
 
 
 def set_directory(directory: Path, provenance: Mapping[str, Any] | None = None) -> None:
@@ -21,13 +39,42 @@ def set_directory(directory: Path, provenance: Mapping[str, Any] | None = None) 
     _provenance = dict(provenance or {})
 
 
+def _params_text(params: Mapping[str, Any]) -> str:
+    def short(v: Any) -> str:
+        if isinstance(v, list):
+            return "[" + ", ".join(short(x) for x in v) + "]"
+        if isinstance(v, float):
+            return f"{v:g}"
+        return str(v)
+
+    return ", ".join(f"{k} = {short(v)}" for k, v in params.items())
+
+
+def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any], png: bytes) -> str:
+    """The figure as a chapter shows it: image, number, anchor, caption, parameters, files."""
+    label = f"fig-{name}"
+    e = html.escape
+    files = " · ".join(f'<a href="{BOOK_FIGURES}{name}.{ext}" download>{ext.upper()}</a>'
+                       for ext in ("png", "svg", "json"))
+    data = base64.b64encode(png).decode()
+    return (f'<figure class="rc-figure" id="{label}">'
+            f'<a href="{BOOK_FIGURES}{name}.png"><img src="data:image/png;base64,{data}" '
+            f'alt="Figure {number}: {e(caption)}"></a>'
+            f'<figcaption><a class="rc-fignum" href="#{label}">Figure {number}</a>. {e(caption)}'
+            f'<br><span class="rc-figmeta"><em>Parameters:</em> {e(_params_text(params))}. '
+            f"<em>Files:</em> {files}. <em>Anchor:</em> <code>#{label}</code></span></figcaption></figure>")
+
+
 def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
-                directory: Path | None = None) -> dict[str, str]:
-    """Save ``fig`` as ``<name>.png`` and ``<name>.svg`` plus a ``<name>.json`` sidecar.
+                directory: Path | None = None) -> FigureFiles:
+    """Save ``fig`` as ``<name>.png`` and ``<name>.svg`` plus a ``<name>.json`` sidecar,
+    and show it in the chapter as a numbered figure (then close it, so the notebook
+    backend does not show it a second time, unnumbered).
 
     Goes to the current run's ``figures/`` (see ``probes.notebook``) unless ``directory``
-    is given. Returns the paths; in a notebook, also displays the caption under the figure.
+    is given. Returns the paths, the label and the figure's number in the chapter.
     """
+    global _number
     directory = Path(directory or _directory or FIGURES_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{name}.png", directory / f"{name}.svg"
@@ -38,16 +85,20 @@ def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
     # same data gives the same bytes.
     with matplotlib.rc_context({"svg.hashsalt": name}):
         fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    _number += 1
     label = f"fig-{name}"
-    atomic_write_json(directory / f"{name}.json", {"name": name, "label": label, "caption": caption,
-                                                   "params": dict(params), "files": [png.name, svg.name],
-                                                   **_provenance})
+    atomic_write_json(directory / f"{name}.json", {"name": name, "label": label, "number": _number,
+                                                   "caption": caption, "params": dict(params),
+                                                   "files": [png.name, svg.name], **_provenance})
     try:
-        from IPython.display import Markdown, display
+        from IPython import get_ipython
+        from IPython.display import HTML, display
 
-        shown = ", ".join(f"`{k}={v!r}`" for k, v in params.items())
-        display(Markdown(f"**Figure `{label}`.** {caption}  \n*Parameters:* {shown}. "
-                         f"*Files:* `book/figures/{png.name}`, `book/figures/{svg.name}`."))
+        if get_ipython() is not None:
+            display(HTML(figure_html(name, _number, caption, params, png.read_bytes())))
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
     except ImportError:  # pragma: no cover
         pass
-    return {"png": str(png), "svg": str(svg), "label": label}
+    return FigureFiles(png=str(png), svg=str(svg), label=label, number=str(_number))

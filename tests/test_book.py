@@ -70,7 +70,168 @@ def test_receipts_are_linked_and_published_file_is_marked(built_book: Path) -> N
     assert "PUBLISHED" in published["_warning"]
     for page in ("matrix", "headline"):
         html = (built_book / "generated" / f"{page}.html").read_text()
-        links = re.findall(r'href="(\.\./receipts/[^"]+)"', html)
+        links = re.findall(r'href="(\.\./(?:receipts|reference|runs)/[^"]+\.json)"', html)
         assert links, f"the {page} page links no receipt"
         for href in links:
             assert (built_book / "generated" / href).resolve().exists(), href
+
+
+# --- what a reader sees, page by page, in a real Chromium (tests/browser.py) ---------------
+
+needs_chromium = pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"),
+                                    reason="chromium is installed by .ci/run (apt-get install chromium)")
+SCREENSHOTS = os.environ.get("RC_SCREENSHOTS")  # a directory: keep a screenshot of every page there
+
+# A markdown table separator row (| --- | --- |) left as text: a table that did not render.
+PIPE_ROW = re.compile(r"\|\s*:?-{3,}:?\s*\|")
+WARNING_TEXT = re.compile(r"(\w*Warning:|XDG_RUNTIME_DIR|Traceback \(most recent call last\))")
+TEMP_PATH = re.compile(r"(/tmp/|/var/folders/|ipykernel_\d+)")
+
+CLIPPED_TABLES_JS = """(() => {
+  const art = document.querySelector('article.bd-article') || document.body;
+  const right = art.getBoundingClientRect().right;
+  const bad = [];
+  for (const t of art.querySelectorAll('table')) {
+    const r = t.getBoundingClientRect();
+    if (r.width === 0 || r.right <= right + 2) continue;
+    let p = t.parentElement, scrolls = false;
+    while (p && p !== art) {
+      const s = getComputedStyle(p);
+      if (['auto', 'scroll'].includes(s.overflowX) && p.getBoundingClientRect().right <= right + 2) { scrolls = true; break; }
+      p = p.parentElement;
+    }
+    if (!scrolls) bad.push((t.innerText || '').slice(0, 80));
+  }
+  return bad;
+})()"""
+
+FIGURES_JS = """(() => Array.from(document.querySelectorAll('figure.rc-figure')).map(f => ({
+  id: f.id,
+  caption: (f.querySelector('figcaption') || {innerText: ''}).innerText,
+  number: (f.querySelector('.rc-fignum') || {innerText: ''}).innerText,
+  anchor: (f.querySelector('.rc-fignum') || {getAttribute: () => ''}).getAttribute('href'),
+  links: Array.from(f.querySelectorAll('figcaption a[href]')).map(a => a.getAttribute('href')),
+  img: !!f.querySelector('img') && f.querySelector('img').naturalWidth > 0,
+})))()"""
+
+
+def _pages(html: Path) -> list[Path]:
+    chapters = sorted((html / "chapters").glob("*.html"))
+    generated = sorted((html / "generated").glob("*.html"))
+    return [html / "index.html", html / "contract.html", *generated, *chapters]
+
+
+@pytest.fixture(scope="module")
+def seen(built_book: Path) -> dict[str, dict]:
+    """Every page opened once in Chromium: its text, tables, figures and height."""
+    from tests.browser import Browser
+
+    out = {}
+    with Browser() as browser:
+        for page in _pages(built_book):
+            rel = page.relative_to(built_book).as_posix()
+            browser.open(page.as_uri())
+            info = {
+                "text": browser.evaluate("(document.querySelector('article.bd-article') || document.body).innerText"),
+                "clipped": browser.evaluate(CLIPPED_TABLES_JS),
+                "figures": browser.evaluate(FIGURES_JS),
+                "height": browser.evaluate("document.documentElement.scrollHeight"),
+                "statuses": browser.evaluate(
+                    "Array.from(document.querySelectorAll('table.rc-headline tbody tr')).map(tr => "
+                    "[tr.querySelector('td code') ? tr.querySelector('td code').innerText : '', "
+                    "tr.querySelector('.rc-status') ? tr.querySelector('.rc-status').innerText : ''])"),
+            }
+            if SCREENSHOTS:
+                Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+                browser.screenshot(Path(SCREENSHOTS) / (rel.replace("/", "_").removesuffix(".html") + ".png"))
+            out[rel] = info
+    return out
+
+
+@needs_chromium
+def test_every_page_renders_tables_not_pipes(seen: dict[str, dict]) -> None:
+    assert len([p for p in seen if p.startswith("chapters/")]) >= 5, sorted(seen)
+    for page, info in seen.items():
+        rows = [line for line in info["text"].splitlines() if PIPE_ROW.search(line)]
+        assert not rows, f"{page} shows a markdown table as text: {rows[:2]}"
+
+
+@needs_chromium
+def test_no_table_is_clipped_without_its_own_scroll_box(seen: dict[str, dict]) -> None:
+    for page, info in seen.items():
+        assert info["clipped"] == [], f"{page}: tables wider than the column and not scrollable: {info['clipped']}"
+
+
+@needs_chromium
+def test_chapters_show_no_warnings_or_temporary_paths(seen: dict[str, dict]) -> None:
+    for page, info in seen.items():
+        if not page.startswith(("chapters/", "generated/")):
+            continue
+        assert not WARNING_TEXT.search(info["text"]), f"{page}: {WARNING_TEXT.search(info['text']).group(0)!r}"
+        assert not TEMP_PATH.search(info["text"]), f"{page}: temporary path {TEMP_PATH.search(info['text']).group(0)!r}"
+
+
+@needs_chromium
+def test_every_figure_is_numbered_anchored_and_downloadable(seen: dict[str, dict], built_book: Path) -> None:
+    total = 0
+    for page, info in seen.items():
+        numbers = []
+        for fig in info["figures"]:
+            total += 1
+            assert fig["id"].startswith("fig-"), f"{page}: figure without an anchor: {fig}"
+            assert fig["anchor"] == f"#{fig['id']}", fig
+            assert re.fullmatch(r"Figure \d+", fig["number"]), fig
+            numbers.append(int(fig["number"].split()[1]))
+            assert fig["img"], f"{page}: {fig['id']} shows no image"
+            assert "Parameters:" in fig["caption"], fig
+            exts = {Path(h).suffix for h in fig["links"] if "/figures/" in h}
+            assert {".png", ".svg", ".json"} <= exts, f"{page}: {fig['id']} links {fig['links']}"
+            for href in fig["links"]:
+                if href.startswith("#"):
+                    continue
+                target = (built_book / page).parent / href
+                assert target.resolve().is_file(), f"{page}: {fig['id']} links to a missing file {href}"
+        assert numbers == list(range(1, len(numbers) + 1)), f"{page}: figures numbered {numbers}"
+    assert total >= 10, f"only {total} figures found in the book"
+
+
+@needs_chromium
+def test_matrix_page_is_short_and_every_receipt_still_linked(seen: dict[str, dict], built_book: Path) -> None:
+    # before collapsing repetitions the page was about 43,000-49,000 px tall at 1280 px
+    assert seen["generated/matrix.html"]["height"] < 4300, seen["generated/matrix.html"]["height"]
+    html = (built_book / "generated" / "matrix.html").read_text()
+    linked = set(re.findall(r'href="\.\./(receipts/[^"]+\.json)"', html))
+    staged = {p.relative_to(built_book).as_posix() for p in (built_book / "receipts").rglob("*.json")
+              if not p.name.startswith("_") and p.name != "verdicts.json"}
+    with_verdicts = {r for r in staged if json.loads((built_book / r).read_text())["verdicts"]}
+    assert with_verdicts <= linked, f"receipts with verdicts not linked from the matrix: {sorted(with_verdicts - linked)[:5]}"
+
+
+@needs_chromium
+def test_headline_statuses_appear_as_computed(seen: dict[str, dict]) -> None:
+    code = ("import json; from probes.pages import headline_rows_by_source; rows, _ = headline_rows_by_source(); "
+            "print(json.dumps({r['entry']['id']: (r['here'] or r['reference']).status for r in rows}))")
+    proc = subprocess.run([os.environ.get("PYTHON", str(ROOT / ".venv" / "bin" / "python")), "-c", code], cwd=ROOT,
+                          env=full_env({}, committed=True), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    computed = json.loads(proc.stdout.strip().splitlines()[-1])
+    from probes.headline import STATUS_TEXT
+
+    shown = {hid: status for hid, status in seen["generated/headline.html"]["statuses"]}
+    assert set(shown) == set(computed)
+    for hid, status in computed.items():
+        assert shown[hid] == STATUS_TEXT[status], (hid, shown[hid], status)
+    # the rows the issue names get the status their evidence supports, not "reproduced"
+    assert computed["autogen.tamper"] == "contradicted"
+    for hid in ("tlc.r8_scale", "tlc.inductive", "tlc.consume_race", "remit.concurrency"):
+        assert computed[hid] in ("verdict reproduced, magnitudes differ", "differs"), (hid, computed[hid])
+
+
+@needs_chromium
+def test_chapters_open_with_provenance_and_a_parameters_box(seen: dict[str, dict]) -> None:
+    for page, info in seen.items():
+        if page.startswith("chapters/"):
+            assert re.search(r"Provenance\. (Measured on this machine|Taken from the reference run)", info["text"]), page
+            assert "Parameters of this run" in info["text"], page
+            assert info["text"].count("Parameters of this run") == 1, page
+    assert "Provenance." in seen["generated/headline.html"]["text"]

@@ -43,10 +43,14 @@ def test_cli_exit_codes(sandbox: dict) -> None:
 
 def test_headline_status_is_computed_not_typed() -> None:
     entry = {"id": "x", "campaign": "c", "what": "w", "published": {"depth": 4, "distinct": 59}}
-    same = compare(entry, Measured({"depth": 4, "distinct": 70}, why="other encoding", compare_keys=("depth",)), "")
-    assert same.status == "reproduced" and same.why == "other encoding"  # notes on uncompared keys stay visible
+    same = compare(entry, Measured({"depth": 4, "distinct": 59}, why="same encoding"), "")
+    assert same.status == "reproduced"
+    # a campaign cannot narrow the comparison to the keys that agree: every published key counts
+    narrowed = compare(entry, Measured({"depth": 4, "distinct": 70}, why="other encoding", compare_keys=("depth",)), "")
+    assert narrowed.status == "differs" and narrowed.why == "other encoding"
+    assert "distinct: 70 here vs 59 published" in narrowed.explanation
     differs = compare(entry, Measured({"depth": 5, "distinct": 59}, why="deeper trace"), "")
-    assert differs.status == "differs" and differs.why == "deeper trace" and "depth: +1" in differs.difference
+    assert differs.status == "differs" and differs.why == "deeper trace" and "depth: 5 here vs 4 published" in differs.difference
     missing = compare(entry, None, "needs API keys")
     assert missing.status == "not run here" and missing.why == "needs API keys"
 

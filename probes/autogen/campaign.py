@@ -154,8 +154,18 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     forged_accepted = sorted({v.path for r in receipts for v in r.verdicts
                               if v.path.startswith("tamper:") and v.label.violates})
     value = {"rejected": rejected, "reps": len(structural), "accepted_silently": forged_accepted}
+    # The published claim is about tampered state in general; the structural case is
+    # rejected, but type-valid forgeries that load without a word contradict the claim.
+    accepted_probes = sorted({r.probe for r in receipts for v in r.verdicts
+                              if v.path in forged_accepted})
+    contradiction = (f"{len(forged_accepted)} kind(s) of type-valid tampered state were loaded by load_state without "
+                     f"any error ({', '.join(p.removeprefix('tamper:') for p in forged_accepted)}) in "
+                     f"{len(accepted_probes)} probe(s); only the structural edit (tamper:structural) was rejected "
+                     f"({'in every one' if rejected else 'not in every one'} of {len(structural)} repetition(s))"
+                     ) if forged_accepted else ""
     return {"autogen.tamper": Measured(value, compare_keys=("rejected",),
-                                       receipts=tuple(r.probe for r in receipts))}
+                                       receipts=tuple(r.probe for r in receipts),
+                                       contradicted_by=tuple(forged_accepted), contradiction=contradiction)}
 
 
 CAMPAIGN = Campaign(

@@ -383,8 +383,10 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
                 value[key] = arms[arm]["total_ms"].get("pct_vs_baseline")
         if table["not_run"]:
             value["not_run"] = table["not_run"]
-        why = ("a different, shared 2-core machine: this run's stock protocol is far shorter than the published one "
-               "(absolute ms differ, so a fixed per-resume cost is a larger fraction); percentages are paired medians "
+        stock_p50 = arms["stock"]["total_ms"]["p50"]
+        why = (f"another machine: this run's stock protocol takes {stock_p50:.1f} ms at p50 (compare the published "
+               "stock interrupt and resume p50 beside it), so a fixed per-resume cost is a different fraction of it; "
+               "percentages are paired medians "
                "of this run, bootstrap intervals in the chapter; remit-contract 0.1.2 documents no consume-gate "
                "option, so its published 'gate on' figure has no counterpart arm here")
         if "remit_gate" in arms:

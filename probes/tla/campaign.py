@@ -440,7 +440,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
              "double_consume_depth": dbl["depth"] if dbl else None},
             why=enc + "; a later resume may also be a retry (FI), which multiplies the states; the complete search "
                       "runs with the reduction named in 'reduction' (sound for the safety invariants), so its "
-                      "counts are of equivalence classes; seconds depend on the machine (2 cores shared here)",
+                      f"counts are of equivalence classes; seconds depend on the machine (here {sc['seconds']:.0f} s "
+                      f"with {params.get('workers', '?')} TLC worker(s))",
             compare_keys=("result", "depth"), receipts=receipts_of("R8_scaled"))
     else:
         out["tlc.r8_scale"] = "scaled bounds not run in this profile (include_scaled=False)"

@@ -1,0 +1,549 @@
+"""The book's generated pages, as MyST markdown with HTML tables (receipts only).
+
+``probes.book`` stages the runs and writes these files; everything a reader sees on a
+generated page is decided here:
+
+* ``provenance_banner(run)`` -- the line every chapter (and the headline page) opens
+  with: measured on this machine or taken from the reference run, when, how long,
+  which commit, clean or not, Python, platform; the parameters of a variant;
+* ``headline_page()`` -- every published number beside the reference run and this
+  machine, with a status computed by ``probes.headline`` (it cannot overclaim);
+* ``matrix_page(cells)`` -- the framework × property matrix and every measured path,
+  repetitions and backends collapsed into one entry with a count and a link to each
+  receipt;
+* ``report_page(results_root)`` -- the reproduction report: per campaign, this
+  machine's run against the reference run (verdict views identical, or the changed
+  cells with both labels and receipt links), per headline published / reference /
+  this machine, and variant runs reported as variants;
+* ``cite_page(figures_dir)`` -- how to cite the artifact, the paper and one figure;
+* ``tidy_chapter(nb)`` -- an executed chapter made readable: code hidden behind a
+  toggle, the raw parameters cells removed (the parameters box replaces them), kernel
+  warnings dropped.
+
+HTML inside MyST must not contain blank lines (a blank line ends an HTML block), so
+every table here is one block.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from probes import PROJECT_ROOT, campaigns
+from probes.chapter import format_value, label_counts
+from probes.core.receipt import VIEW_NAME
+from probes.core.runs import RunInfo, latest_local, local_runs, newer_unfinished, reference_run, shown_run
+from probes.headline import (CONTRADICTED, DIFFERS, MAGNITUDES, NOT_RUN, PARTIAL, REPRODUCED, STATUS_TEXT,
+                             VARIANT, HeadlineRow, load_published, measure_directory, _row)
+
+PAGE_HEAD = "---\nhtml_theme.sidebar_secondary.remove: true\n---\n"
+REPOSITORY_URL = ""  # no public repository is recorded in this checkout; CITATION.cff holds it once published
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
+    """One HTML table in a scrolling box; cells are HTML already. No blank lines."""
+    thead = "".join(f"<th>{h}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return (f'<div class="rc-table-wrap"><table class="rc-table {cls}"><thead><tr>{thead}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def _oneline(text: str) -> str:
+    return re.sub(r"\s*\n\s*", " ", text)
+
+
+# --- provenance -------------------------------------------------------------------------
+
+def provenance_banner(run: RunInfo) -> str:
+    """The line a chapter opens with: where its numbers came from (``RunInfo.describe``)."""
+    campaign = campaigns.get(run.campaign)
+    kind = "here" if run.source == "this machine" else "reference"
+    lines = [f'<div class="rc-provenance rc-provenance-{kind}"><strong>Provenance.</strong> {_e(run.describe())}.']
+    if run.profile != "default":
+        defaults = campaign.resolve()
+        changed = ", ".join(f"<code>{_e(k)}={_e(repr(v))}</code>" for k, v in run.params.items()
+                            if defaults.get(k) != v)
+        lines.append(f" This is a <strong>{_e(run.profile)}</strong> run, not the paper's parameters ({changed}); "
+                     "compare it with the default run on the reproduction report, not with the paper.")
+    if run.harness_errors:
+        lines.append(f" <strong>{run.harness_errors} harness error(s)</strong>: some probes could not be measured; "
+                     "their cells are missing, not verdicts.")
+    pending = newer_unfinished(run.campaign, run)
+    if pending:
+        lines.append(" Newer runs on this machine that did not finish, not shown: " + _e("; ".join(pending)) + ".")
+    lines.append("</div>")
+    return "".join(lines)
+
+
+def _sources_line(runs: Mapping[str, RunInfo | None]) -> str:
+    here = sorted(n for n, r in runs.items() if r is not None and not r.is_reference)
+    ref = sorted(n for n, r in runs.items() if r is not None and r.is_reference)
+    commits = sorted({(r.provenance.get("commit") or "?")[:12] for r in runs.values() if r is not None and r.is_reference})
+    dates = sorted({r.provenance.get("date") or "?" for r in runs.values() if r is not None and r.is_reference})
+    parts = []
+    if ref:
+        parts.append(f"{len(ref)} campaign(s) taken from the reference run (commit(s) {', '.join(commits)}, "
+                     f"measured {', '.join(dates)})")
+    if here:
+        parts.append(f"{len(here)} measured on this machine ({', '.join(here)})")
+    missing = sorted(n for n, r in runs.items() if r is None)
+    if missing:
+        parts.append(f"{len(missing)} without results ({', '.join(missing)})")
+    return ('<div class="rc-provenance"><strong>Provenance.</strong> ' + _e("; ".join(parts) or "no results yet")
+            + ". Each chapter's first line gives its run's date, duration, commit, Python and platform.</div>")
+
+
+# --- headline page -------------------------------------------------------------------------
+
+def _variant_of(run: RunInfo | None) -> str:
+    if run is None or run.profile == "default":
+        return ""
+    defaults = campaigns.get(run.campaign).resolve()
+    return ", ".join(f"{k}={v!r}" for k, v in run.params.items() if defaults.get(k) != v) or run.profile
+
+
+def headline_rows_by_source() -> tuple[list[dict[str, Any]], dict[str, RunInfo | None]]:
+    """For every published headline: the row against the reference run, against this
+    machine's newest default run (if any), and the run the book shows."""
+    entries = load_published()
+    names = sorted({e["campaign"] for e in entries})
+    available = set(campaigns.available())
+    ref = {n: reference_run(n) if n in available else None for n in names}
+    here = {n: latest_local(n, profile="default") if n in available else None for n in names}
+    shown = {n: shown_run(n) if n in available else None for n in names}
+    cache: dict[tuple[str, str], Any] = {}
+
+    def measured(name: str, run: RunInfo | None) -> Any:
+        key = (name, str(run.directory) if run else "")
+        if key not in cache:
+            cache[key] = measure_directory(name, run.directory if run else None)
+        return cache[key]
+
+    out = []
+    for e in entries:
+        n = e["campaign"]
+        out.append({
+            "entry": e,
+            "reference": _row(e, measured(n, ref[n])),
+            "here": _row(e, measured(n, here[n])) if here[n] else None,
+            "shown": shown[n], "reference_run": ref[n], "here_run": here[n],
+        })
+    return out, shown
+
+
+def _status_html(row: HeadlineRow, where: str) -> str:
+    return (f'<span class="rc-status rc-status-{row.status_class}">{_e(STATUS_TEXT[row.status])}</span>'
+            f'<br><span class="rc-where">{_e(where)}</span>')
+
+
+def _receipts_html(row: HeadlineRow, run: RunInfo | None, results_root: Path | None, limit: int = 6) -> str:
+    """Links to the receipts of the run the row was measured on (staged into the book)."""
+    if run is None:
+        return ""
+    links = [f'<a href="{_stage(run, Path(p).stem, results_root)}" title="{_e(Path(p).stem)}">{i}</a>'
+             for i, p in enumerate(row.receipts[:limit], 1)]
+    more = f" (+{len(row.receipts) - limit} in the chapter)" if len(row.receipts) > limit else ""
+    return ("receipts: " + " ".join(links) + more) if links else ""
+
+
+def headline_page(results_root: Path | None = None) -> str:
+    """The headline page: published / reference run / this machine, and a computed status."""
+    rows, shown = headline_rows_by_source()
+    counted = [r["here"] or r["reference"] for r in rows]
+    counts = {s: sum(1 for r in counted if r.status == s) for s in STATUS_TEXT}
+    summary = ", ".join(f"{n} {STATUS_TEXT[s].split(' ', 1)[1]}" for s, n in counts.items() if n)
+    out = [PAGE_HEAD, "# Headline numbers", "", _sources_line(shown), "",
+           "Every headline number of the paper beside the value this project measured: in the committed "
+           "**reference run** and, once you have run `./reproduce.sh`, on **this machine**. Published values come "
+           "from one reference file, `data/published.json`, and are never used as results. The status compares "
+           "*every* published value (this machine's default run where there is one, else the reference run):",
+           "",
+           f"- **{STATUS_TEXT[REPRODUCED]}** — every published value is measured and matches (within the "
+           "campaign's stated tolerance, which the explanation gives);",
+           f"- **{STATUS_TEXT[MAGNITUDES]}** — the published verdict (a result, a label, a count of violations) "
+           "matches, some magnitude (state counts, depths, latencies, sample sizes) does not; the explanation "
+           "names each one with both values;",
+           f"- **{STATUS_TEXT[PARTIAL]}** — what is measured matches, some published value is not measured by "
+           "this campaign;",
+           f"- **{STATUS_TEXT[DIFFERS]}** — a verdict differs (or, for a purely numeric claim, a number does);",
+           f"- **{STATUS_TEXT[CONTRADICTED]}** — the published value may match, but this project's own receipts "
+           "show behaviour that contradicts the published claim;",
+           f"- **{STATUS_TEXT[NOT_RUN]}** — no results, and why; **{STATUS_TEXT[VARIANT]}** — other parameters.",
+           "",
+           f"**{summary}** (of {len(rows)}).", ""]
+    head = ["headline", "status, and why (computed from the values)", "published", "reference run", "this machine"]
+    body = []
+    for r in rows:
+        e, ref, here = r["entry"], r["reference"], r["here"]
+        main = here or ref
+        where = "this machine's default run" if here else "reference run"
+        anchor = f'<span id="h-{_e(e["id"])}"></span>'
+        why = _e(main.explanation)
+        if main.why and main.status not in (NOT_RUN, REPRODUCED):  # a note explains a difference
+            why += f'<br><span class="rc-note">Campaign note: {_e(_short(main.why, 600))}</span>'
+        links = _receipts_html(main, r["here_run"] if here else r["reference_run"], results_root)
+        if links:
+            why += f"<br>{links}"
+        body.append([
+            f'{anchor}<code>{_e(e["id"])}</code><br>{_e(e["what"])}',
+            f"{_status_html(main, where)}<br>{why}",
+            format_value(e["published"]),
+            format_value(ref.measured) if ref.measured is not None else f"<em>{_e(ref.why)}</em>",
+            (format_value(here.measured) if here and here.measured is not None
+             else "<em>not measured on this machine yet</em>"),
+        ])
+    out.append(_table(head, body, "rc-headline"))
+    variants = _variant_sections()
+    if variants:
+        out += ["", "## Variant runs on this machine", "",
+                "Runs with other parameters than the paper's, reported as variants with their parameters and never "
+                "scored against the paper; the reproduction report compares them with this project's default run.",
+                ""] + variants
+    return "\n".join(out) + "\n"
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _variant_sections() -> list[str]:
+    out = []
+    for name in campaigns.available():
+        for run in local_runs(name):
+            if run.profile == "default":
+                continue
+            out.append(f"- **{_e(name)}**, {_e(run.profile)} run `{_e(run.run_id)}`: {_e(_variant_of(run))} "
+                       f"({_e(run.describe())})")
+    return out
+
+
+# --- matrix page ----------------------------------------------------------------------------
+
+def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
+    """The conformance matrix, then every measured path grouped by framework, property
+    and label: a path measured on several backends or repetitions is one entry with its
+    count and a link to each receipt (title: what was observed)."""
+    from probes.matrix import COLUMNS, grid, summarise
+
+    out = [PAGE_HEAD, "# Conformance matrix", "",
+           "Generated from the receipts of the run each chapter shows (the `verdicts.json` view of each campaign). "
+           "Labels: ✓ conforms on every tested path; ✗ violates it and the framework's documentation claims the "
+           "property; D documented deviation; U violates it and no documentation addresses it (a ✗ with no "
+           "documented excuse); n/a no operation the property speaks about. A cell whose paths disagree shows each "
+           "label with its number of paths, worst first (`U×3 · ✓×2`). Tampered-state probes and REMIT without "
+           "its effect ledger have rows of their own.", ""]
+    if not cells:
+        return "\n".join(out) + "*No receipts yet.*\n"
+    rows = grid(cells)
+    head = ["framework"] + [p.value for p in COLUMNS]
+    body = []
+    for framework, props in rows.items():
+        anchor = _slug(framework)
+        body.append([f'<a href="#m-{anchor}">{_e(framework)}</a>']
+                    + [_e(summarise(props.get(p, []))) for p in COLUMNS])
+    out.append(_table(head, body, "rc-matrix"))
+    out += ["", "## Every path, with its receipts", "",
+            "One line per framework, property and label. Each path is listed once with how many receipts "
+            "measured it (`×6`: e.g. 2 backends × 3 repetitions); the numbers after it link to each receipt, and "
+            "hovering a path shows what was observed. The chapters explain each protocol.", ""]
+    body = []
+    for framework, props in rows.items():
+        first = True
+        for p in COLUMNS:
+            got = props.get(p, [])
+            if not got:
+                continue
+            by_label: dict[str, list[Any]] = defaultdict(list)
+            for c in got:
+                by_label[c.label.value].append(c)
+            for label in sorted(by_label, key=_severity):
+                paths: dict[str, list[Any]] = defaultdict(list)
+                for c in sorted(by_label[label], key=lambda c: (c.path, c.backend, c.receipt)):
+                    paths[c.path].append(c)
+                chips = []
+                for path, cs in paths.items():
+                    links = " ".join(f'<a href="{link_prefix}{_e(c.receipt)}" title="{_e(c.backend)}: '
+                                     f'{_e(_short(c.summary, 300))}">{i}</a>' for i, c in enumerate(cs, 1))
+                    backends = sorted({c.backend for c in cs})
+                    count = f" ×{len(cs)}" if len(cs) > 1 else ""
+                    chips.append(f'<span class="rc-chip" title="{_e(", ".join(backends))}"><code>{_e(path)}</code>'
+                                 f'{count} <span class="rc-links">{links}</span></span>')
+                fw = (f'<span id="m-{_slug(framework)}"></span><strong>{_e(framework)}</strong>' if first else "")
+                first = False
+                body.append([fw, _e(p.value), str(label_counts({label: len(paths)})), " ".join(chips)])
+    out.append(_table(["framework", "property", "label (paths)", "paths and receipts"], body, "rc-paths"))
+    return "\n".join(out) + "\n"
+
+
+_SEV = {"U": 0, "✗": 1, "D": 2, "✓": 3, "n/a": 4}
+
+
+def _severity(label: str) -> int:
+    return _SEV.get(label, -1)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+# --- the reproduction report ----------------------------------------------------------------
+
+def _view(run: RunInfo) -> dict[tuple[str, str, str, str, str], str]:
+    try:
+        data = json.loads((run.directory / VIEW_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    cells = {}
+    for probe, entry in data.get("probes", {}).items():
+        for v in entry.get("verdicts", []):
+            cells[(probe, v["framework"], v["backend"], v["property"], v["path"])] = v["label"]
+    return cells
+
+
+def _stage(run: RunInfo, probe: str, results_root: Path | None) -> str:
+    """Copy one receipt of ``run`` into the book and return its link from generated/."""
+    sub = f"reference/{run.campaign}" if run.is_reference else f"runs/{run.campaign}/{run.run_id}"
+    if results_root is not None:
+        src = run.directory / f"{probe}.json"
+        dst = Path(results_root) / sub / f"{probe}.json"
+        if src.exists() and not dst.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    return f"../{sub}/{probe}.json"
+
+
+def _run_name(run: RunInfo) -> str:
+    if run.is_reference:
+        return "the reference run"
+    return f"this machine's {run.profile} run"
+
+
+def compare_views(a: RunInfo, b: RunInfo, results_root: Path | None = None, limit: int = 40) -> tuple[str, int]:
+    """Verdict views of two runs: "identical (n cells)" or the changed cells, both labels
+    and a link to each receipt. Compares labels only (counts do not depend on reps)."""
+    va, vb = _view(a), _view(b)
+    common = va.keys() & vb.keys()
+    changed = sorted(k for k in common if va[k] != vb[k])
+    only_a, only_b = sorted(va.keys() - vb.keys()), sorted(vb.keys() - va.keys())
+    if not changed and not only_a and not only_b:
+        return f"verdict view **identical** ({len(common)} verdict cells).", 0
+    lines = [f"verdict view: **{len(changed)} changed cell(s)** of {len(common)} in common"
+             + (f", {len(only_a)} only in {_run_name(a)}" if only_a else "")
+             + (f", {len(only_b)} only in {_run_name(b)}" if only_b else "") + "."]
+    rows = []
+    for key in changed[:limit]:
+        probe, fw, backend, prop, path = key
+        rows.append([f"<code>{_e(probe)}</code>", _e(fw), _e(backend), _e(prop), f"<code>{_e(path)}</code>",
+                     f'{_e(va[key])} <a href="{_stage(a, probe, results_root)}">receipt</a>',
+                     f'{_e(vb[key])} <a href="{_stage(b, probe, results_root)}">receipt</a>'])
+    if rows:
+        lines.append(_table(["probe", "framework", "backend", "property", "path", _run_name(a), _run_name(b)], rows))
+    if len(changed) > limit:
+        lines.append(f"… and {len(changed) - limit} more changed cells (compare the two `verdicts.json`).")
+    if only_a or only_b:
+        lines.append("Probes measured in only one of the two runs: "
+                     + _e(", ".join(sorted({k[0] for k in only_a + only_b})[:30])) + ".")
+    return "\n".join(lines), len(changed)
+
+
+def report_page(results_root: Path | None = None) -> str:
+    """This machine against the reference run, per campaign and per headline number."""
+    out = [PAGE_HEAD, "# Reproduction report", "",
+           "What this machine measured against the committed **reference run** (`data/reference/`), campaign by "
+           "campaign, and every headline number three ways: published, reference run, this machine. A run with "
+           "other parameters (a *variant* or a *quick* run) is compared with like — its verdict labels against the "
+           "default run's on the paths both measured, never its raw counts — and never counts as differing from "
+           "the paper.", ""]
+    names = campaigns.available()
+    summary_rows = []
+    sections = []
+    for name in names:
+        ref = reference_run(name)
+        here = latest_local(name, profile="default")
+        others = [r for r in local_runs(name) if r.profile != "default"]
+        sec = [f"## {name}", ""]
+        sec.append(f"- **Reference run:** {_e(ref.describe()) if ref else 'none committed'}.")
+        if here:
+            sec.append(f"- **This machine:** {_e(here.describe())}.")
+        else:
+            sec.append(f"- **This machine:** not measured yet (`./reproduce.sh --only {name}` measures it).")
+        status = "not measured here"
+        if ref and here:
+            text, n = compare_views(ref, here, results_root)
+            sec += ["", text]
+            status = "identical" if n == 0 and "identical" in text else f"{n} changed"
+        for v in others:
+            sec.append("")
+            sec.append(f"- **{_e(v.profile.capitalize())} run** `{_e(v.run_id)}` ({_e(_variant_of(v))}): "
+                       f"{_e(v.describe())}.")
+            base = here or ref
+            if base:
+                text, _ = compare_views(base, v, results_root)
+                sec.append("  Against the " + ("default run on this machine" if here else "reference run")
+                           + " (labels on common paths): " + _oneline(text.replace("verdict view: ", "")))
+        sections += sec + [""]
+        summary_rows.append([f'<a href="#{_slug(name)}">{_e(name)}</a>',
+                             _e(ref.provenance.get("date", "?")) if ref else "—",
+                             _e(here.provenance.get("date", "?")) if here else "—",
+                             _e(status), _e(len(others))])
+    out.append(_table(["campaign", "reference run", "this machine (default)", "verdict view", "variant runs"],
+                      summary_rows))
+    out += [""] + sections
+    rows, _ = headline_rows_by_source()
+    out += ["## Every headline number, three ways", ""]
+    body = []
+    for r in rows:
+        e, ref, here = r["entry"], r["reference"], r["here"]
+        body.append([f'<code>{_e(e["id"])}</code>', format_value(e["published"]),
+                     f"{format_value(ref.measured)}<br>{_status_html(ref, 'reference vs paper')}",
+                     (f"{format_value(here.measured)}<br>{_status_html(here, 'this machine vs paper')}" if here
+                      else "<em>not measured on this machine yet</em>")])
+    out.append(_table(["headline", "published", "reference run", "this machine"], body, "rc-threeway"))
+    return "\n".join(out) + "\n"
+
+
+# --- cite page -------------------------------------------------------------------------------
+
+def _citation() -> dict[str, Any]:
+    """The artifact's and the paper's metadata from CITATION.cff (the one place they live)."""
+    import yaml
+
+    path = PROJECT_ROOT / "CITATION.cff"
+    data = yaml.safe_load(path.read_text()) if path.exists() else {}
+    return data or {}
+
+
+def _bib_names(authors: list[dict[str, Any]]) -> str:
+    names = []
+    for a in authors or []:
+        if a.get("family-names"):
+            names.append(f"{a['family-names']}, {a.get('given-names', '')}".strip(", "))
+        elif a.get("name"):
+            names.append("{" + a["name"] + "}")
+    return " and ".join(names)
+
+
+def figure_index(figures_dir: Path) -> list[dict[str, Any]]:
+    """Every figure the book shows, from the sidecars staged with it."""
+    out = []
+    for path in sorted(Path(figures_dir).glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if "name" in data:
+            out.append(data)
+    return out
+
+
+def cite_page(figures_dir: Path | None = None, commit: str = "") -> str:
+    from probes.core.manifest import project_commit
+
+    meta = _citation()
+    commit = commit or project_commit()
+    year = str(meta.get("date-released", "2026"))[:4]
+    url = meta.get("repository-code") or REPOSITORY_URL
+    paper = (meta.get("references") or [{}])[0]
+    out = [PAGE_HEAD, "# How to cite", "",
+           "Cite the **paper** for the contract and its published results, and this **artifact** for every "
+           "regenerated verdict, number or figure — naming the commit you used (every receipt's manifest and every "
+           "figure's JSON sidecar records the commit it was produced from).", "",
+           "## The artifact", "",
+           "```bibtex",
+           "@software{resume_means_resume_artifact,",
+           f"  title   = {{{meta.get('title', '')}}},",
+           f"  author  = {{{_bib_names(meta.get('authors', []))}}},",
+           f"  year    = {{{year}}},",
+           f"  version = {{{meta.get('version', '')}}},",
+           *( [f"  url     = {{{url}}},"] if url else [] ),
+           f"  note    = {{commit {commit[:12]}}},",
+           f"  license = {{{meta.get('license', '')}}}",
+           "}", "```", "",
+           "`CITATION.cff` at the repository root holds the same metadata (GitHub and Zenodo read it)."
+           + ("" if url else " It records no repository URL yet: this checkout has no public remote."), "",
+           "## The paper", "",
+           "```bibtex",
+           "@misc{resume_means_resume_paper,",
+           f"  title  = {{{paper.get('title', '')}}},",
+           f"  author = {{{_bib_names(paper.get('authors', []))}}},",
+           *( [f"  url    = {{{paper['url']}}},"] if paper.get("url") else [] ),
+           "  note   = {author and URL as listed in the authors' remit-contract 0.1.2 package metadata;",
+           "            take the full author list and venue from the paper}",
+           "}", "```", "",
+           "## One figure", "",
+           "Every figure is numbered within its chapter and has a stable anchor and file name. Cite it by chapter, "
+           "number, anchor and commit, e.g.:", "",
+           "> *Resume Means Resume — reproduction artifact*, chapter `langgraph`, Figure 1 "
+           f"(`chapters/langgraph.html#fig-langgraph-crash-matrix`), commit `{commit[:12]}`; "
+           "data: `figures/langgraph-crash-matrix.json`.", "",
+           "The figure's JSON sidecar records its caption, the parameters it was drawn with, the run and commit it "
+           "came from, and the one command that regenerates it.", ""]
+    figs = figure_index(figures_dir) if figures_dir else []
+    if figs:
+        out += ["## Every figure in this book", ""]
+        rows = []
+        for f in sorted(figs, key=lambda f: (f.get("campaign", ""), f.get("number", 0), f["name"])):
+            chapter = f.get("campaign") or f["name"].split("-")[0]
+            anchor = f"../chapters/{chapter}.html#{f.get('label', 'fig-' + f['name'])}"
+            rows.append([f'<a href="{_e(anchor)}">{_e(chapter)}, Figure {_e(f.get("number", "?"))}</a>',
+                         f"<code>#{_e(f.get('label', ''))}</code>", _e(_short(f.get("caption", ""), 220)),
+                         " · ".join(f'<a href="../figures/{_e(f["name"])}.{x}">{x.upper()}</a>'
+                                    for x in ("png", "svg", "json")),
+                         f"<code>{_e((f.get('commit') or '?')[:12])}</code>"])
+        out.append(_table(["figure", "anchor", "caption", "files", "commit"], rows))
+    return "\n".join(out) + "\n"
+
+
+# --- chapters -----------------------------------------------------------------------------------
+
+_NOISE = re.compile(r"(Warning:|warnings\.warn|XDG_RUNTIME_DIR)")
+
+
+def tidy_chapter(nb: dict[str, Any]) -> dict[str, Any]:
+    """An executed chapter as a reader should see it.
+
+    The page drops the in-page contents column (chapters are mostly tables). Code
+    cells get ``hide-input`` (the source sits behind a "show code" toggle); the
+    ``parameters`` and papermill's ``injected-parameters`` cells are removed (the
+    parameters box of ``probes.chapter.start`` shows them once, readably); stderr
+    streams that are library warnings are dropped. Nothing else is changed.
+    """
+    # chapters are mostly tables: give them the width the in-page contents column would take
+    nb.setdefault("metadata", {})["html_theme.sidebar_secondary.remove"] = True
+    cells = nb.get("cells", [])
+    # the title on a cell of its own, so that the provenance banner follows it directly
+    first = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"), None)
+    if first is not None:
+        text = "".join(cells[first].get("source", ""))
+        head, sep, rest = text.lstrip().partition("\n")
+        if head.startswith("# ") and rest.strip():
+            cells[first]["source"] = head + "\n"
+            cells.insert(first + 1, {"cell_type": "markdown", "id": f"{cells[first].get('id', 'title')}-intro",
+                                     "metadata": {}, "source": rest.lstrip("\n")})
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "parameters" in tags or "injected-parameters" in tags:
+            if "remove-cell" not in tags:
+                tags.append("remove-cell")
+            continue
+        if not {"hide-input", "remove-input", "remove-cell"} & set(tags):
+            tags.append("hide-input")
+        cell["outputs"] = [o for o in cell.get("outputs", [])
+                           if not (o.get("output_type") == "stream" and o.get("name") == "stderr"
+                                   and _NOISE.search("".join(o.get("text", ""))))]
+    return nb
+
+
+def figure_files(figures: Iterable[Path]) -> list[str]:
+    return sorted(p.name for p in figures)

@@ -1,0 +1,107 @@
+"""Generated pages and shared chapter cells: readable HTML from receipts (no browser needed)."""
+
+from __future__ import annotations
+
+import re
+
+from probes.chapter import table, verdict_rows
+from probes.core.checker import Label, Property, Verdict
+from probes.core.receipt import Receipt
+from probes.pages import matrix_page, tidy_chapter
+
+
+def _receipt(probe: str, backend: str, label: Label, path: str = "crash:A") -> Receipt:
+    v = Verdict("fw", backend, Property.EO, path, label, {}, f"observed on {backend}")
+    return Receipt("camp", probe, {}, {}, {}, [v], {}, [])
+
+
+def test_table_is_html_in_a_scroll_box_with_repetitions_collapsed() -> None:
+    rows = [{"path": "p", "label": "U", "receipt": f"p.rep{i}"} for i in (1, 2, 3)] + \
+           [{"path": "q", "label": "✓", "receipt": "q.rep1"}]
+    html = table(rows, ["path", "label"], campaign="camp").fragment
+    assert html.startswith('<div class="rc-table-wrap"><table')
+    assert "|---" not in html
+    assert html.count("<tr>") == 3  # header + two rows: three repetitions of p became one
+    assert "×3" in html
+    for i in (1, 2, 3):
+        assert f'href="../receipts/camp/p.rep{i}.json"' in html
+
+
+def test_long_text_is_cut_with_the_full_text_one_click_away() -> None:
+    long = "x" * 500
+    html = table([{"observed": long}], short=100).fragment
+    assert "<details" in html and long in html and "…" in html
+
+
+def test_merge_joins_backends_that_agree() -> None:
+    rows = [{"point": "A", "backend": b, "EO": "U", "receipt": f"a.{b}"} for b in ("postgres", "sqlite")]
+    html = table(rows, ["point", "backend", "EO"], merge="backend").fragment
+    assert "postgres, sqlite" in html and html.count("<tr>") == 2
+
+
+def test_verdict_rows_group_backends_and_repetitions() -> None:
+    receipts = [_receipt(f"a.{b}.rep{i}", b, Label.UNDOC if b != "memory" else Label.NA)
+                for b in ("memory", "sqlite", "postgres") for i in (1, 2)]
+    rows = verdict_rows(receipts)
+    assert len(rows) == 1 and len(rows[0]["receipt"]) == 6
+    assert "postgres, sqlite" in rows[0]["verdict"].html and "U" in rows[0]["verdict"].html
+
+
+def test_matrix_page_has_one_entry_per_path_and_a_link_per_receipt() -> None:
+    from probes.matrix import Cell
+
+    cells = [Cell("fw", b, Property.EO, "crash:A", Label.UNDOC, "s", f"receipts/camp/a.{b}.rep{i}.json")
+             for b in ("sqlite", "postgres") for i in (1, 2, 3)]
+    page = matrix_page(cells)
+    assert "|---" not in page
+    assert page.count("<code>crash:A</code>") == 1 and "×6" in page
+    assert len(re.findall(r'href="\.\./receipts/camp/a\.\w+\.rep\d\.json"', page)) == 6
+    assert "\n\n" not in page.split("# Conformance matrix", 1)[1].split("## Every path")[1].split("\n", 3)[3]
+
+
+def test_tidy_chapter_hides_code_removes_parameter_cells_and_warnings() -> None:
+    nb = {"metadata": {}, "cells": [
+        {"cell_type": "markdown", "id": "t", "metadata": {}, "source": "# Title\n\nIntro text."},
+        {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": "reps = 3", "outputs": []},
+        {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "source": "reps = 3", "outputs": []},
+        {"cell_type": "code", "metadata": {}, "source": "x", "outputs": [
+            {"output_type": "stream", "name": "stderr", "text": "/tmp/a.py:1: RuntimeDirWarning: XDG_RUNTIME_DIR is not set"},
+            {"output_type": "stream", "name": "stdout", "text": "kept"}]},
+    ]}
+    out = tidy_chapter(nb)
+    cells = out["cells"]
+    assert cells[0]["source"] == "# Title\n" and cells[1]["source"] == "Intro text."
+    assert "remove-cell" in cells[2]["metadata"]["tags"] and "remove-cell" in cells[3]["metadata"]["tags"]
+    assert "hide-input" in cells[4]["metadata"]["tags"]
+    assert [o["name"] for o in cells[4]["outputs"]] == ["stdout"]
+
+
+def test_report_lists_changed_cells_with_both_labels_and_receipts(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from probes.core.runs import RunInfo
+    from probes.pages import compare_views
+
+    def run(where: str, source: str, labels: dict[str, str]) -> RunInfo:
+        d = tmp_path / where
+        d.mkdir()
+        probes = {}
+        for probe, label in labels.items():
+            probes[probe] = {"harness_errors": 0, "verdicts": [
+                {"framework": "fw", "backend": "sqlite", "property": "EO", "path": "p", "label": label}]}
+            (d / f"{probe}.json").write_text("{}")
+        (d / "verdicts.json").write_text(json.dumps({"probes": probes}))
+        return RunInfo("camp", source, d, f"default-{where}", "default", {}, "f", 0, {})
+
+    ref = run("ref", "reference run", {"a": "✓", "b": "U"})
+    same = run("same", "this machine", {"a": "✓", "b": "U"})
+    text, n = compare_views(ref, same)
+    assert n == 0 and "identical" in text and "2 verdict cells" in text
+    other = run("other", "this machine", {"a": "U", "b": "U"})
+    results = tmp_path / "results"
+    text, n = compare_views(ref, other, results)
+    assert n == 1
+    assert "✓ <a href=\"../reference/camp/a.json\">receipt</a>" in text
+    assert "U <a href=\"../runs/camp/default-other/a.json\">receipt</a>" in text
+    assert (results / "reference" / "camp" / "a.json").exists() and Path(results / "runs" / "camp" / "default-other" / "a.json").exists()
