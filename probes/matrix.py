@@ -116,38 +116,11 @@ def render_text(cells: list[Cell]) -> str:
 
 
 def citation(doc: DocRef | None) -> str:
-    """The documentation statement beside a ✗ or D label (markdown table cell)."""
+    """The documentation statement beside a ✗ or D label: source, quote, page and version."""
     if doc is None:
         return ""
     text = f"{doc.source + ': ' if doc.source else ''}“{doc.quote}” ({doc.page}" + (f"; {doc.version})" if doc.version
                                                                                       else ")")
-    return text.replace("|", "\\|").replace("\n", " ")
+    return text.replace("\n", " ")
 
 
-def render_markdown(cells: list[Cell], link_prefix: str = "../") -> str:
-    """The book's matrix: summary table, then every cell with its path and receipt link.
-
-    ``link_prefix`` leads from the page to the HTML root, where ``data/`` is copied.
-    """
-    missing = _missing(cells)
-    tail = ["", "## Not in the matrix\n"] + [f"- {m}" for m in missing] if missing else []
-    if not cells:
-        return "\n".join(["*No receipts yet.*"] + tail) + "\n"
-    rows = grid(cells)
-    out = ["| framework | " + " | ".join(p.value for p in COLUMNS) + " |",
-           "|---|" + "---|" * len(COLUMNS)]
-    for framework, props in rows.items():
-        out.append(f"| {framework} | " + " | ".join(summarise(props.get(p, [])) for p in COLUMNS) + " |")
-    out.append("")
-    out.append("## Every cell, with its evidence\n")
-    for framework, props in rows.items():
-        out.append(f"### {framework}\n")
-        out.append("| property | path | backend | verdict | what was observed | documentation | receipt |")
-        out.append("|---|---|---|---|---|---|---|")
-        for p in COLUMNS:
-            for c in sorted(props.get(p, []), key=lambda c: (c.path, c.backend)):
-                summary = c.summary.replace("|", "\\|").replace("\n", " ")
-                out.append(f"| {p.value} | {c.path} | {c.backend} | {c.label.value} | {summary} | {citation(c.doc)} | "
-                           f'<a href="{link_prefix}{c.receipt}">json</a> |')
-        out.append("")
-    return "\n".join(out + tail)

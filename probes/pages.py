@@ -232,7 +232,7 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
     """The conformance matrix, then every measured path grouped by framework, property
     and label: a path measured on several backends or repetitions is one entry with its
     count and a link to each receipt (title: what was observed)."""
-    from probes.matrix import COLUMNS, grid, summarise
+    from probes.matrix import COLUMNS, citation, grid, summarise
 
     out = [PAGE_HEAD, "# Conformance matrix", "",
            "Generated from the receipts of the run each chapter shows (the `verdicts.json` view of each campaign). "
@@ -241,6 +241,9 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
            "documented excuse); n/a no operation the property speaks about. A cell whose paths disagree shows each "
            "label with its number of paths, worst first (`U×3 · ✓×2`). Tampered-state probes and REMIT without "
            "its effect ledger have rows of their own.", ""]
+    missing = list(getattr(cells, "missing", []))
+    if missing:  # a campaign without a complete run is named, never silently absent
+        out += ["**Not in the matrix:** " + "; ".join(_e(m) for m in missing), ""]
     if not cells:
         return "\n".join(out) + "*No receipts yet.*\n"
     rows = grid(cells)
@@ -277,6 +280,8 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
                     count = f" ×{len(cs)}" if len(cs) > 1 else ""
                     chips.append(f'<span class="rc-chip" title="{_e(", ".join(backends))}"><code>{_e(path)}</code>'
                                  f'{count} <span class="rc-links">{links}</span></span>')
+                cites = sorted({citation(c.doc) for c in by_label[label] if c.doc})
+                chips += [f'<div class="rc-cite">{_e(text)}</div>' for text in cites]
                 fw = (f'<span id="m-{_slug(framework)}"></span><strong>{_e(framework)}</strong>' if first else "")
                 first = False
                 body.append([fw, _e(p.value), str(label_counts({label: len(paths)})), " ".join(chips)])

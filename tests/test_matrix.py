@@ -5,6 +5,9 @@ Cells come from the committed reference run's receipts (``data/reference``).
 
 from __future__ import annotations
 
+import html
+import re
+
 import argparse
 import json
 from pathlib import Path
@@ -14,7 +17,7 @@ import pytest
 from probes import matrix
 from probes.core import checker
 from probes.core.checker import DocRef, Label, Property
-from probes.matrix import COLUMNS, Cell, Cells, grid, load_all_verdicts, render_markdown, render_text
+from probes.matrix import COLUMNS, Cell, Cells, grid, load_all_verdicts, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "data" / "reference"
@@ -36,10 +39,10 @@ def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, cells: 
 
 
 def _book(monkeypatch: pytest.MonkeyPatch, cells: Cells) -> str:
-    import probes.book as book
+    """The book's matrix page exactly as probes.book generates it (probes.pages.matrix_page)."""
+    from probes import pages
 
-    monkeypatch.setattr(book, "load_all_verdicts", lambda *a, **k: cells)
-    return book.matrix_markdown()
+    return pages.matrix_page(cells)
 
 
 def _cli_table(text: str) -> dict[tuple[str, str], str]:
@@ -55,14 +58,13 @@ def _cli_table(text: str) -> dict[tuple[str, str], str]:
 
 
 def _book_table(page: str) -> dict[tuple[str, str], str]:
+    """(framework, property) -> the label text of the summary table (class rc-matrix)."""
+    table = re.search(r'<table class="rc-table rc-matrix">(.*?)</table>', page, re.S).group(1)
     out = {}
-    for line in page.splitlines():
-        if line.startswith("| ") and not line.startswith(("| framework", "| property")) and line.count("|") == 10:
-            parts = [p.strip() for p in line.strip("|").split("|")]
-            for prop, text in zip(COLUMNS, parts[1:]):
-                out[(parts[0], prop.value)] = text
-        if line.startswith("## Every cell"):
-            break
+    for row in re.findall(r"<tr>(.*?)</tr>", table.split("</thead>")[1], re.S):
+        cells = [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+        for prop, text in zip(COLUMNS, cells[1:]):
+            out[(cells[0], prop.value)] = text
     return out
 
 
@@ -114,9 +116,11 @@ def test_split_cells_and_citations_on_the_page() -> None:
     cs = Cells([Cell("fw", "sqlite", Property.EO, "a", Label.PASS, "ok", "receipts/c/a.json"),
                 Cell("fw", "sqlite", Property.EO, "b", Label.DOC, "re-ran", "receipts/c/b.json", doc),
                 Cell("fw", "sqlite", Property.EO, "c", Label.NA, "nothing", "receipts/c/c.json")])
-    page = render_markdown(cs)
-    assert "| fw |  | D×1 · ✓×1 |" in page
-    assert "X-9: “the step \\| is re-run” (https://example.invalid/p; x 2.0)" in page
+    from probes import pages
+
+    page = pages.matrix_page(cs)
+    assert _book_table(page)[("fw", "EO")] == "D×1 · ✓×1"
+    assert html.escape("X-9: “the step | is re-run” (https://example.invalid/p; x 2.0)") in page
     assert matrix.citation(None) == ""
     assert matrix.citation(DocRef("p", "q", "claims")) == "“q” (p)"
     assert "D" in render_text(cs).splitlines()[1]
@@ -137,11 +141,13 @@ def test_missing_campaign_index_is_reported_not_dropped(tmp_path: Path) -> None:
     assert any(m.startswith("langgraph: no campaign index") for m in got.missing)
     assert any(m.startswith("crewai: no results in") for m in got.missing)
     assert "not in the matrix: langgraph: no campaign index" in render_text(got)
-    page = render_markdown(got)
-    assert "## Not in the matrix" in page and "- langgraph: no campaign index" in page
+    from probes import pages
+
+    page = pages.matrix_page(got)
+    assert "**Not in the matrix:**" in page and "langgraph: no campaign index" in page
     empty = Cells([], ["x: no results"])
     assert render_text(empty).endswith("not in the matrix: x: no results")
-    assert "*No receipts yet.*" in render_markdown(empty) and "- x: no results" in render_markdown(empty)
+    assert "*No receipts yet.*" in pages.matrix_page(empty) and "x: no results" in pages.matrix_page(empty)
 
 
 def test_worst_of_nothing_is_an_error() -> None:
