@@ -605,6 +605,7 @@ def test_mutant_edges_round_four() -> None:
     import dataclasses
 
     for obj, name in ((CLAIM, "quote"), (Expectation(), "gate"), (check_lv(H(("complete", "a"))), "holds"),
+                      (Subject("fw"), "backend"),
                       (Subject("fw").verdict(Property.EO, "p", True, {}, ""), "label")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, name, None)
