@@ -605,6 +605,7 @@ def test_mutant_edges_round_four() -> None:
     import dataclasses
 
     for obj, name in ((CLAIM, "quote"), (Expectation(), "gate"), (check_lv(H(("complete", "a"))), "holds"),
+                      (Subject("fw"), "backend"),
                       (Subject("fw").verdict(Property.EO, "p", True, {}, ""), "label")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, name, None)
@@ -677,3 +678,9 @@ def test_mutant_edges_round_six() -> None:
     assert not check_co(H(("answer", "r"), ("effect", "r", gate), ("effect", "s", gate)), GATE).holds
     assert checker.fork_outcome(0, 1, 2)[1]["served_first_outcome"] is False
     assert checker.prefix_not_reentered({"s1": 0}, ["s1"])[1]["reentered"] == {}
+
+
+def test_fi_fork_below_its_outcome_is_not_honoured() -> None:
+    low = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("complete", "b", None, 0))
+    got = check_fi(low, Expectation(gate="gate", outcome=1))
+    assert not got.holds and [e.seq for e in got.witness] == [3]

@@ -272,7 +272,7 @@ def check_co(history: History, expect: Expectation) -> Check:
         raise ValueError("check_co needs Expectation.gate")
     fires = [e for e in history.of(Kind.EFFECT) if e.effect == expect.gate]
     answers = history.of(Kind.ANSWER, Kind.RESUME)
-    want = 1 if answers else 0
+    want = len(answers[:1])  # one consumption if the interrupt was answered at all, else none
     lost = bool(answers) and not fires
     witness = fires if len(fires) > want else (answers if lost else [])
     return Check(Property.CO, not witness, tuple(witness),
