@@ -35,8 +35,8 @@ from remit_ref._langgraph import (
     interrupt_ids,
     schema_checker,
 )
-from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive
-from remit_ref.errors import ConsumeConflict, InvalidCheckpoint
+from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive, underlying
+from remit_ref.errors import ConsumeConflict, InvalidCheckpoint, StoreClosed
 
 Validator = Callable[[str, Any], "str | None"]
 
@@ -60,8 +60,18 @@ class RemitSaver(BaseCheckpointSaver):
                             f"pass InMemorySaver(), SqliteSaver(conn) or PostgresSaver(conn)")
         if isinstance(base, RemitSaver):
             raise TypeError("this saver is already wrapped by REMIT; wrap the underlying saver once")
-        if claim_ttl is not None and not claim_ttl > 0:
-            raise ValueError(f"claim_ttl must be a positive number of seconds or None, not {claim_ttl!r}")
+        for name, flag in (("fork_intent", fork_intent), ("consume_gate", consume_gate),
+                           ("addressed_is_fork", addressed_is_fork)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, not {flag!r}")
+        if claim_ttl is not None:
+            if isinstance(claim_ttl, bool) or not isinstance(claim_ttl, (int, float)):
+                raise TypeError(f"claim_ttl must be a number of seconds or None, not {claim_ttl!r}")
+            if not claim_ttl > 0:
+                raise ValueError(f"claim_ttl must be a positive number of seconds or None, not {claim_ttl!r}")
+        if claims is not None and not isinstance(claims, ClaimStore):
+            raise TypeError(f"claims must be a remit_ref.claims.ClaimStore (e.g. remit_ref.claims.sqlite_claims(path)), "
+                            f"not {type(claims).__name__}")
         super().__init__(serde=base.serde)
         self.base = base
         self.fork_intent = fork_intent
@@ -143,13 +153,35 @@ class RemitSaver(BaseCheckpointSaver):
         row = self._claims.read(key)
         raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
 
+    def _closed(self, exc: BaseException) -> StoreClosed | None:
+        """A clear error for a closed connection (sqlite3 / psycopg say it their own way)."""
+        module = type(exc).__module__
+        if ("closed" in str(exc) and (module.startswith("psycopg") or module == "sqlite3")):
+            return StoreClosed(type(underlying(self.base)).__name__, str(exc).strip())
+        return None
+
+    def _raise_closed(self, exc: BaseException) -> None:
+        closed = self._closed(exc)
+        if closed is not None:
+            raise closed from exc
+
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         ctx = inspect_read(config)
-        return self._after_read(config, self.base.get_tuple(config), ctx)
+        try:
+            tup = self.base.get_tuple(config)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
+        return self._after_read(config, tup, ctx)
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         ctx = inspect_read(config)
-        return self._after_read(config, await self.base.aget_tuple(config), ctx)
+        try:
+            tup = await self.base.aget_tuple(config)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
+        return self._after_read(config, tup, ctx)
 
     def get(self, config: dict[str, Any]) -> Any:
         return self.base.get(config)
@@ -203,7 +235,11 @@ class RemitSaver(BaseCheckpointSaver):
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
-        return self.base.put(config, checkpoint, metadata, new_versions)
+        try:
+            return self.base.put(config, checkpoint, metadata, new_versions)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
@@ -211,7 +247,11 @@ class RemitSaver(BaseCheckpointSaver):
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         self._validate_writes(config, writes)
-        return self.base.put_writes(config, writes, task_id, task_path)
+        try:
+            return self.base.put_writes(config, writes, task_id, task_path)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
 
     async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
