@@ -214,3 +214,18 @@ def crash_run(backend: str, location: str, ledger: str, remit: dict[str, Any] | 
             effects.close()
         return {"out": out, "error": error, "counter": oracle.current().counter.snapshot(),
                 "ledger_order": [e["task"] for e in order]}
+
+
+def racer_loop(backend: str, remit: dict[str, Any] | None, incarnation: str, barrier: Any, inbox: Any,
+               outbox: Any) -> None:
+    """A long-lived racer: for each ``(location, ledger)`` from ``inbox`` (until ``None``), one :func:`racer`.
+
+    Lets a test run many first-use races on fresh databases without paying an
+    interpreter start per racer and race.
+    """
+    while True:
+        job = inbox.get()
+        if job is None:
+            return
+        location, ledger = job
+        racer(backend, location, ledger, remit, incarnation, barrier, outbox)
