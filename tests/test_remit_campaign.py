@@ -31,13 +31,13 @@ def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
 
 
 def test_bench_campaign_small(tmp_path: Path) -> None:
-    params = BENCH.resolve(dict(overhead_n=3, overhead_block=3, arms=["stock", "remit_default", "remit_gate"],
+    params = BENCH.resolve(dict(overhead_n=3, overhead_block=3, arms=["stock", "remit_default", "remit_gate", "rc_gate"],
                                 concurrency_k=[3], concurrency_n=6), quick=True)
     run = run_campaign(BENCH, params, receipts_root=tmp_path)
     assert not run.harness_errors, run.harness_errors
     table = overhead_table(run.receipts, bootstrap=20)
-    assert set(table["arms"]) == {"stock", "remit_default", "remit_gate"}
-    assert table["arms"]["remit_gate"]["total_ms"]["p50"] > 0
+    assert set(table["arms"]) == {"stock", "remit_default", "remit_gate", "rc_gate"}
+    assert table["arms"]["remit_gate"]["total_ms"]["ratio"] > 0 and set(table["pairs"]) == {"remit_gate/rc_gate"}
     conc = concurrency_table(run.receipts)
     assert [c["exactly_once"] for c in conc] == [True, True] and all(c["protocols"] == 6 for c in conc)
 

@@ -3,9 +3,12 @@
 Before this was fixed, two racers creating the claim table at once could get
 ``psycopg.errors.DuplicateObject: type "remit_claims" already exists`` instead of
 ``ConsumeConflict``. Each round here: a fresh database, a thread parked at its
-interrupt (no claim table yet), then k racer processes resume it at a barrier. Every
-round must give exactly one completion and k-1 ConsumeConflicts, and the gated effect
-fires once (the harness's crash-surviving ledger).
+interrupt (no claim table yet), then k racer processes resume it at a barrier, each
+with its own answer. Every round must give exactly one racer whose own answer was
+consumed, the gated effect fired once (the harness's crash-surviving ledger), and every
+other racer either ConsumeConflict or -- if it only read the thread after the winner
+had finished (a stray re-delivery, which takes no claim) -- the winner's answer. No
+other outcome and no raw database error. The counts of both kinds are printed.
 
 ``RC_FIRST_USE_ROUNDS`` sets the number of rounds (default 10 in the suite; the
 issue's acceptance run is 100).
@@ -42,6 +45,7 @@ def test_first_use_races_on_fresh_postgres(tmp_path: Path) -> None:
     for p in procs:
         p.start()
     bad: list[str] = []
+    tally: dict[str, int] = {}
     started = time.monotonic()
     try:
         with postgres_service(tmp_path / "pg") as service:
@@ -49,13 +53,17 @@ def test_first_use_races_on_fresh_postgres(tmp_path: Path) -> None:
                 dsn = service.fresh_dsn(f"first{n}")
                 ledger = str(tmp_path / f"effects-{n}.sqlite")
                 park_to_interrupt("postgres", dsn, ledger, GATE)
-                for q in inboxes:
-                    q.put((dsn, ledger))
+                for i, q in enumerate(inboxes):
+                    q.put((dsn, ledger, i))
                 results = [outbox.get(timeout=300) for _ in range(k)]
-                outcomes = sorted(r["outcome"] for r in results)
                 fires = Ledger(ledger).counts().get("gate", 0)
-                if outcomes != ["completed"] + ["conflict"] * (k - 1) or fires != 1:
-                    bad.append(f"round {n}: outcomes {outcomes}, fired {fires}x, "
+                winners = [r for r in results if r["outcome"] == "completed"]
+                won = int(winners[0]["incarnation"].split("-")[1]) if len(winners) == 1 else None
+                for r in results:
+                    tally[r["outcome"].split(":")[0]] = tally.get(r["outcome"].split(":")[0], 0) + 1
+                others_ok = all(r["outcome"] in ("completed", "conflict", f"served:{won!r}") for r in results)
+                if len(winners) != 1 or fires != 1 or not others_ok:
+                    bad.append(f"round {n}: outcomes {sorted(r['outcome'] for r in results)}, fired {fires}x, "
                                f"errors {[r.get('error') for r in results if r.get('error')]}")
     finally:
         for q in inboxes:
@@ -64,5 +72,5 @@ def test_first_use_races_on_fresh_postgres(tmp_path: Path) -> None:
             p.join(timeout=60)
             if p.is_alive():
                 p.kill()
-    print(f"{rounds} first-use races, k={k}: {time.monotonic() - started:.1f} s")
+    print(f"{rounds} first-use races, k={k}: {time.monotonic() - started:.1f} s; outcomes {sorted(tally.items())}")
     assert not bad, bad
