@@ -130,27 +130,29 @@ class RemitSaver(BaseCheckpointSaver):
         return tup
 
     def _claim(self, thread_id: str, checkpoint_id: str, iid: str) -> None:
+        """Claim one interrupt, or raise ConsumeConflict; every outcome is ``core.gate_decision``'s."""
         assert self._claims is not None
         key = (thread_id, "", checkpoint_id, iid)
         me = Owner.new()
         inserted = self._claims.try_insert(key, me)
+        row = None
         for _ in range(3):
-            if inserted:
-                return
-            row = self._claims.read(key)
-            if row is None:  # released between our insert and read: try again
-                inserted = self._claims.try_insert(key, me)
-                continue
-            alive = owner_alive(row.host, row.pid, row.pstart)
-            expired = self.claim_ttl is not None and time.time() - row.claimed_at > self.claim_ttl
-            decision = core.gate_decision(False, row.owner, me.token, alive, expired)
+            if not inserted:
+                row = self._claims.read(key)
+                if row is None:  # released between our insert and read: try again
+                    inserted = self._claims.try_insert(key, me)
+                    continue
+            alive = None if row is None else owner_alive(row.host, row.pid, row.pstart)
+            expired = (row is not None and self.claim_ttl is not None
+                       and time.time() - row.claimed_at > self.claim_ttl)
+            decision = core.gate_decision(inserted, alive, expired)
             if decision is core.GateDecision.CONSUME:
                 return
-            if decision is core.GateDecision.TAKEOVER:
-                inserted = self._claims.take_over(key, row.owner, me)
-                continue
-            raise ConsumeConflict(thread_id, checkpoint_id, iid, row.owner.rsplit("/", 1)[0])
-        row = self._claims.read(key)
+            if decision is core.GateDecision.CONFLICT:
+                break
+            assert row is not None
+            inserted = self._claims.take_over(key, row.owner, me)  # TAKEOVER: conditional on the old owner
+        row = self._claims.read(key) if row is None else row
         raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
 
     def _closed(self, exc: BaseException) -> StoreClosed | None:
@@ -219,7 +221,7 @@ class RemitSaver(BaseCheckpointSaver):
             return
         bad = core.first_invalid(dict(checkpoint.get("channel_values") or {}),
                                  lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None and not core.persist_decision(bad[1]):
+        if bad is not None:
             raise InvalidCheckpoint("put", bad[0], bad[1])
 
     def _validate_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
@@ -230,7 +232,7 @@ class RemitSaver(BaseCheckpointSaver):
         # those are checked at put, on the reduced value. Plain channels are checked here.
         values = {ch: v for ch, v in writes if not ch.startswith("__") and (plain is None or ch in plain)}
         bad = core.first_invalid(values, lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None and not core.persist_decision(bad[1]):
+        if bad is not None:
             raise InvalidCheckpoint("put_writes", bad[0], bad[1])
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
