@@ -20,8 +20,7 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
-# Overridable so that tests (and a reader trying things) never overwrite the committed receipts.
-RECEIPTS_DIR = Path(os.environ.get("RC_RECEIPTS_DIR", DATA_DIR / "receipts"))
+# Results live in data/reference/ (committed reference run) and runs/ (this machine's
+# runs): see probes/core/runs.py, where RC_REFERENCE_DIR and RC_RUNS_DIR override them.
 NOTEBOOKS_DIR = Path(os.environ.get("RC_NOTEBOOKS_DIR", PROJECT_ROOT / "notebooks"))
 BOOK_DIR = PROJECT_ROOT / "book"
-CHAPTERS_DIR = Path(os.environ.get("RC_CHAPTERS_DIR", BOOK_DIR / "chapters"))

@@ -12,6 +12,7 @@ import sys
 from probes import campaigns
 from probes.core.campaign import parse_value, run_campaign
 from probes.core.errors import HarnessError, ReceiptError, UsageError
+from probes.core.runs import backend_identity
 
 
 def _overrides(pairs: list[str]) -> dict:
@@ -27,6 +28,7 @@ def _overrides(pairs: list[str]) -> dict:
 def cmd_run(args: argparse.Namespace) -> int:
     campaign = campaigns.get(args.campaign)
     params = campaign.resolve(_overrides(args.param), quick=args.quick)
+    backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any probe
     result = run_campaign(campaign, params)
     print(f"{campaign.name}: {len(result.receipts)} receipts ({len(result.ran)} run, "
           f"{len(result.reused)} reused) in {result.directory}")
@@ -51,7 +53,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_params(args: argparse.Namespace) -> int:
     campaign = campaigns.get(args.campaign)
     for p in campaign.params:
-        print(f"{p.name:20s} {p.kind:12s} default={p.default!r} quick={p.quick!r}\n    {p.doc}")
+        bounds = p.describe_range()
+        print(f"{p.name:20s} {p.kind:12s} default={p.default!r} quick={p.quick!r}"
+              f"{f'  [{bounds}]' if bounds else ''}\n    {p.doc}")
     return 0
 
 

@@ -1,19 +1,34 @@
 """Build the Jupyter Book (1.x, offline) from receipts and executed chapters.
 
+For every campaign the book shows one run (``probes.core.runs.shown_run``): the newest
+complete run measured on this machine, else the committed reference run. Its chapter
+is copied into ``book/chapters/`` with a provenance banner (measured here or taken from
+the reference run: date, duration, commit, clean or not, Python, platform, and the
+parameters of a variant); its receipts and figures are staged under ``book/_results/``,
+which the HTML build serves at its root (``receipts/<campaign>/<probe>.json``,
+``figures/<name>.png``). All three are generated and git-ignored.
+
 Generated here, from receipts only: the conformance matrix page, the headline page
 and the table of contents (chapters appear once their notebook has been executed).
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from probes import BOOK_DIR, CHAPTERS_DIR, RECEIPTS_DIR, campaigns
+from probes import BOOK_DIR, DATA_DIR, campaigns
 from probes.core.atomic import atomic_write_bytes
+from probes.core.receipt import INDEX_NAME, VIEW_NAME
+from probes.core.runs import RunInfo, newer_unfinished, shown_run
 from probes.headline import HeadlineRow, headline_rows
 from probes.matrix import load_all_verdicts, render_markdown
+
+CHAPTERS_DIR = BOOK_DIR / "chapters"
+RESULTS_DIR = BOOK_DIR / "_results"
 
 GENERATED = BOOK_DIR / "generated"
 STATUS_MARK = {"reproduced": "✓ reproduced", "differs": "⚠ differs", "not run here": "○ not run here"}
@@ -39,7 +54,8 @@ def headline_markdown(rows: list[HeadlineRow]) -> str:
         "",
         "Every headline number of the paper, beside the value *this checkout* measured. "
         "Published values come from one reference file, `data/published.json`, and are never used as "
-        "results; measured values come from the receipts in `data/receipts/`. The status is computed "
+        "results; measured values come from the receipts of the run each chapter shows (this machine's "
+        "newest complete run, else the committed reference run). The status is computed "
         "by comparing the two; *why* explains a difference from the evidence.",
         "",
         f"**{counts['reproduced']} reproduced, {counts['differs']} differ, "
@@ -70,7 +86,7 @@ def matrix_markdown() -> str:
         "---",
         "# Conformance matrix",
         "",
-        "Generated from the receipts in `data/receipts/` (the `verdicts.json` view of each campaign). "
+        "Generated from the receipts of the run each chapter shows (the `verdicts.json` view of each campaign). "
         "Labels: ✓ conforms on every tested path; ✗ violates it and the framework's documentation "
         "claims the property; D documented deviation; U violates it and no documentation addresses it "
         "(a ✗ with no documented excuse); n/a no operation the property speaks about. A cell whose paths "
@@ -79,7 +95,74 @@ def matrix_markdown() -> str:
         "its effect ledger have rows of their own.",
         "",
     ]
-    return "\n".join(head) + render_markdown(load_all_verdicts()) + "\n"
+    return "\n".join(head) + render_markdown(load_all_verdicts(RESULTS_DIR / "receipts")) + "\n"
+
+
+def provenance_banner(run: RunInfo) -> str:
+    """The line a chapter opens with: where its numbers came from."""
+    campaign = campaigns.get(run.campaign)
+    lines = [f"**Provenance.** {run.describe()}."]
+    if run.profile != "default":
+        changed = {k: v for k, v in run.params.items() if campaign.resolve().get(k) != v}
+        shown = ", ".join(f"`{k}={v!r}`" for k, v in changed.items())
+        lines.append(f"This is a **{run.profile}** run, not the paper's parameters ({shown}); "
+                     "compare it with the default run on the reproduction report, not with the paper.")
+    if run.harness_errors:
+        lines.append(f"**{run.harness_errors} harness error(s)**: some probes could not be measured; "
+                     "their cells are missing, not verdicts.")
+    pending = newer_unfinished(run.campaign, run)
+    if pending:
+        lines.append("Newer runs on this machine that did not finish, not shown: " + "; ".join(pending) + ".")
+    return "\n\n".join(lines)
+
+
+def _with_banner(chapter: Path, banner: str) -> bytes:
+    """The chapter with the banner as a markdown cell right after its title cell."""
+    nb = json.loads(chapter.read_text())
+    cell = {"cell_type": "markdown", "metadata": {"tags": ["provenance"]}, "source": banner}
+    cells = nb.get("cells", [])
+    at = next((i + 1 for i, c in enumerate(cells)
+               if c.get("cell_type") == "markdown" and "".join(c.get("source", "")).lstrip().startswith("# ")), 0)
+    cells.insert(at, cell)
+    return json.dumps(nb, indent=1, ensure_ascii=False).encode()
+
+
+def render_chapter(name: str, run: RunInfo) -> None:
+    """Execute a campaign's notebook over ``run``'s receipts (measuring nothing) into its chapter."""
+    from probes.reproduce import execute_notebook, notebook_path
+
+    if notebook_path(name).exists():
+        execute_notebook(name, run.params, run.chapter, render_from=run.directory)
+
+
+def stage_runs() -> dict[str, RunInfo]:
+    """Copy each campaign's shown run into the book: chapter (with banner), receipts, figures."""
+    for directory in (CHAPTERS_DIR, RESULTS_DIR):
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
+    (RESULTS_DIR / "figures").mkdir()
+    shutil.copy2(DATA_DIR / "published.json", RESULTS_DIR / "published.json")
+    shown: dict[str, RunInfo] = {}
+    for name in campaigns.available():
+        run = shown_run(name)
+        if run is None:
+            continue
+        shown[name] = run
+        target = RESULTS_DIR / "receipts" / name
+        target.mkdir(parents=True)
+        index = json.loads((run.directory / INDEX_NAME).read_text())
+        for probe in index.get("receipts", {}):
+            shutil.copy2(run.directory / f"{probe}.json", target / f"{probe}.json")
+        for extra in (INDEX_NAME, VIEW_NAME):
+            shutil.copy2(run.directory / extra, target / extra)
+        if run.figures.is_dir():
+            for figure in run.figures.iterdir():
+                shutil.copy2(figure, RESULTS_DIR / "figures" / figure.name)
+        if not run.chapter.exists() and not run.is_reference:
+            render_chapter(name, run)  # measured by `python -m probes run`: render it from its receipts
+        if run.chapter.exists():
+            atomic_write_bytes(CHAPTERS_DIR / f"{name}.ipynb", _with_banner(run.chapter, provenance_banner(run)))
+    return shown
 
 
 def write_toc() -> list[str]:
@@ -98,12 +181,16 @@ def write_toc() -> list[str]:
 
 def generate_pages() -> None:
     GENERATED.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(GENERATED / "headline.md", headline_markdown(headline_rows(RECEIPTS_DIR)).encode())
+    atomic_write_bytes(GENERATED / "headline.md", headline_markdown(headline_rows(RESULTS_DIR / "receipts")).encode())
     atomic_write_bytes(GENERATED / "matrix.md", matrix_markdown().encode())
 
 
-def build_book(quiet: bool = True) -> Path:
-    """Generate the pages and run ``jupyter-book build``; returns the path of index.html."""
+def build_book(quiet: bool = True) -> tuple[Path, dict[str, str]]:
+    """Stage the shown runs, generate the pages and run ``jupyter-book build``.
+
+    Returns the path of index.html and, per campaign, which run the book shows.
+    """
+    shown = stage_runs()
     generate_pages()
     write_toc()
     cmd = [sys.executable, "-m", "jupyter_book", "build", str(BOOK_DIR), "--path-output", str(BOOK_DIR)]
@@ -114,4 +201,6 @@ def build_book(quiet: bool = True) -> Path:
     if proc.returncode != 0:
         tail = (proc.stdout or "")[-3000:] + (proc.stderr or "")[-3000:]
         raise RuntimeError(f"jupyter-book build failed (exit {proc.returncode}):\n{tail}")
-    return BOOK_DIR / "_build" / "html" / "index.html"
+    sources = {name: f"{'this machine' if not r.is_reference else 'reference run'} ({r.profile}, run {r.run_id})"
+               for name, r in shown.items()}
+    return BOOK_DIR / "_build" / "html" / "index.html", sources

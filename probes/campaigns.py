@@ -7,9 +7,11 @@ a chapter of the book.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from probes.core.errors import UsageError
@@ -41,8 +43,26 @@ def _extra() -> dict[str, str]:
     return extra
 
 
+def _discovered() -> dict[str, str]:
+    """Campaigns added without touching this file: any ``probes/<pkg>/campaign.py``.
+
+    A new framework's campaign is found by where it lives; its name is its package's
+    (``probes/openai_agents/campaign.py`` -> ``openai_agents``). They run after the
+    paper's campaigns, in name order.
+    """
+    root = Path(__file__).resolve().parent
+    found = {}
+    for path in sorted(root.glob("*/campaign.py")):
+        if path.parent.name == "core":  # the campaign machinery, not a campaign
+            continue
+        target = f"probes.{path.parent.name}.campaign:CAMPAIGN"
+        if target not in REGISTRY.values():
+            found[path.parent.name] = target
+    return found
+
+
 def registry() -> dict[str, str]:
-    return {**REGISTRY, **_extra()}
+    return {**REGISTRY, **_discovered(), **_extra()}
 
 
 def available() -> list[str]:
@@ -63,4 +83,6 @@ def get(name: str) -> "Campaign":
     if name not in available():
         raise UsageError(f"campaign {name!r} is not implemented in this checkout yet")
     module, _, attr = registry()[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    campaign = getattr(importlib.import_module(module), attr)
+    # where it is defined decides which sources its fingerprint hashes
+    return campaign if campaign.module else dataclasses.replace(campaign, module=module)

@@ -10,15 +10,22 @@ from probes import PROJECT_ROOT
 from probes.core.atomic import atomic_write_json
 
 FIGURES_DIR = Path(os.environ.get("RC_FIGURES_DIR", PROJECT_ROOT / "book" / "figures"))
+_directory: Path | None = None  # set by probes.notebook.run_notebook: the run's own figures/
+
+
+def set_directory(directory: Path) -> None:
+    global _directory
+    _directory = Path(directory)
 
 
 def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
-                directory: Path = FIGURES_DIR) -> dict[str, str]:
+                directory: Path | None = None) -> dict[str, str]:
     """Save ``fig`` as ``<name>.png`` and ``<name>.svg`` plus a ``<name>.json`` sidecar.
 
-    Returns the paths; in a notebook, also displays the caption under the figure.
+    Goes to the current run's ``figures/`` (see ``probes.notebook``) unless ``directory``
+    is given. Returns the paths; in a notebook, also displays the caption under the figure.
     """
-    directory = Path(directory)
+    directory = Path(directory or _directory or FIGURES_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{name}.png", directory / f"{name}.svg"
     import matplotlib

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from probes import DATA_DIR, RECEIPTS_DIR, campaigns
+from probes import DATA_DIR, campaigns
 from probes.core.campaign import campaign_dir
 from probes.core.receipt import load_campaign, read_index
 
@@ -104,7 +104,9 @@ def _receipt_path(campaign: str, receipt: str) -> str:
     return f"receipts/{campaign}/{receipt}.json"
 
 
-def headline_rows(receipts_root: Path = RECEIPTS_DIR) -> list[HeadlineRow]:
+def headline_rows(receipts_root: Path | None = None) -> list[HeadlineRow]:
+    """One row per published headline; measured from ``<receipts_root>/<campaign>/``, or
+    (no root) from each campaign's shown run."""
     rows = []
     cache: dict[str, dict[str, Measured | str] | str] = {}
     for entry in load_published():
@@ -123,10 +125,16 @@ def headline_rows(receipts_root: Path = RECEIPTS_DIR) -> list[HeadlineRow]:
     return rows
 
 
-def _measure(name: str, receipts_root: Path) -> dict[str, Measured | str] | str:
+def _measure(name: str, receipts_root: Path | None) -> dict[str, Measured | str] | str:
     if name not in campaigns.available():
         return f"campaign {name} is not implemented yet"
-    directory = campaign_dir(name, receipts_root)
+    if receipts_root is None:
+        from probes.core.runs import shown_run
+
+        run = shown_run(name)
+        directory = run.directory if run else Path("/nonexistent")
+    else:
+        directory = campaign_dir(name, receipts_root)
     if read_index(directory) is None:
         hint = "needs API keys: run with a provider key set" if name == "live" else f"run ./reproduce.sh --only {name}"
         return f"no complete receipts for {name} ({hint})"

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from probes import RECEIPTS_DIR
 from probes.core.checker import Label, Property
 from probes.core.receipt import load_campaign
 
@@ -26,13 +25,22 @@ class Cell:
     receipt: str  # path relative to data/, e.g. receipts/langgraph/fd.bare.sqlite.json
 
 
-def load_all_verdicts(receipts_root: Path = RECEIPTS_DIR) -> list[Cell]:
+def load_all_verdicts(receipts_root: Path | None = None) -> list[Cell]:
+    """Every verdict of ``<receipts_root>/<campaign>/``, or (no root) of each campaign's
+    shown run: this machine's newest complete run, else the reference run."""
     cells = []
-    if not Path(receipts_root).is_dir():
+    if receipts_root is None:
+        from probes import campaigns
+        from probes.core.runs import shown_run
+
+        directories = [(name, run.directory) for name in campaigns.available() if (run := shown_run(name))]
+    elif Path(receipts_root).is_dir():
+        directories = [(p.name, p) for p in sorted(Path(receipts_root).iterdir()) if p.is_dir()]
+    else:
         return cells
-    for directory in sorted(p for p in Path(receipts_root).iterdir() if p.is_dir()):
+    for name, directory in directories:
         for receipt in load_campaign(directory):
-            rel = f"receipts/{directory.name}/{receipt.probe}.json"
+            rel = f"receipts/{name}/{receipt.probe}.json"
             for v in receipt.verdicts:
                 cells.append(Cell(v.framework, v.backend, v.property, v.path, v.label, v.summary, rel))
     return cells

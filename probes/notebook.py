@@ -2,13 +2,23 @@
 
 A notebook is thin: a ``parameters`` cell (papermill), one call to ``run_notebook``
 and tables and figures built from the returned receipts.
+
+Where results go is decided here, not in the notebook: a run measures into its own
+local run directory (``runs/<campaign>/<profile>-<fingerprint>/``, see
+``probes.core.runs``) and its figures go to that directory's ``figures/``. With
+``RC_RENDER_FROM=<directory>`` nothing is measured: the receipts of that directory (the
+reference run, say) are loaded, and figures go to ``RC_FIGURES_DIR`` or a scratch
+directory -- never into the results being rendered.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Any, Mapping
 
-from probes import campaigns
+from probes import campaigns, figures
 from probes.core.campaign import CampaignRun, run_campaign
 
 
@@ -17,7 +27,13 @@ def run_notebook(name: str, namespace: Mapping[str, Any]) -> CampaignRun:
     campaign = campaigns.get(name)
     overrides = {p.name: namespace[p.name] for p in campaign.params if p.name in namespace}
     params = campaign.resolve(overrides)
-    result = run_campaign(campaign, params)
+    explicit_root = os.environ.get("RC_RECEIPTS_DIR")
+    result = run_campaign(campaign, params, Path(explicit_root) if explicit_root else None)
+    if os.environ.get("RC_RENDER_FROM"):
+        target = os.environ.get("RC_FIGURES_DIR") or tempfile.mkdtemp(prefix=f"rc-figures-{name}-")
+    else:
+        target = os.environ.get("RC_FIGURES_DIR") or str(result.directory / "figures")
+    figures.set_directory(Path(target))
     if result.harness_errors:
         print(f"{len(result.harness_errors)} harness error(s) -- measurements, not verdicts:")
         for error in result.harness_errors:

@@ -1,15 +1,20 @@
-"""The driver behind ``./reproduce.sh``: run campaign notebooks, then build the book.
+"""The driver behind ``./reproduce.sh``: measure on this machine, then build the book.
 
 ``reproduce.sh`` only makes sure the environment exists; everything else is here,
-where the tests reach it. A campaign is skipped when its receipts are complete for
-the same parameters and package versions *and* its chapter was executed with those
-parameters -- so killing this script and starting it again never reruns finished
-work, and the campaign that was interrupted resumes probe by probe.
+where the tests reach it. Every run measures into its own local run directory
+(``runs/<campaign>/<profile>-<fingerprint>/``, see ``probes.core.runs``), beside the
+committed reference run in ``data/reference/`` and beside every earlier run, never over
+them. All input is validated before anything is run or written. A campaign is skipped
+when its run directory is complete for the same inputs *and* its chapter was executed
+from the same notebook with the same parameters -- so killing this script and starting
+it again never reruns finished work, and the campaign that was interrupted resumes
+probe by probe.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -18,22 +23,28 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from probes import CHAPTERS_DIR, NOTEBOOKS_DIR, PROJECT_ROOT, campaigns
-from probes.core.atomic import atomic_write_bytes
-from probes.core.campaign import Campaign, is_complete, parse_value
+from probes import NOTEBOOKS_DIR, PROJECT_ROOT, campaigns
+from probes.core.atomic import atomic_write_bytes, atomic_write_json
+from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
+from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
 
-USAGE = """usage: ./reproduce.sh [--quick] [--only NAME[,NAME...]] [-p NAME VALUE]... [--book-only] [--no-book]
+USAGE = """usage: ./reproduce.sh [--quick] [--only NAME[,NAME...]] [-p NAME VALUE]... [--no-book]
+       ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]]
        ./reproduce.sh test [PYTEST ARGS...]
 
-  (no options)   run every campaign with the paper's parameters, then build the book
-  --quick        small bounds (minutes) instead of the paper's parameters
+  (no options)   measure every campaign on this machine with the paper's parameters, then build the book
+  --quick        small bounds (minutes) instead of the paper's parameters (a "quick" run)
   --only NAMES   run only these campaigns (comma-separated); see --list
-  -p NAME VALUE  set a notebook parameter (a Python/JSON literal, e.g. -p jitter_ms '[0, 50]')
-  --book-only    rebuild the book from the receipts in data/ without running anything
-  --no-book      run campaigns but do not build the book
+  -p NAME VALUE  set a notebook parameter (a Python/JSON literal, e.g. -p jitter_ms '[0, 50]'):
+                 a "variant" run, kept beside the default run, never over it
+  --no-book      measure but do not build the book
+  --book-only    measure nothing: build the book from the newest local runs, else the reference run
   --list         list the campaigns and exit
-  test           run the test suite"""
+  promote        (maintainers) make the newest complete default run on this machine the committed
+                 reference run; refuses local changes, harness errors or a stale fingerprint
+  test           run the test suite
+Results: runs/<campaign>/<run id>/ (local, git-ignored); data/reference/<campaign>/ (committed, read-only)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,11 +61,16 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--no-book", action="store_true")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
-    args, extra = parser.parse_known_args(list(argv))
+    argv = list(argv)
+    promote = bool(argv) and argv[0] == "promote"
+    args, extra = parser.parse_known_args(argv[1:] if promote else argv)
     if extra:
         raise UsageError(f"unknown option or argument: {' '.join(extra)}")
+    args.promote = promote
     if args.book_only and (args.only or args.params or args.quick):
         raise UsageError("--book-only runs nothing; it takes no --only, --quick or -p")
+    if promote and (args.params or args.quick or args.book_only or args.no_book):
+        raise UsageError("promote takes only --only: it promotes default-profile runs as they are")
     return args
 
 
@@ -69,14 +85,23 @@ def select(only: str | None) -> list[str]:
     return chosen
 
 
-def plan_params(names: list[str], raw: list[list[str]], quick: bool) -> dict[str, dict[str, Any]]:
-    """Resolve every selected campaign's parameters; a -p that fits none is an error."""
+def plan_params(names: list[str], raw: list[list[str]], quick: bool,
+                explicit: bool = True) -> dict[str, dict[str, Any]]:
+    """Resolve and validate every selected campaign's parameters before any work.
+
+    A -p that fits none of them is an error; so is one that several campaigns share
+    when ``--only`` did not say which (``explicit``): it would silently change them all.
+    """
     loaded = {name: campaigns.get(name) for name in names}
     overrides: dict[str, Any] = {}
     for name, value in raw:
-        if not any(name in {p.name for p in c.params} for c in loaded.values()):
+        owners = [c.name for c in loaded.values() if name in {p.name for p in c.params}]
+        if not owners:
             raise UsageError(f"unknown parameter {name!r} for campaign(s) {', '.join(names)}; "
                              f"see: .venv/bin/python -m probes params CAMPAIGN")
+        if len(owners) > 1 and not explicit:
+            raise UsageError(f"-p {name} would change {len(owners)} campaigns ({', '.join(owners)}); "
+                             f"say which with --only, e.g. --only {owners[0]}")
         overrides[name] = parse_value(value)
     plans = {}
     for name, campaign in loaded.items():
@@ -85,33 +110,42 @@ def plan_params(names: list[str], raw: list[list[str]], quick: bool) -> dict[str
     return plans
 
 
-def chapter_path(name: str) -> Path:
-    return CHAPTERS_DIR / f"{name}.ipynb"
+def notebook_path(name: str) -> Path:
+    return NOTEBOOKS_DIR / f"{name}.ipynb"
 
 
-def chapter_params(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text())["metadata"]["papermill"]["parameters"]
-    except (OSError, KeyError, ValueError):
-        return None
+def chapter_stamp(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """What a chapter was executed from: the notebook's bytes and the parameters."""
+    source = notebook_path(name)
+    digest = hashlib.sha256(source.read_bytes()).hexdigest() if source.exists() else None
+    return {"notebook_sha256": digest, "params": params}
 
 
 def up_to_date(campaign: Campaign, params: dict[str, Any]) -> bool:
-    return is_complete(campaign, params) and chapter_params(chapter_path(campaign.name)) == params
+    directory = results_dir(campaign, params)
+    if not is_complete(campaign, params) or not (directory / CHAPTER_NAME).exists():
+        return False
+    try:
+        stamp = json.loads((directory / CHAPTER_META).read_text())
+    except (OSError, ValueError):
+        return False
+    return stamp == json.loads(json.dumps(chapter_stamp(campaign.name, params)))
 
 
-def execute_notebook(name: str, params: dict[str, Any], render_only: bool = False) -> None:
-    """papermill into a temp file, then an atomic rename: a chapter is never half-written."""
+def execute_notebook(name: str, params: dict[str, Any], target: Path, render_from: Path | None = None) -> None:
+    """papermill into a temp file, then an atomic rename: a chapter is never half-written.
+
+    ``render_from`` re-renders the chapter from the results in that directory, measuring
+    nothing (``RC_RENDER_FROM``).
+    """
     import papermill
 
-    source = NOTEBOOKS_DIR / f"{name}.ipynb"
+    source = notebook_path(name)
     if not source.exists():
         raise UsageError(f"campaign {name} has no notebook at {source}")
-    target = chapter_path(name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    env_before = os.environ.get("RC_RENDER_ONLY")
-    if render_only:
-        os.environ["RC_RENDER_ONLY"] = "1"
+    env_before = os.environ.get("RC_RENDER_FROM")
+    if render_from is not None:
+        os.environ["RC_RENDER_FROM"] = str(render_from)
     try:
         with tempfile.TemporaryDirectory(prefix="rc-nb-") as tmp:
             out = Path(tmp) / f"{name}.ipynb"
@@ -123,11 +157,59 @@ def execute_notebook(name: str, params: dict[str, Any], render_only: bool = Fals
                                                         "--IPKernelApp.log_level=ERROR"])
             atomic_write_bytes(target, out.read_bytes())
     finally:
-        if render_only:
+        if render_from is not None:
             if env_before is None:
-                os.environ.pop("RC_RENDER_ONLY", None)
+                os.environ.pop("RC_RENDER_FROM", None)
             else:
-                os.environ["RC_RENDER_ONLY"] = env_before
+                os.environ["RC_RENDER_FROM"] = env_before
+
+
+def _describe_params(campaign: Campaign, params: dict[str, Any]) -> str:
+    changed = {k: v for k, v in params.items() if campaign.resolve().get(k) != v}
+    return ", ".join(f"{k}={v!r}" for k, v in changed.items())
+
+
+def measure(names: list[str], plans: dict[str, dict[str, Any]]) -> list[str]:
+    """Run each campaign's notebook into its own run directory; returns the failed ones."""
+    failures: list[str] = []
+    for i, name in enumerate(names, 1):
+        campaign = campaigns.get(name)
+        params = plans[name]
+        profile = profile_of(campaign, params)
+        rid = run_id(campaign, params)
+        tag = f"[{i}/{len(names)}] {name}"
+        if up_to_date(campaign, params):
+            print(f"{tag}: complete on this machine (run {rid}), skipped", flush=True)
+            continue
+        extra = f": {_describe_params(campaign, params)}" if profile == "variant" else ""
+        print(f"{tag}: measuring ({profile} profile{extra}) into runs/{name}/{rid} ...", flush=True)
+        started = time.monotonic()
+        directory = results_dir(campaign, params)
+        try:
+            execute_notebook(name, params, directory / CHAPTER_NAME)
+            atomic_write_json(directory / CHAPTER_META, chapter_stamp(name, params))
+        except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
+            failures.append(name)
+            last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+            print(f"{tag}: FAILED after {time.monotonic() - started:.1f}s: {last}", flush=True)
+            continue
+        if not is_complete(campaign, params):
+            failures.append(name)
+            print(f"{tag}: finished with harness errors after {time.monotonic() - started:.1f}s "
+                  f"(see the chapter; the next run measures those probes again)", flush=True)
+            continue
+        print(f"{tag}: done in {time.monotonic() - started:.1f}s", flush=True)
+    return failures
+
+
+def promote_runs(names: list[str]) -> int:
+    from probes.core.runs import promote
+
+    for name in names:
+        ref = promote(campaigns.get(name))
+        print(f"{name}: reference run is now {ref.run_id} ({ref.describe()})", flush=True)
+    print("commit data/reference/ to publish the new reference run", flush=True)
+    return 0
 
 
 def run(argv: Sequence[str]) -> int:
@@ -139,34 +221,25 @@ def run(argv: Sequence[str]) -> int:
         for name in campaigns.available():
             print(f"{name:16s} {campaigns.get(name).title}")
         return 0
+    if args.promote:
+        return promote_runs(select(args.only))
     failures: list[str] = []
     if not args.book_only:
         names = select(args.only)
-        plans = plan_params(names, args.params, args.quick)
-        profile = "quick" if args.quick else "default"
-        for i, name in enumerate(names, 1):
-            tag = f"[{i}/{len(names)}] {name}"
-            if up_to_date(campaigns.get(name), plans[name]):
-                print(f"{tag}: complete for these parameters and versions, skipped", flush=True)
-                continue
-            print(f"{tag}: running ({profile} profile)...", flush=True)
-            started = time.monotonic()
-            try:
-                execute_notebook(name, plans[name])
-            except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
-                failures.append(name)
-                print(f"{tag}: FAILED after {time.monotonic() - started:.1f}s: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc!r}",
-                      flush=True)
-                continue
-            print(f"{tag}: done in {time.monotonic() - started:.1f}s", flush=True)
+        plans = plan_params(names, args.params, args.quick, explicit=args.only is not None)
+        backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any work
+        failures = measure(names, plans)
     if not args.no_book:
         from probes.book import build_book
 
         started = time.monotonic()
-        index = build_book()
+        index, sources = build_book()
+        for name, where in sources.items():
+            print(f"  {name}: {where}", flush=True)
         print(f"book built in {time.monotonic() - started:.1f}s: {index}", flush=True)
     if failures:
-        print(f"failed campaigns: {', '.join(failures)} (their previous chapters, if any, are kept)", file=sys.stderr)
+        print(f"failed campaigns: {', '.join(failures)} (every earlier result is kept; the book shows the newest "
+              "complete run of each)", file=sys.stderr)
         return 1
     return 0
 

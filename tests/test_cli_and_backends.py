@@ -35,7 +35,8 @@ def test_cli_exit_codes(sandbox: dict) -> None:
     assert failed.returncode == 1 and "harness error: a1: simulated harness failure" in failed.stderr
     unknown = _probes(["run", "selftest_a", "--param", "speed=3"], sandbox)
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown parameter 'speed'")
-    (Path(sandbox["RC_RECEIPTS_DIR"]) / "selftest_a" / "a1.json").write_text("not json")
+    [receipt] = Path(sandbox["RC_RUNS_DIR"]).glob("selftest_a/*/a1.json")  # the local run directory
+    receipt.write_text("not json")
     broken = _probes(["run", "selftest_a"], sandbox)
     assert broken.returncode == 2 and broken.stderr.count("\n") == 1 and "malformed receipt" in broken.stderr
 

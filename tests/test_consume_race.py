@@ -75,14 +75,14 @@ def test_stock_sqlite_k2_jitter0_fires_twice_and_verdicts_are_stable(tmp_path: P
 
 
 def _render_chapter(receipts_root: Path, tmp_path: Path) -> None:
-    """The chapter renders from receipts alone (RC_RENDER_ONLY=1), also for a grid without dose cells."""
+    """The chapter renders from receipts alone (RC_RENDER_FROM), also for a grid without dose cells."""
     import nbformat
     import papermill
 
     from probes import NOTEBOOKS_DIR
 
     out = tmp_path / "chapter.ipynb"
-    env = {"RC_RENDER_ONLY": "1", "RC_RECEIPTS_DIR": str(receipts_root), "RC_FIGURES_DIR": str(tmp_path / "figs")}
+    env = {"RC_RENDER_FROM": str(receipts_root / "consume_race"), "RC_FIGURES_DIR": str(tmp_path / "figs")}
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
     try:

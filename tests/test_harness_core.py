@@ -113,7 +113,7 @@ def test_seeds_differ_per_cell() -> None:
 
 
 def test_campaign_resumes_and_view_is_byte_identical(sandbox: dict, tmp_path: Path) -> None:
-    receipts = Path(sandbox["RC_RECEIPTS_DIR"])
+    receipts = Path(sandbox["RECEIPTS"])
     params = CAMPAIGN_A.resolve({"probes": 3})
     first = run_campaign(CAMPAIGN_A, params, receipts)
     assert first.ran == ["a1", "a2", "a3"] and not first.harness_errors
@@ -123,14 +123,17 @@ def test_campaign_resumes_and_view_is_byte_identical(sandbox: dict, tmp_path: Pa
     assert view_bytes(second.receipts) == view
     runs = Ledger(sandbox["RC_SELFTEST_LEDGER"]).counts()
     assert runs == {"started": 3}
-    # other parameters: stale receipts are replaced, never mixed in
+    # other parameters in the same explicit directory: the old receipts are set aside
+    # (kept under _superseded/), never mixed in and never deleted
     third = run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve({"probes": 2}), receipts)
     assert third.ran == ["a1", "a2"]
     assert sorted(p.name for p in (receipts / "selftest_a").glob("a*.json")) == ["a1.json", "a2.json"]
+    assert sorted(p.name for p in (receipts / "selftest_a" / "_superseded").glob("a*.json")) == \
+        ["a1.json", "a2.json", "a3.json"]
 
 
 def test_receipt_manifest_records_what_made_it(sandbox: dict) -> None:
-    run = run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
+    run = run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RECEIPTS"]))
     manifest = run.receipts[0].manifest
     assert {"packages", "python", "platform", "params", "seed", "commit", "fingerprint"} <= manifest.keys()
     assert manifest["packages"]["langgraph"] == "1.2.9"
@@ -138,21 +141,21 @@ def test_receipt_manifest_records_what_made_it(sandbox: dict) -> None:
 
 
 def test_malformed_receipt_is_one_clear_error(sandbox: dict) -> None:
-    path = Path(sandbox["RC_RECEIPTS_DIR"]) / "selftest_a" / "a1.json"
+    path = Path(sandbox["RECEIPTS"]) / "selftest_a" / "a1.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"schema": "resume-contract-receipt/1", "campaign": ')
     with pytest.raises(ReceiptError, match=r"malformed receipt .*a1.json.*delete"):
         load_receipt(path)
     with pytest.raises(ReceiptError):
-        run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
+        run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RECEIPTS"]))
 
 
 def test_a_second_concurrent_run_of_a_campaign_is_refused(sandbox: dict) -> None:
     from probes.core.campaign import campaign_dir, exclusive
 
-    directory = campaign_dir("selftest_a", Path(sandbox["RC_RECEIPTS_DIR"]))
+    directory = campaign_dir("selftest_a", Path(sandbox["RECEIPTS"]))
     directory.mkdir(parents=True)
     with exclusive(directory, "selftest_a"):
         with pytest.raises(UsageError, match="another run of campaign selftest_a is in progress"):
-            run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"]))
-    assert run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RC_RECEIPTS_DIR"])).ran == ["a1", "a2", "a3"]
+            run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RECEIPTS"]))
+    assert run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RECEIPTS"])).ran == ["a1", "a2", "a3"]

@@ -166,5 +166,6 @@ CAMPAIGN = Campaign(
     plan=plan,
     run_probe=run_probe,
     headlines=headlines,
+    packages=('autogen-agentchat', 'autogen-core'),
     description=__doc__ or "",
 )

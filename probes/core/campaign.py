@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import datetime as _dt
 import fcntl
 import hashlib
 import os
@@ -23,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from probes import RECEIPTS_DIR
 from probes.core.atomic import remove_stale_temp_files
 from probes.core.backends import StoreFactory
 from probes.core.errors import UsageError
-from probes.core.manifest import build_manifest, fingerprint, package_versions
+from probes.core.manifest import build_manifest
+from probes.core.runs import (REFERENCE_DIR, RUNS_DIR, campaign_fingerprint, profile_of, provenance, run_dir,
+                              write_latest)
 from probes.core.receipt import INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index, write_index
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
@@ -43,12 +45,32 @@ _KINDS: dict[str, Callable[[Any], bool]] = {
 
 @dataclass(frozen=True)
 class Param:
+    """A notebook parameter: its type, both profiles' values, its meaning and its range.
+
+    ``minimum`` bounds a number (or every element of a list) from below, inclusively
+    unless ``exclusive``; a list must be non-empty unless ``allow_empty``. Everything is
+    checked before any work, so a bad value never touches a receipt.
+    """
+
     name: str
     kind: str
     default: Any
     quick: Any
     doc: str
     choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    exclusive: bool = False
+    allow_empty: bool = False
+
+    def describe_range(self) -> str:
+        parts = []
+        if self.minimum is not None:
+            parts.append(f"{'>' if self.exclusive else '≥'} {self.minimum:g}")
+        if self.kind.startswith("list[") and not self.allow_empty:
+            parts.append("non-empty")
+        if self.choices is not None:
+            parts.append("one of " + ", ".join(map(str, self.choices)))
+        return "; ".join(parts)
 
     def validate(self, value: Any) -> Any:
         if self.kind == "float" and isinstance(value, int) and not isinstance(value, bool):
@@ -59,13 +81,20 @@ class Param:
             raise ValueError(f"parameter {self.name}: unknown kind {self.kind}")
         if not _KINDS[self.kind](value):
             raise UsageError(f"parameter {self.name} must be {self.kind}, got {value!r} ({self.doc})")
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and not value and not self.allow_empty:
+            raise UsageError(f"parameter {self.name} must not be an empty list ({self.doc})")
         if self.choices is not None:
-            items = value if isinstance(value, list) else [value]
             bad = [x for x in items if x not in self.choices]
             if bad:
                 raise UsageError(
                     f"parameter {self.name}: {bad!r} not allowed; choose from {list(self.choices)}"
                 )
+        if self.minimum is not None:
+            low = [x for x in items if (x <= self.minimum if self.exclusive else x < self.minimum)]
+            if low:
+                bound = f"{'>' if self.exclusive else '≥'} {self.minimum:g}"
+                raise UsageError(f"parameter {self.name}: {low[0]!r} is out of range; it must be {bound} ({self.doc})")
         return value
 
 
@@ -111,6 +140,25 @@ class Campaign:
     # params -> True when complete receipts are nevertheless out of date for a reason the
     # fingerprint cannot see (e.g. an API key set after a keyless run).
     needs_rerun: Callable[[Mapping[str, Any]], bool] | None = None
+    # Distributions whose versions can change this campaign's verdicts (the frameworks it
+    # imports): its fingerprint covers these and nothing else, so bumping another
+    # campaign's framework does not invalidate this one's results.
+    packages: tuple[str, ...] = ()
+    # Source paths (relative to the project root) this campaign runs besides its own
+    # package and probes/core, e.g. "remit_ref" or "tla": hashed into the fingerprint.
+    sources: tuple[str, ...] = ()
+    # A hook run before any work with the resolved parameters: raise UsageError for a
+    # combination a single Param cannot judge (e.g. dose_k must be one of k).
+    check: Callable[[Mapping[str, Any]], None] | None = None
+    module: str = ""  # set by the registry: where CAMPAIGN is defined
+
+    def source_paths(self) -> tuple[str, ...]:
+        """Its own package directory (from where it is defined) plus ``sources``."""
+        own = []
+        if self.module:
+            parts = self.module.split(".")
+            own.append("/".join(parts[:-1]) if len(parts) > 1 else parts[0])
+        return tuple(own) + tuple(self.sources)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -125,6 +173,8 @@ class Campaign:
         values = {p.name: (p.quick if quick else p.default) for p in self.params}
         for name, value in (overrides or {}).items():
             values[name] = self.param(name).validate(value)
+        if overrides and self.check is not None:
+            self.check(values)
         return values
 
 
@@ -160,13 +210,25 @@ def _progress(total: int, desc: str):
 
 
 def campaign_dir(name: str, receipts_root: Path | None = None) -> Path:
-    return Path(receipts_root or RECEIPTS_DIR) / name
+    """``<root>/<name>``: an explicit results directory (tests, the reference run)."""
+    return Path(receipts_root or REFERENCE_DIR) / name
+
+
+def results_dir(campaign: Campaign, params: Mapping[str, Any], receipts_root: Path | None = None) -> Path:
+    """Where a run with these parameters lives: ``<root>/<name>`` when a root is given,
+    else its own local run directory ``runs/<name>/<profile>-<fingerprint>``."""
+    if receipts_root is not None:
+        return Path(receipts_root) / campaign.name
+    return run_dir(campaign, params)
 
 
 def is_complete(campaign: Campaign, params: Mapping[str, Any], receipts_root: Path | None = None) -> bool:
-    index = read_index(campaign_dir(campaign.name, receipts_root))
-    if not index or index.get("fingerprint") != fingerprint(params, package_versions()):
+    """Complete = indexed for the current fingerprint, with no harness errors."""
+    index = read_index(results_dir(campaign, params, receipts_root))
+    if not index or index.get("fingerprint") != campaign_fingerprint(campaign, params):
         return False
+    if index.get("harness_errors"):
+        return False  # the next run retries the probes that failed
     return not (campaign.needs_rerun and campaign.needs_rerun(params))
 
 
@@ -187,6 +249,14 @@ def exclusive(directory: Path, name: str):
         yield
 
 
+def load_results(directory: Path, params: Mapping[str, Any] | None = None, name: str = "") -> CampaignRun:
+    """A complete run read from disk (nothing is run): the reference, or a local run."""
+    receipts = load_campaign(directory)
+    index = read_index(directory) or {}
+    return CampaignRun(index.get("campaign", name), directory, index.get("fingerprint", ""),
+                       index.get("params", dict(params or {})), receipts, [], [r.probe for r in receipts])
+
+
 def run_campaign(
     campaign: Campaign,
     params: Mapping[str, Any],
@@ -195,50 +265,61 @@ def run_campaign(
 ) -> CampaignRun:
     """Run (or resume) a campaign; returns every receipt of the current fingerprint.
 
-    ``render_only`` (default: env ``RC_RENDER_ONLY=1``) runs nothing and returns the
-    receipts on disk -- used to rebuild the book from committed receipts.
+    Results go to the local run directory for these inputs (``results_dir``), or to
+    ``<receipts_root>/<name>`` when a root is given. ``render_only`` (default: env
+    ``RC_RENDER_FROM`` names a directory) runs nothing and returns the receipts of that
+    directory -- how the book shows the reference run.
     """
     params = dict(params)
-    directory = campaign_dir(campaign.name, receipts_root)
-    directory.mkdir(parents=True, exist_ok=True)
+    render_from = os.environ.get("RC_RENDER_FROM")
     if render_only is None:
-        render_only = os.environ.get("RC_RENDER_ONLY") == "1"
+        render_only = bool(render_from)
     if render_only:
-        receipts = load_campaign(directory)
-        index = read_index(directory) or {}
-        return CampaignRun(campaign.name, directory, index.get("fingerprint", ""), index.get("params", params),
-                           receipts, [], [r.probe for r in receipts])
-
+        directory = Path(render_from) if render_from else results_dir(campaign, params, receipts_root)
+        return load_results(directory, params, campaign.name)
+    directory = results_dir(campaign, params, receipts_root)
+    directory.mkdir(parents=True, exist_ok=True)
     with exclusive(directory, campaign.name):
         return _run_locked(campaign, params, directory)
 
 
 def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> CampaignRun:
+    """Measure what is missing in ``directory``. Nothing outside it is touched; inside it,
+    only receipts that can never count again (a fingerprint this directory no longer
+    measures) are set aside -- into ``_superseded/``, not deleted."""
     remove_stale_temp_files(directory)  # left by a killed writer; safe, we hold the lock
-    packages = package_versions()
-    fp = fingerprint(params, packages)
+    started = _dt.datetime.now(_dt.timezone.utc)
+    fp = campaign_fingerprint(campaign, params)
     specs = campaign.plan(params)
     ids = [s.id for s in specs]
     if len(set(ids)) != len(ids):
         raise ValueError(f"campaign {campaign.name} planned duplicate probe ids")
 
     index = read_index(directory)
-    if index is not None and index.get("fingerprint") != fp:
-        (directory / INDEX_NAME).unlink()  # a new parameter set: the old campaign is no longer complete
+    if index is not None and index.get("fingerprint") == fp and not index.get("harness_errors"):
+        pass  # complete; receipts are reused below
+    elif index is not None:
+        (directory / INDEX_NAME).unlink()  # not complete for these inputs any more
+        if index.get("started"):
+            started = _dt.datetime.fromisoformat(index["started"])
 
     existing: dict[str, Receipt] = {}
     for path in sorted(directory.glob("*.json")):
         if path.name.startswith("_") or path.name == "verdicts.json":
             continue
         receipt = load_receipt(path)
-        if receipt.fingerprint == fp and receipt.probe in ids:
+        if receipt.fingerprint == fp and receipt.probe in ids and not receipt.harness_errors:
             existing[receipt.probe] = receipt
-        else:
-            path.unlink()  # stale: other parameters, other versions or no longer planned
+        elif receipt.fingerprint != fp or receipt.probe not in ids:
+            aside = directory / "_superseded"
+            aside.mkdir(exist_ok=True)
+            os.replace(path, aside / path.name)
+        # a receipt with harness errors is measured again and overwritten below
 
     base_seed = int(params.get("seed", 0))
     receipts: list[Receipt] = []
     ran: list[str] = []
+    manifests: list[dict[str, Any]] = []
     bar = _progress(len(specs), campaign.name)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"rc-{campaign.name}-")))
@@ -246,6 +327,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
         for spec in specs:
             if spec.id in existing:
                 receipts.append(existing[spec.id])
+                manifests.append(existing[spec.id].manifest)
                 if bar:
                     bar.update(1)
                 continue
@@ -254,19 +336,26 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
             seed = seed_for(base_seed, campaign.name, spec.id)
             workdir = scratch / spec.id
             workdir.mkdir(parents=True)
-            started = time.monotonic()
+            t0 = time.monotonic()
             result = campaign.run_probe(spec, ProbeContext(workdir, stores, seed, params))
-            manifest = build_manifest(params, seed)
-            manifest["probe_seconds"] = round(time.monotonic() - started, 3)
+            manifest = build_manifest(params, seed, campaign)
+            manifest["probe_seconds"] = round(time.monotonic() - t0, 3)
             receipt = Receipt(campaign.name, spec.id, spec.args, manifest, result.observations,
                               result.verdicts, result.metrics, result.harness_errors)
             receipt.write(directory)
             shutil.rmtree(workdir, ignore_errors=True)
             receipts.append(receipt)
+            manifests.append(manifest)
             ran.append(spec.id)
             if bar:
                 bar.update(1)
     if bar:
         bar.close()
-    write_index(directory, campaign.name, fp, params, receipts)
+    finished = _dt.datetime.now(_dt.timezone.utc)
+    meta = {"run_id": directory.name, "profile": profile_of(campaign, params),
+            "started": started.isoformat(timespec="seconds"),
+            "provenance": provenance(started, finished, manifests)}
+    write_index(directory, campaign.name, fp, params, receipts, meta)
+    if directory.parent.parent == RUNS_DIR:
+        write_latest(campaign.name, directory)
     return CampaignRun(campaign.name, directory, fp, params, receipts, ran, sorted(existing))

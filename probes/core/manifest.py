@@ -13,7 +13,8 @@ from typing import Any, Iterable, Mapping
 from probes import PROJECT_ROOT
 from probes.core.atomic import canonical_json
 
-# Packages whose version can change a verdict; recorded in every manifest.
+# Packages recorded in every manifest, whichever campaign ran (the fingerprint covers
+# only the packages a campaign declares; see probes.core.runs).
 TRACKED_PACKAGES: tuple[str, ...] = (
     "langgraph",
     "langgraph-checkpoint",
@@ -44,6 +45,17 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str |
     return versions
 
 
+def working_tree_clean() -> bool:
+    """No tracked file differs from HEAD (what ``promote`` requires)."""
+    try:
+        return not subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=PROJECT_ROOT, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return False
+
+
 @lru_cache(maxsize=1)
 def project_commit() -> str:
     """HEAD of the project checkout, with ``-dirty`` when tracked files differ."""
@@ -60,20 +72,29 @@ def project_commit() -> str:
         return "unknown"
 
 
-def fingerprint(params: Mapping[str, Any], packages: Mapping[str, str | None]) -> str:
-    """Identity of a measurement: same parameters and package versions => same fingerprint."""
-    return hashlib.sha256(canonical_json({"params": params, "packages": packages})).hexdigest()[:16]
+def build_manifest(params: Mapping[str, Any], seed: int | None, campaign: Any = None) -> dict[str, Any]:
+    """Everything a reader needs to know about where a receipt came from.
 
-
-def build_manifest(params: Mapping[str, Any], seed: int | None) -> dict[str, Any]:
-    packages = package_versions()
-    return {
-        "packages": packages,
+    ``fingerprint`` is the campaign's (parameters, its own packages, backend, code hash;
+    see ``probes.core.runs``); ``packages`` lists every tracked package plus the
+    campaign's own, so a receipt also says what else was installed.
+    """
+    names = tuple(dict.fromkeys(TRACKED_PACKAGES + tuple(getattr(campaign, "packages", ()))))
+    manifest = {
+        "packages": package_versions(names),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "machine": platform.machine(),
         "params": dict(params),
         "seed": seed,
         "commit": project_commit(),
-        "fingerprint": fingerprint(params, packages),
     }
+    if campaign is not None:
+        from probes.core.runs import fingerprint_inputs, fingerprint_of
+
+        inputs = fingerprint_inputs(campaign, params)
+        manifest["fingerprint"] = fingerprint_of(inputs)
+        manifest["fingerprint_inputs"] = {k: v for k, v in inputs.items() if k != "params"}
+    else:
+        manifest["fingerprint"] = hashlib.sha256(canonical_json({"params": dict(params)})).hexdigest()[:16]
+    return manifest

@@ -1,6 +1,7 @@
 """Receipts: one JSON file per probe, plus a campaign index and a stable verdict view.
 
-Layout under ``data/receipts/<campaign>/``:
+Layout of a results directory (``data/reference/<campaign>/`` or a local run
+``runs/<campaign>/<run id>/``, see ``probes.core.runs``):
 
 * ``<probe>.json``     -- observations, verdicts, metrics, harness errors, manifest;
 * ``_campaign.json``   -- written last: the fingerprint, the probe list and the sha256 of
@@ -126,8 +127,13 @@ def verdict_view(receipts: Iterable[Receipt]) -> dict[str, Any]:
 
 
 def write_index(directory: Path, campaign: str, fingerprint: str, params: Mapping[str, Any],
-                receipts: list[Receipt]) -> None:
-    """Mark a campaign complete: the view first, then the index (written last)."""
+                receipts: list[Receipt], meta: Mapping[str, Any] | None = None) -> None:
+    """Mark a campaign run finished: the view first, then the index (written last).
+
+    ``meta`` adds the run's id, profile and provenance (see ``probes.core.runs``). A run
+    with harness errors is indexed too (so its chapter can say so), but it is not
+    complete: the next run measures those probes again.
+    """
     atomic_write_json(Path(directory) / VIEW_NAME, verdict_view(receipts))
     atomic_write_json(
         Path(directory) / INDEX_NAME,
@@ -137,6 +143,7 @@ def write_index(directory: Path, campaign: str, fingerprint: str, params: Mappin
             "params": dict(params),
             "receipts": {r.probe: sha256_file(r.path) for r in receipts if r.path},
             "harness_errors": sum(len(r.harness_errors) for r in receipts),
+            **dict(meta or {}),
         },
     )
 

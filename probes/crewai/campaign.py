@@ -365,4 +365,5 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    packages=('crewai', 'pydantic'),
 )

@@ -120,17 +120,17 @@ def _kept_cells(params: Mapping[str, Any], cells: list[str]) -> list[str]:
     Without this, a reader without keys rerunning the book would delete measured
     receipts as "no longer planned".
     """
-    from probes import RECEIPTS_DIR
-    from probes.core.campaign import campaign_dir
-    from probes.core.manifest import fingerprint, package_versions
+    from probes import campaigns
+    from probes.core.campaign import results_dir
     from probes.core.receipt import read_index
+    from probes.core.runs import campaign_fingerprint
 
-    directory = campaign_dir("live", RECEIPTS_DIR)
+    campaign = campaigns.get("live")
     try:
-        index = read_index(directory)
+        index = read_index(results_dir(campaign, params))
     except Exception:  # noqa: BLE001 -- a broken index just means nothing to keep
         return []
-    if not index or index.get("fingerprint") != fingerprint(dict(params), package_versions()):
+    if not index or index.get("fingerprint") != campaign_fingerprint(campaign, params):
         return []
     return [c for c in cells if c in index.get("receipts", {})]
 
@@ -323,5 +323,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'langchain-anthropic', 'langchain-openai'),
     needs_rerun=needs_rerun,
 )

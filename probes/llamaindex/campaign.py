@@ -313,5 +313,6 @@ CAMPAIGN = Campaign(
     plan=plan,
     run_probe=run_probe,
     headlines=headlines,
+    packages=('llama-index-workflows', 'pydantic'),
     description=__doc__ or "",
 )

@@ -268,5 +268,6 @@ CAMPAIGN = Campaign(
     plan=plan,
     run_probe=run_probe,
     headlines=headlines,
+    packages=('pydantic-graph', 'pydantic'),
     description=__doc__ or "",
 )

