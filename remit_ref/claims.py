@@ -47,6 +47,9 @@ CREATE TABLE IF NOT EXISTS remit_claims (
 )
 """
 _PG_DDL = _SQLITE_DDL.replace("REAL", "DOUBLE PRECISION")
+# SQLite: one b-tree keyed by the primary key (no rowid table beside an index): half the pages to
+# create on first use and to write per claim.
+_SQLITE_DDL = _SQLITE_DDL.replace("interrupt_id)\n)", "interrupt_id)\n) WITHOUT ROWID")
 
 
 def pg_create(conn: Any, ddl: str, table: str) -> None:

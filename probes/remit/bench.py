@@ -75,7 +75,8 @@ PARAMS = (
     Param("arms", "list[str]", list(ARMS), ["stock", "remit_bare", "remit_default", "remit_gate", "rc_default",
                                              "rc_gate"], "overhead arms", tuple(ARMS)),
     Param("concurrency_k", "list[int]", [1, 4, 16, 64], [1, 4], "threads sharing one saver"),
-    Param("concurrency_n", "int", 200, 8, "protocols per concurrency cell"),
+    Param("concurrency_n", "int", 200, 8, "protocols per concurrency cell (arm x backend x k)"),
+    Param("concurrency_block", "int", 25, 4, "protocols per arm per interleaved round of a concurrency probe"),
     Param("concurrency_arms", "list[str]", list(CONC_ARMS), ["stock", "remit_gate"], "concurrency arms",
           tuple(CONC_ARMS)),
     Param("concurrency_backends", "list[str]", ["sqlite", "postgres"], ["sqlite"], "concurrency backends",
@@ -92,10 +93,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
         specs.append(ProbeSpec(f"overhead.block{i + 1:02d}", {"kind": "overhead", "start": start,
                                                               "count": min(block, n - start)}))
     for b in params["concurrency_backends"]:
-        for arm in params["concurrency_arms"]:
-            for k in params["concurrency_k"]:
-                specs.append(ProbeSpec(f"concurrency.{b}.{arm}.k{k}", {"kind": "concurrency", "backend": b,
-                                                                        "arm": arm, "k": k}))
+        for k in params["concurrency_k"]:
+            specs.append(ProbeSpec(f"concurrency.{b}.k{k}", {"kind": "concurrency", "backend": b, "k": k}))
     return specs
 
 
@@ -162,98 +161,131 @@ def probe_overhead(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 # ---- concurrency -----------------------------------------------------------------------------------
 
 
+class _ConcArm:
+    """One arm of a concurrency probe: its own fresh store, saver and compiled graph."""
+
+    def __init__(self, arm: str, backend: str, location: str) -> None:
+        import sqlite3
+
+        from probes.remit.bench_worker import build
+        from remit_ref import wrap
+
+        options = CONC_ARMS[arm]
+        if backend == "sqlite":
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            self.conn: Any = sqlite3.connect(location, check_same_thread=False, timeout=60)
+            cls: Any = SqliteSaver
+        else:
+            import psycopg
+            from psycopg.rows import dict_row
+
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            self.conn = psycopg.connect(location, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            cls = PostgresSaver
+        if options == "rc":
+            import remit  # remit-contract 0.1.2, through its documented wrap()
+
+            saver: Any = remit.wrap(cls, self.conn, cross_process_gate=True)
+            saver.setup()
+        else:
+            base = cls(self.conn)
+            base.setup()
+            saver = base if options is None else wrap(base, **options)
+        self.app = build(saver)
+        self.latencies: list[float] = []
+        self.walls: list[float] = []
+        self.errors: list[str] = []
+        self.done: list[str] = []
+
+    def block(self, ids: list[int], k: int) -> float:
+        """Run protocols ``ids`` on k threads; returns the wall time."""
+        from langgraph.types import Command
+
+        lock = threading.Lock()
+        todo = list(ids)
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    i = todo.pop()
+                tid = f"p{i}"
+                cfg = {"configurable": {"thread_id": tid}}
+                try:
+                    t0 = time.perf_counter()
+                    self.app.invoke({"value": 0, "items": []}, cfg)
+                    out = self.app.invoke(Command(resume=True), cfg)
+                    dt = (time.perf_counter() - t0) * 1e3
+                    with lock:
+                        self.latencies.append(dt)
+                        self.done.append(tid)
+                        if out.get("answer") is not True:
+                            self.errors.append(f"{tid}: unexpected output {out!r}")
+                except Exception as exc:  # noqa: BLE001 - a failed protocol is a harness error
+                    with lock:
+                        self.errors.append(f"{tid}: {type(exc).__name__}: {exc}"[:300])
+
+        start = time.perf_counter()
+        threads = [threading.Thread(target=worker) for _ in range(k)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - start
+        self.walls.append(wall)
+        return wall
+
+
 def probe_concurrency(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    import sqlite3
-
-    from langgraph.types import Command
-
-    from probes.remit.bench_worker import build
-    from remit_ref import wrap
-
-    res = ProbeResult()
-    backend, arm, k = spec.args["backend"], spec.args["arm"], spec.args["k"]
-    n = ctx.params["concurrency_n"]
-    store = ctx.stores.fresh(backend, f"conc{k}")
-    options = CONC_ARMS[arm]
-    if backend == "sqlite":
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        conn: Any = sqlite3.connect(store.location, check_same_thread=False, timeout=60)
-        cls: Any = SqliteSaver
-    else:
-        import psycopg
-        from psycopg.rows import dict_row
-
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        conn = psycopg.connect(store.location, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-        cls = PostgresSaver
-    if options == "rc":
-        import remit  # remit-contract 0.1.2, through its documented wrap()
-
-        saver: Any = remit.wrap(cls, conn, cross_process_gate=True)
-        saver.setup()
-    else:
-        base = cls(conn)
-        base.setup()
-        saver = base if options is None else wrap(base, **options)
-    # The gated effect: the node after interrupt() records its thread id (bench_worker.FIRED).
+    """Every arm on (backend, k), interleaved: rounds of ``concurrency_block`` protocols per arm, the arm
+    order shuffled per round (seeded), so that every arm sees the same machine load."""
     import probes.remit.bench_worker as bw
 
-    app = build(saver)
-    latencies: list[float] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-    todo = list(range(n))
-
-    def run_one(i: int) -> None:
-        tid = f"p{i}"
-        cfg = {"configurable": {"thread_id": tid}}
-        t0 = time.perf_counter()
-        app.invoke({"value": 0, "items": []}, cfg)
-        out = app.invoke(Command(resume=True), cfg)
-        dt = (time.perf_counter() - t0) * 1e3
-        with lock:
-            latencies.append(dt)
-            if out.get("answer") is not True:
-                errors.append(f"{tid}: unexpected output {out!r}")
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if not todo:
-                    return
-                i = todo.pop()
-            try:
-                run_one(i)
-            except Exception as exc:  # noqa: BLE001 - a failed protocol is a harness error
-                with lock:
-                    errors.append(f"p{i}: {type(exc).__name__}: {exc}"[:300])
-
+    res = ProbeResult()
+    backend, k = spec.args["backend"], spec.args["k"]
+    n, block = ctx.params["concurrency_n"], max(1, ctx.params["concurrency_block"])
+    arms = list(ctx.params["concurrency_arms"])
+    runners = {a: _ConcArm(a, backend, ctx.stores.fresh(backend, f"conc-{a}-k{k}").location) for a in arms}
+    rng = random.Random(ctx.seed * 7919 + k)
+    orders = []
     bw.FIRED.clear()
-    start = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(k)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - start
-    conn.close()
-    res.harness_errors += errors[:20]
-    node_fires = Counter(bw.FIRED)
-    counts = {f"p{i}": node_fires.get(f"p{i}", 0) for i in range(n)}
-    off = {t: c for t, c in counts.items() if c != 1}
-    runs = sum(node_fires.values())
-    holds = not off and runs == n and not errors
-    framework = {"stock": "langgraph", "rc_gate": "langgraph+remit-contract"}.get(arm, "langgraph+remit")
-    res.verdicts.append(Subject(framework, backend).verdict(
-        Property.EO, f"concurrency:k={k}-threads/{n}-protocols/{arm}", holds,
-        {"protocols": n, "threads": k, "not_exactly_once": len(off), "gate_node_runs": runs},
-        f"{k} threads, {n} protocols on their own thread ids: {n - len(off)} exactly once, "
-        f"gated effect fired {runs}x in total"))
-    res.metrics = {"wall_s": round(wall, 4), "throughput_per_s": round(n / wall, 3),
-                   "median_ms": round(statistics.median(latencies), 3) if latencies else None,
-                   "p95_ms": round(_pct(latencies, 95), 3) if latencies else None}
+    fired_by_arm: dict[str, Counter[str]] = {a: Counter() for a in arms}
+    try:
+        for r, start in enumerate(range(0, n, block)):
+            ids = list(range(start, min(n, start + block)))
+            order = list(arms)
+            rng.shuffle(order)
+            orders.append(order)
+            for arm in order:
+                before = len(bw.FIRED)
+                runners[arm].block(ids, k)
+                fired_by_arm[arm].update(bw.FIRED[before:])
+    finally:
+        for runner in runners.values():
+            runner.conn.close()
+    metrics: dict[str, Any] = {"arms": {}, "orders": orders}
+    for arm, runner in runners.items():
+        res.harness_errors += [f"{arm}: {e}" for e in runner.errors[:20]]
+        counts = {f"p{i}": fired_by_arm[arm].get(f"p{i}", 0) for i in range(n)}
+        off = {t: c for t, c in counts.items() if c != 1}
+        runs = sum(fired_by_arm[arm].values())
+        holds = not off and runs == n and not runner.errors
+        framework = {"stock": "langgraph", "rc_gate": "langgraph+remit-contract"}.get(arm, "langgraph+remit")
+        res.verdicts.append(Subject(framework, backend).verdict(
+            Property.EO, f"concurrency:k={k}-threads/{n}-protocols/{arm}", holds,
+            {"protocols": n, "threads": k, "not_exactly_once": len(off), "gate_node_runs": runs},
+            f"{k} threads, {n} protocols on their own thread ids: {n - len(off)} exactly once, "
+            f"gated effect fired {runs}x in total"))
+        wall = sum(runner.walls)
+        lat = runner.latencies
+        metrics["arms"][arm] = {"wall_s": round(wall, 4), "throughput_per_s": round(n / wall, 3) if wall else None,
+                                "median_ms": round(statistics.median(lat), 3) if lat else None,
+                                "p95_ms": round(_pct(lat, 95), 3) if lat else None,
+                                "block_walls_s": [round(w, 4) for w in runner.walls]}
+    res.metrics = metrics
     return res
 
 
@@ -284,6 +316,14 @@ def _boot_ratio(a: list[float], b: list[float], rng: random.Random, bootstrap: i
     return ratio, [_pct(boots, 2.5), _pct(boots, 97.5)]
 
 
+def _boot_paired(a: list[float], b: list[float], rng: random.Random, bootstrap: int) -> tuple[float, list[float]]:
+    """Median of the per-repetition ratios a_i / b_i (the two ran back to back, under the same machine
+    load) and its 95 % bootstrap interval: robust to load drifting between repetitions."""
+    ratios = [x / y for x, y in zip(a, b) if y > 0]
+    boots = [statistics.median([ratios[rng.randrange(len(ratios))] for _ in ratios]) for _ in range(bootstrap)]
+    return statistics.median(ratios), [_pct(boots, 2.5), _pct(boots, 97.5)]
+
+
 def overhead_table(receipts: list[Receipt], bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
     """p50/p95 per arm and phase; p50 ratio vs stock (same process, paired by repetition), bootstrap 95 %
     interval; and each REMIT arm against its remit-contract counterpart (``pairs``)."""
@@ -304,10 +344,13 @@ def overhead_table(receipts: list[Receipt], bootstrap: int = 2000, seed: int = 0
             xs = [rows[i][phase] for i in sorted(rows)]
             entry[phase] = {"p50": round(_pct(xs, 50), 3), "p95": round(_pct(xs, 95), 3)}
             if arm != "stock" and reps:
-                ratio, ci = _boot_ratio([rows[i][phase] for i in reps], [base[i][phase] for i in reps], rng,
-                                        bootstrap)
+                a, b = [rows[i][phase] for i in reps], [base[i][phase] for i in reps]
+                ratio, ci = _boot_ratio(a, b, rng, bootstrap)
                 entry[phase]["ratio"] = round(ratio, 4)
                 entry[phase]["ratio_ci95"] = [round(x, 4) for x in ci]
+                paired, pci = _boot_paired(a, b, rng, bootstrap)
+                entry[phase]["paired_ratio"] = round(paired, 4)
+                entry[phase]["paired_ratio_ci95"] = [round(x, 4) for x in pci]
                 entry[phase]["pct_vs_baseline"] = round((ratio - 1) * 100, 2)
                 entry[phase]["pct_ci95"] = [round((x - 1) * 100, 2) for x in ci]
         out["arms"][arm] = entry
@@ -315,28 +358,44 @@ def overhead_table(receipts: list[Receipt], bootstrap: int = 2000, seed: int = 0
         if ours in timings and theirs in timings:
             reps = sorted(set(timings[ours]) & set(timings[theirs]))
             if reps:
-                ratio, ci = _boot_ratio([timings[ours][i]["total_ms"] for i in reps],
-                                        [timings[theirs][i]["total_ms"] for i in reps], rng, bootstrap)
+                a = [timings[ours][i]["total_ms"] for i in reps]
+                b = [timings[theirs][i]["total_ms"] for i in reps]
+                ratio, ci = _boot_ratio(a, b, rng, bootstrap)
+                paired, pci = _boot_paired(a, b, rng, bootstrap)
                 out["pairs"][f"{ours}/{theirs}"] = {"n": len(reps), "ratio": round(ratio, 4),
-                                                    "ratio_ci95": [round(x, 4) for x in ci]}
+                                                    "ratio_ci95": [round(x, 4) for x in ci],
+                                                    "paired_ratio": round(paired, 4),
+                                                    "paired_ratio_ci95": [round(x, 4) for x in pci]}
     return out
 
 
-def concurrency_table(receipts: list[Receipt]) -> list[dict[str, Any]]:
+def concurrency_table(receipts: list[Receipt], bootstrap: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+    """One row per (backend, arm, k); ``throughput_vs_stock``: median over interleaved rounds of the
+    paired ratio stock block wall / arm block wall, with a bootstrap 95 % interval over rounds."""
     rows = []
+    rng = random.Random(seed)
     for r in receipts:
         if not r.probe.startswith("concurrency."):
             continue
-        ev = r.verdicts[0].evidence if r.verdicts else {}
-        rows.append({"backend": r.args["backend"], "arm": r.args["arm"], "k": r.args["k"],
-                     "protocols": ev.get("protocols"), "not_exactly_once": ev.get("not_exactly_once"),
-                     "exactly_once": bool(r.verdicts) and not r.verdicts[0].label.violates,
-                     "harness_errors": len(r.harness_errors), **r.metrics})
-    stock = {(c["backend"], c["k"]): c for c in rows if c["arm"] == "stock"}
-    for c in rows:
-        s = stock.get((c["backend"], c["k"]))
-        if c["arm"] != "stock" and s and s.get("throughput_per_s"):
-            c["throughput_vs_stock"] = round(c["throughput_per_s"] / s["throughput_per_s"], 4)
+        arms = r.metrics.get("arms", {})
+        by_arm = {v.path.rsplit("/", 1)[-1]: v for v in r.verdicts}
+        stock = arms.get("stock")
+        for arm, m in arms.items():
+            v = by_arm.get(arm)
+            ev = v.evidence if v else {}
+            row = {"backend": r.args["backend"], "arm": arm, "k": r.args["k"], "protocols": ev.get("protocols"),
+                   "not_exactly_once": ev.get("not_exactly_once"),
+                   "exactly_once": v is not None and not v.label.violates,
+                   "harness_errors": sum(1 for e in r.harness_errors if e.startswith(arm + ":")),
+                   **{key: m[key] for key in ("wall_s", "throughput_per_s", "median_ms", "p95_ms")}}
+            if arm != "stock" and stock and len(stock["block_walls_s"]) == len(m["block_walls_s"]):
+                ratios = [s / a for s, a in zip(stock["block_walls_s"], m["block_walls_s"]) if a > 0]
+                boots = []
+                for _ in range(bootstrap):
+                    boots.append(statistics.median([ratios[rng.randrange(len(ratios))] for _ in ratios]))
+                row["throughput_vs_stock"] = round(statistics.median(ratios), 4)
+                row["throughput_vs_stock_ci95"] = [round(_pct(boots, 2.5), 4), round(_pct(boots, 97.5), 4)]
+            rows.append(row)
     return sorted(rows, key=lambda x: (x["backend"], x["arm"], x["k"]))
 
 

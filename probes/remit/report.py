@@ -93,8 +93,9 @@ def overhead_frame(table: dict[str, Any]) -> Any:
         for phase in ("interrupt_ms", "resume_ms", "total_ms"):
             p = e[phase]
             rows.append({"arm": arm, "what": e["doc"], "phase": phase.replace("_ms", ""), "n": e["n"],
-                         "p50 ms": p["p50"], "p95 ms": p["p95"], "ratio to stock": p.get("ratio"),
-                         "95% bootstrap": p.get("ratio_ci95")})
+                         "p50 ms": p["p50"], "p95 ms": p["p95"], "p50 ratio to stock": p.get("ratio"),
+                         "95% bootstrap": p.get("ratio_ci95"), "median paired ratio": p.get("paired_ratio"),
+                         "95% bootstrap (paired)": p.get("paired_ratio_ci95")})
     return pd.DataFrame(rows)
 
 
