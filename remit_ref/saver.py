@@ -348,5 +348,29 @@ def wrap(
     ``claim_ttl``          seconds after which any host may take a claim over (lease); None: never.
     ``claims``             a custom ``remit_ref.claims.ClaimStore`` (other stores, async savers).
     """
-    return RemitSaver(base_saver, fork_intent=fork_intent, validator=validator, consume_gate=consume_gate,
-                      addressed_is_fork=addressed_is_fork, claim_ttl=claim_ttl, claims=claims)
+    return _class_for(base_saver)(base_saver, fork_intent=fork_intent, validator=validator,
+                                  consume_gate=consume_gate, addressed_is_fork=addressed_is_fork,
+                                  claim_ttl=claim_ttl, claims=claims)
+
+
+# Optional BaseCheckpointSaver methods: offered by the wrapper only where the wrapped saver offers them.
+_OPTIONAL = ("delete_for_runs", "adelete_for_runs", "copy_thread", "acopy_thread", "prune", "aprune")
+_CLASSES: dict[frozenset[str], type[RemitSaver]] = {}
+
+
+def _class_for(base: Any) -> type[RemitSaver]:
+    """RemitSaver, minus the optional methods the wrapped saver's class does not implement.
+
+    Callers (and LangGraph's conformance suite) detect a saver's capabilities by which
+    methods its class overrides; forwarding a method the base lacks would advertise a
+    capability that only raises NotImplementedError.
+    """
+    missing = frozenset(m for m in _OPTIONAL
+                        if getattr(type(base), m, None) is getattr(BaseCheckpointSaver, m, None))
+    if not missing:
+        return RemitSaver
+    cls = _CLASSES.get(missing)
+    if cls is None:
+        cls = _CLASSES[missing] = type("RemitSaver", (RemitSaver,),
+                                       {m: getattr(BaseCheckpointSaver, m) for m in missing})
+    return cls

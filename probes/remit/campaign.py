@@ -90,6 +90,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
               ProbeSpec("verify.contracts", {"kind": "contracts"})]
     specs += [ProbeSpec(f"verify.stateful.{b}", {"kind": "stateful", "backend": b})
               for b in params["stateful_backends"]]
+    specs += [ProbeSpec(f"verify.lg_conformance.{b}", {"kind": "lg_conformance", "backend": b})
+              for b in params["backends"]]
     return specs
 
 
@@ -293,6 +295,15 @@ def probe_stateful(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return res
 
 
+def probe_lg_conformance(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """LangGraph's own checkpointer conformance suite on wrap(saver) next to the stock async saver."""
+    from probes.remit import lg_conformance
+
+    backend = spec.args["backend"]
+    location = ctx.stores.fresh("postgres", "lgconf").location if backend == "postgres" else ""
+    return ProbeResult(observations=lg_conformance.run(backend, location, ctx.workdir))
+
+
 def _saver_only(v: Verdict) -> bool:
     """EO/PC on the reused crash probes: the wrapper alone, with no effect ledger around the task."""
     return (v.framework == FRAMEWORK and v.property.value in ("EO", "PC")
@@ -313,7 +324,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return _split_saver_only(lg_run(spec, ctx))
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
             "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
-            "stateful": probe_stateful}[kind](spec, ctx)
+            "stateful": probe_stateful, "lg_conformance": probe_lg_conformance}[kind](spec, ctx)
 
 
 # ---- headline --------------------------------------------------------------------------------------
