@@ -87,29 +87,6 @@ def _stores(tmp_path: Path, pg: Any) -> dict[str, cl.ClaimStore]:
             "postgres": cl.postgres_claims(pg.fresh_dsn("claims"))}
 
 
-def test_claim_store_contract(tmp_path: Path, pg: Any) -> None:
-    for kind, store in _stores(tmp_path, pg).items():
-        a, b = cl.Owner.new(), cl.Owner.new()
-        k1, k2, k3 = ("t", "", "c", "i1"), ("t", "", "c", "i2"), ("u", "", "c", "i1")
-        assert store.read(k1) is None and store.all_rows(None) == []
-        assert store.try_insert(k1, a) is True, kind
-        assert store.try_insert(k1, b) is False, kind
-        row = store.read(k1)
-        assert (row.owner, row.host, row.pid, row.pstart) == (a.token, a.host, a.pid, a.pstart), kind
-        assert abs(row.claimed_at - time.time()) < 60
-        assert store.take_over(k1, b.token, b) is False and store.read(k1).owner == a.token, kind
-        assert store.take_over(k1, a.token, b) is True and store.read(k1).owner == b.token, kind
-        assert store.take_over(k2, a.token, b) is False and store.read(k2) is None, kind
-        assert store.try_insert(k2, a) and store.try_insert(k3, a)
-        assert [k for k, _r in store.all_rows("t")] == [k1, k2], kind
-        assert [k for k, _r in store.all_rows(None)] == [k1, k2, k3], kind
-        assert store.all_rows("t")[0][1].owner == b.token
-        assert store.delete(k1, a.token) == 0 and store.read(k1) is not None, kind
-        assert store.delete(k1, b.token) == 1 and store.read(k1) is None, kind
-        assert store.delete(k1) == 0 and store.delete(k2) == 1 and store.delete(k3, None) == 1, kind
-        assert store.all_rows(None) == []
-
-
 def test_claim_store_base_is_abstract() -> None:
     store = cl.ClaimStore()
     for call in (lambda: store.try_insert(("t", "", "c", "i"), cl.Owner.new()), lambda: store.read(("a",) * 4),
@@ -160,83 +137,10 @@ def test_sqlite_other_errors_are_not_retried(tmp_path: Path) -> None:
     assert calls == [1]
 
 
-def test_closed_connections_raise_store_closed(tmp_path: Path, pg: Any) -> None:
-    from remit_ref import StoreClosed, wrap
-
-    for base in (_sqlite_base(tmp_path / "x.sqlite"), _pg_base(pg.fresh_dsn("closed"))):
-        saver = wrap(base, consume_gate=True)
-        base.conn.close()
-        name = type(base).__name__
-        for call in (lambda: saver.get_tuple({"configurable": {"thread_id": "t"}}),
-                     lambda: saver._claims.try_insert(("t", "", "c", "i"), cl.Owner.new()),
-                     lambda: saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
-                                       _empty_checkpoint(), {}, {}),
-                     lambda: saver.put_writes({"configurable": {"thread_id": "t", "checkpoint_ns": "",
-                                                                "checkpoint_id": "c"}}, [("a", 1)], "task")):
-            with pytest.raises(StoreClosed, match=f"connection of the wrapped {name} is closed") as info:
-                call()
-            assert info.value.saver == name and "closed" in info.value.detail
-
-
 def _empty_checkpoint() -> Any:
     from langgraph.checkpoint.base import empty_checkpoint
 
     return empty_checkpoint()
-
-
-def test_postgres_table_creation_is_race_free(pg: Any) -> None:
-    import psycopg
-
-    dsn = pg.fresh_dsn("race")
-    barrier, errors = threading.Barrier(6), []
-
-    def create() -> None:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            barrier.wait(timeout=30)
-            try:
-                cl.pg_create(conn, cl._PG_DDL, "remit_claims")
-            except Exception as exc:  # noqa: BLE001 - the observation
-                errors.append(repr(exc))
-    threads = [threading.Thread(target=create) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    with psycopg.connect(dsn) as conn:
-        assert conn.execute("SELECT to_regclass('remit_claims')").fetchone()[0] == "remit_claims"
-
-
-def test_claims_for_each_saver(tmp_path: Path, pg: Any) -> None:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    mem = InMemorySaver()
-    assert isinstance(cl.claims_for(mem), cl.MemoryClaims) and cl.claims_for(mem) is cl.memory_claims_for(mem)
-    assert cl.claims_for(InMemorySaver()) is not cl.claims_for(mem)
-    sq = _sqlite_base(tmp_path / "f.sqlite")
-    store = cl.claims_for(sq)
-    assert isinstance(store, cl.SqliteClaims) and store.conn is sq.conn and store.lock is sq.lock
-    pgs = _pg_base(pg.fresh_dsn("cf"))
-    assert isinstance(cl.claims_for(pgs), cl.PostgresClaims) and cl.claims_for(pgs).saver is pgs
-
-    class Delegate:
-        def __init__(self, inner: Any) -> None:
-            self.inner = inner
-    assert cl.underlying(Delegate(Delegate(mem))) is mem
-    assert isinstance(cl.claims_for(Delegate(mem)), cl.MemoryClaims)
-    assert cl.underlying(object()) is not None
-
-    class Custom:
-        pass
-    with pytest.raises(TypeError, match="Custom is not one: pass claims="):
-        cl.claims_for(Custom())
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    with pytest.raises(TypeError, match="async AsyncSqliteSaver: pass claims="):
-        cl.claims_for(AsyncSqliteSaver.__new__(AsyncSqliteSaver))
-
-
-# ---- the saver: options, forwarding, administration ------------------------------------------------------
 
 
 class St(TypedDict):
@@ -386,6 +290,157 @@ def test_validators_and_intent_options(tmp_path: Path) -> None:
 # ---- the ledger ----------------------------------------------------------------------------------
 
 
+def test_read_context_and_pending_write_helpers() -> None:
+    from langgraph.types import Interrupt
+
+    from remit_ref._langgraph import has_recorded_answer, inspect_read, interrupt_ids, schema_checker
+
+    assert inspect_read({"configurable": {"thread_id": "t"}}).execution is False
+    assert inspect_read({}).execution is False
+    ctx = inspect_read({"configurable": {"__pregel_runtime": object(), "remit_resume": True}})
+    assert ctx.execution and ctx.resume and not ctx.found_loop and ctx.graph is None
+    writes = [("a", "__interrupt__", [Interrupt(value=1, id="x"), Interrupt(value=2, id="y")]),
+              ("b", "__interrupt__", Interrupt(value=3, id="x")), ("c", "value", 1), ("d", "__resume__", 1)]
+    assert interrupt_ids(writes) == ["x", "y"] and interrupt_ids(None) == [] and interrupt_ids(writes[2:]) == []
+    assert has_recorded_answer(writes) and not has_recorded_answer(writes[:3]) and not has_recorded_answer(None)
+    assert schema_checker(int) is None and schema_checker("x") is None
+
+    class TD(TypedDict):
+        items: list[str]
+        n: int
+    chk = schema_checker(TD, {})
+    assert chk.check("items", ["a"]) is None and chk.check("unknown", 1) is None
+    assert chk.check("items", ["a", None]) == "TD.items[1]: Input should be a valid string"
+    assert chk.name == "TD" and chk.plain_channels == frozenset()
+
+
+def test_resume_map_is_classified_and_claims_named_interrupts() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import wrap
+
+    class P(TypedDict, total=False):
+        a: int
+        b: int
+
+    g = StateGraph(P)
+    g.add_node("x", lambda s: {"a": interrupt("a")})
+    g.add_node("y", lambda s: {"b": interrupt("b")})
+    g.add_edge(START, "x")
+    g.add_edge(START, "y")
+    g.add_edge("x", END)
+    g.add_edge("y", END)
+    saver = wrap(InMemorySaver(), consume_gate=True)
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "m"}}
+    app.invoke({}, cfg)
+    ids = sorted(i.id for i in app.get_state(cfg).interrupts)
+    assert len(ids) == 2
+    app.invoke(Command(resume={ids[0]: 1}), cfg)
+    assert sorted(c["interrupt_id"] for c in saver.claims("m")) == [ids[0]]
+
+
+# ---- on PostgreSQL too (last: the embedded server starts on first use) ----------------------------
+
+
+def test_claim_store_contract(tmp_path: Path, pg: Any) -> None:
+    for kind, store in _stores(tmp_path, pg).items():
+        a, b = cl.Owner.new(), cl.Owner.new()
+        k1, k2, k3 = ("t", "", "c", "i1"), ("t", "", "c", "i2"), ("u", "", "c", "i1")
+        assert store.read(k1) is None and store.all_rows(None) == []
+        assert store.try_insert(k1, a) is True, kind
+        assert store.try_insert(k1, b) is False, kind
+        row = store.read(k1)
+        assert (row.owner, row.host, row.pid, row.pstart) == (a.token, a.host, a.pid, a.pstart), kind
+        assert abs(row.claimed_at - time.time()) < 60
+        assert store.take_over(k1, b.token, b) is False and store.read(k1).owner == a.token, kind
+        assert store.take_over(k1, a.token, b) is True and store.read(k1).owner == b.token, kind
+        assert store.take_over(k2, a.token, b) is False and store.read(k2) is None, kind
+        assert store.try_insert(k2, a) and store.try_insert(k3, a)
+        assert [k for k, _r in store.all_rows("t")] == [k1, k2], kind
+        assert [k for k, _r in store.all_rows(None)] == [k1, k2, k3], kind
+        assert store.all_rows("t")[0][1].owner == b.token
+        assert store.delete(k1, a.token) == 0 and store.read(k1) is not None, kind
+        assert store.delete(k1, b.token) == 1 and store.read(k1) is None, kind
+        assert store.delete(k1) == 0 and store.delete(k2) == 1 and store.delete(k3, None) == 1, kind
+        assert store.all_rows(None) == []
+
+
+def test_closed_connections_raise_store_closed(tmp_path: Path, pg: Any) -> None:
+    from remit_ref import StoreClosed, wrap
+
+    for base in (_sqlite_base(tmp_path / "x.sqlite"), _pg_base(pg.fresh_dsn("closed"))):
+        saver = wrap(base, consume_gate=True)
+        base.conn.close()
+        name = type(base).__name__
+        for call in (lambda: saver.get_tuple({"configurable": {"thread_id": "t"}}),
+                     lambda: saver._claims.try_insert(("t", "", "c", "i"), cl.Owner.new()),
+                     lambda: saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+                                       _empty_checkpoint(), {}, {}),
+                     lambda: saver.put_writes({"configurable": {"thread_id": "t", "checkpoint_ns": "",
+                                                                "checkpoint_id": "c"}}, [("a", 1)], "task")):
+            with pytest.raises(StoreClosed, match=f"connection of the wrapped {name} is closed") as info:
+                call()
+            assert info.value.saver == name and "closed" in info.value.detail
+
+
+def test_postgres_table_creation_is_race_free(pg: Any) -> None:
+    import psycopg
+
+    dsn = pg.fresh_dsn("race")
+    barrier, errors = threading.Barrier(6), []
+
+    def create() -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            barrier.wait(timeout=30)
+            try:
+                cl.pg_create(conn, cl._PG_DDL, "remit_claims")
+            except Exception as exc:  # noqa: BLE001 - the observation
+                errors.append(repr(exc))
+    threads = [threading.Thread(target=create) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT to_regclass('remit_claims')").fetchone()[0] == "remit_claims"
+
+
+def test_claims_for_each_saver(tmp_path: Path, pg: Any) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    mem = InMemorySaver()
+    assert isinstance(cl.claims_for(mem), cl.MemoryClaims) and cl.claims_for(mem) is cl.memory_claims_for(mem)
+    assert cl.claims_for(InMemorySaver()) is not cl.claims_for(mem)
+    sq = _sqlite_base(tmp_path / "f.sqlite")
+    store = cl.claims_for(sq)
+    assert isinstance(store, cl.SqliteClaims) and store.conn is sq.conn and store.lock is sq.lock
+    pgs = _pg_base(pg.fresh_dsn("cf"))
+    assert isinstance(cl.claims_for(pgs), cl.PostgresClaims) and cl.claims_for(pgs).saver is pgs
+
+    class Delegate:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+    assert cl.underlying(Delegate(Delegate(mem))) is mem
+    assert isinstance(cl.claims_for(Delegate(mem)), cl.MemoryClaims)
+    assert cl.underlying(object()) is not None
+
+    class Custom:
+        pass
+    with pytest.raises(TypeError, match="Custom is not one: pass claims="):
+        cl.claims_for(Custom())
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    with pytest.raises(TypeError, match="async AsyncSqliteSaver: pass claims="):
+        cl.claims_for(AsyncSqliteSaver.__new__(AsyncSqliteSaver))
+
+
+# ---- the saver: options, forwarding, administration ------------------------------------------------------
+
+
 def test_ledger_on_every_store(tmp_path: Path, pg: Any) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -442,55 +497,3 @@ def test_ledger_beside_savers(tmp_path: Path, pg: Any) -> None:
 
 
 # ---- how a read is classified ---------------------------------------------------------------------
-
-
-def test_read_context_and_pending_write_helpers() -> None:
-    from langgraph.types import Interrupt
-
-    from remit_ref._langgraph import has_recorded_answer, inspect_read, interrupt_ids, schema_checker
-
-    assert inspect_read({"configurable": {"thread_id": "t"}}).execution is False
-    assert inspect_read({}).execution is False
-    ctx = inspect_read({"configurable": {"__pregel_runtime": object(), "remit_resume": True}})
-    assert ctx.execution and ctx.resume and not ctx.found_loop and ctx.graph is None
-    writes = [("a", "__interrupt__", [Interrupt(value=1, id="x"), Interrupt(value=2, id="y")]),
-              ("b", "__interrupt__", Interrupt(value=3, id="x")), ("c", "value", 1), ("d", "__resume__", 1)]
-    assert interrupt_ids(writes) == ["x", "y"] and interrupt_ids(None) == [] and interrupt_ids(writes[2:]) == []
-    assert has_recorded_answer(writes) and not has_recorded_answer(writes[:3]) and not has_recorded_answer(None)
-    assert schema_checker(int) is None and schema_checker("x") is None
-
-    class TD(TypedDict):
-        items: list[str]
-        n: int
-    chk = schema_checker(TD, {})
-    assert chk.check("items", ["a"]) is None and chk.check("unknown", 1) is None
-    assert chk.check("items", ["a", None]) == "TD.items[1]: Input should be a valid string"
-    assert chk.name == "TD" and chk.plain_channels == frozenset()
-
-
-def test_resume_map_is_classified_and_claims_named_interrupts() -> None:
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, interrupt
-
-    from remit_ref import wrap
-
-    class P(TypedDict, total=False):
-        a: int
-        b: int
-
-    g = StateGraph(P)
-    g.add_node("x", lambda s: {"a": interrupt("a")})
-    g.add_node("y", lambda s: {"b": interrupt("b")})
-    g.add_edge(START, "x")
-    g.add_edge(START, "y")
-    g.add_edge("x", END)
-    g.add_edge("y", END)
-    saver = wrap(InMemorySaver(), consume_gate=True)
-    app = g.compile(checkpointer=saver)
-    cfg = {"configurable": {"thread_id": "m"}}
-    app.invoke({}, cfg)
-    ids = sorted(i.id for i in app.get_state(cfg).interrupts)
-    assert len(ids) == 2
-    app.invoke(Command(resume={ids[0]: 1}), cfg)
-    assert sorted(c["interrupt_id"] for c in saver.claims("m")) == [ids[0]]
