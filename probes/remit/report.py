@@ -49,42 +49,6 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
     return df.reindex(sorted(df.columns), axis=1).fillna("")
 
 
-def mutant_table(receipts: list[Receipt]) -> Any:
-    import pandas as pd
-
-    rows = []
-    for r in receipts:
-        if not r.probe.startswith("mutant.") or r.probe == "mutant.baseline":
-            continue
-        o = r.observations
-        rows.append({"mutant": o["mutant"], "function": o["function"], "what it breaks": o["what"],
-                     "killed": o["killed"],
-                     "caught by": "; ".join(f"{d}: {', '.join(f)}" for d, f in sorted(o["killed_by"].items()))
-                     or "SURVIVED"})
-    return pd.DataFrame(rows)
-
-
-def mutant_figure(receipts: list[Receipt]) -> Any:
-    import matplotlib.pyplot as plt
-
-    dets = ("model", "contracts", "hypothesis", "langgraph")
-    names, grid = [], []
-    for r in receipts:
-        if r.probe.startswith("mutant.") and r.probe != "mutant.baseline":
-            names.append(r.observations["mutant"])
-            grid.append([1 if d in r.observations["killed_by"] else 0 for d in dets])
-    fig, ax = plt.subplots(figsize=(6.5, 0.32 * len(names) + 1.2))
-    ax.imshow(grid, cmap="Greens", vmin=0, vmax=1.4, aspect="auto")
-    ax.set_xticks(range(len(dets)), dets)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
-    for i, row in enumerate(grid):
-        for j, v in enumerate(row):
-            ax.text(j, i, "killed" if v else "", ha="center", va="center", fontsize=7)
-    ax.set_title("Which detector catches each mutant of remit_ref.core")
-    fig.tight_layout()
-    return fig
-
-
 def overhead_frame(table: dict[str, Any]) -> Any:
     import pandas as pd
 
