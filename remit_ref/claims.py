@@ -226,12 +226,13 @@ class SqliteClaims(ClaimStore):
         """Run ``fn`` in one transaction and commit it *without its own fsync*.
 
         The claim needs to be visible to the other processes (committed), not durable
-        on its own: the commit runs with ``PRAGMA synchronous=OFF`` (restored right
-        after), and the saver's next synced commit on this database -- the resume
-        write the loop makes right after this read -- flushes it too (the WAL is one
-        file, synced as a whole). So the gate adds no durable write of its own.
-        Other processes may hold the write lock for a moment: "database is locked"
-        is retried.
+        on its own: the commit runs with ``PRAGMA synchronous=NORMAL`` (restored right
+        after; a connection already at NORMAL or OFF is left as it is). In WAL mode --
+        SqliteSaver's -- NORMAL does not sync on commit, never risks corruption, and the
+        saver's next synced commit on this database (the resume write the loop makes
+        right after this read) flushes the claim too, the WAL being one file synced as
+        a whole. So the gate adds no durable write of its own. Other processes may hold
+        the write lock for a moment: "database is locked" is retried.
         """
         delay = 0.002
         for attempt in range(self.retries):
@@ -243,7 +244,8 @@ class SqliteClaims(ClaimStore):
                 sync = None
                 try:
                     sync = cur.execute("PRAGMA synchronous").fetchone()[0]
-                    cur.execute("PRAGMA synchronous=OFF")
+                    if sync > 1:
+                        cur.execute("PRAGMA synchronous=NORMAL")
                     if not self._ready:
                         cur.execute(_SQLITE_DDL)  # committed together with the first claim
                     out = fn(cur)
@@ -259,7 +261,7 @@ class SqliteClaims(ClaimStore):
                 except sqlite3.ProgrammingError as exc:
                     raise StoreClosed("SqliteSaver", str(exc)) from exc
                 finally:
-                    if sync is not None:
+                    if sync is not None and sync > 1:
                         with contextlib.suppress(sqlite3.Error):
                             cur.execute(f"PRAGMA synchronous={int(sync)}")
                     with contextlib.suppress(sqlite3.Error):

@@ -98,10 +98,16 @@ def test_claim_store_base_is_abstract() -> None:
 
 def test_sqlite_claim_commits_without_its_own_sync_and_restores_the_setting(tmp_path: Path) -> None:
     conn = sqlite3.connect(str(tmp_path / "s.sqlite"), check_same_thread=False)
-    conn.execute("PRAGMA synchronous=NORMAL")
+    seen: list[int] = []
     store = cl.SqliteClaims(conn, threading.Lock())
+    assert store._run(lambda cur: seen.append(cur.execute("PRAGMA synchronous").fetchone()[0])) is None
+    assert seen == [1] and conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # NORMAL inside, FULL restored
+    conn.execute("PRAGMA synchronous=OFF")
+    assert store._run(lambda cur: cur.execute("PRAGMA synchronous").fetchone()[0]) == 0  # OFF is left alone
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 0
+    conn.execute("PRAGMA synchronous=EXTRA")
     assert store.try_insert(("t", "", "c", "i"), cl.Owner.new())
-    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 3
     assert not conn.in_transaction  # committed: visible to every other connection
     other = sqlite3.connect(str(tmp_path / "s.sqlite"))
     assert other.execute("SELECT count(*) FROM remit_claims").fetchone()[0] == 1
