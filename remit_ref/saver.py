@@ -125,7 +125,7 @@ class RemitSaver(BaseCheckpointSaver):
             ids = interrupt_ids(pending)
             for iid in core.claim_targets(ids, ctx.resume_map_ids):
                 self._claim(str(conf.get("thread_id")), tup.config["configurable"].get("checkpoint_id", ""), iid)
-        if intent is core.Intent.FORK and answered_before:
+        if answered_before:  # a FORK's view drops the recorded answers; a RETRY's is the same writes
             tup = tup._replace(pending_writes=core.fork_view(pending, intent))
         return tup
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import threading
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -50,6 +51,24 @@ def _factory(backend: str, location: str, workdir: Path, wrapped: bool) -> Any:
     return make
 
 
+def _in_own_loop(make: Any) -> Any:
+    """Run a coroutine to completion on a fresh event loop in its own thread (a notebook kernel
+    already runs one in this thread)."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(make())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            out["error"] = exc
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 def run(backend: str, location: str, workdir: Path | str) -> dict[str, Any]:
     """Both reports (stock, REMIT) and the per-capability comparison."""
     from langgraph.checkpoint.conformance import checkpointer_test, validate
@@ -58,7 +77,7 @@ def run(backend: str, location: str, workdir: Path | str) -> dict[str, Any]:
     reports = {}
     for arm, wrapped in (("stock", False), ("remit", True)):
         registered = checkpointer_test(name=f"{backend}-{arm}")(_factory(backend, location, workdir, wrapped))
-        reports[arm] = asyncio.run(validate(registered)).to_dict()
+        reports[arm] = _in_own_loop(lambda: validate(registered)).to_dict()
     stock, remit = reports["stock"]["results"], reports["remit"]["results"]
     rows = []
     for cap in sorted(set(stock) | set(remit)):
