@@ -49,8 +49,9 @@ def _pg_base(dsn: str) -> Any:
 
 
 def test_core_rejects_unknown_inputs() -> None:
-    with pytest.raises(ValueError, match="unknown ledger status 'weird'"):
-        core.admit_effect("weird")
+    for status in ("weird", "aborted", "Done", ""):  # before and after "pending"/"done" in string order
+        with pytest.raises(ValueError, match=f"unknown ledger status {status!r}"):
+            core.admit_effect(status)
     with pytest.raises(ValueError, match="remit_intent must be 'fork' or 'retry', not 'maybe'"):
         core.resume_intent(False, "maybe", True)
     assert core.resume_intent(True, "retry", True) is core.Intent.RETRY
