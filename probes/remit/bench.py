@@ -70,18 +70,19 @@ CONC_ARMS: dict[str, Any] = {"stock": None, "remit_default": {}, "remit_gate": {
                              "rc_gate": "rc"}
 
 PARAMS = (
-    Param("overhead_n", "int", 200, 12, "protocols per arm in the overhead benchmark (fresh database each)"),
-    Param("overhead_block", "int", 50, 6, "protocols per arm per probe (the unit of resumption)"),
+    Param("overhead_n", "int", 200, 12, "protocols per arm in the overhead benchmark (fresh database each)", minimum=2),
+    Param("overhead_block", "int", 50, 6, "protocols per arm per probe (the unit of resumption)", minimum=1),
     Param("arms", "list[str]", list(ARMS), ["stock", "remit_bare", "remit_default", "remit_gate", "rc_default",
                                              "rc_gate"], "overhead arms", tuple(ARMS)),
-    Param("concurrency_k", "list[int]", [1, 4, 16, 64], [1, 4], "threads sharing one saver"),
-    Param("concurrency_n", "int", 200, 8, "protocols per concurrency cell (arm x backend x k)"),
-    Param("concurrency_block", "int", 25, 4, "protocols per arm per interleaved round of a concurrency probe"),
+    Param("concurrency_k", "list[int]", [1, 4, 16, 64], [1, 4], "threads sharing one saver", minimum=1),
+    Param("concurrency_n", "int", 200, 8, "protocols per concurrency cell (arm x backend x k)", minimum=1),
+    Param("concurrency_block", "int", 25, 4, "protocols per arm per interleaved round of a concurrency probe",
+          minimum=1),
     Param("concurrency_arms", "list[str]", list(CONC_ARMS), ["stock", "remit_gate"], "concurrency arms",
           tuple(CONC_ARMS)),
     Param("concurrency_backends", "list[str]", ["sqlite", "postgres"], ["sqlite"], "concurrency backends",
           ("sqlite", "postgres")),
-    Param("bootstrap", "int", 2000, 200, "bootstrap resamples for the spread of the ratios"),
+    Param("bootstrap", "int", 2000, 200, "bootstrap resamples for the spread of the ratios", minimum=1),
     Param("seed", "int", 0, 0, "base seed: arm order per repetition and bootstrap resampling"),
 )
 
