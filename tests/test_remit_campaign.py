@@ -12,7 +12,8 @@ from probes.remit.campaign import CAMPAIGN as REMIT, row
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = dict(backends=["memory"], langgraph_kinds=["fd", "cv"], ledger_points=["exc"], recovery_modes=["none"],
-             mutants=False, hypothesis_examples=20, hypothesis_steps=15, z3_max_len=3)
+             hypothesis_examples=20, hypothesis_steps=15, stateful_examples=4, stateful_steps=8,
+             stateful_backends=["memory"])
 
 
 def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
@@ -28,6 +29,9 @@ def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
     assert frameworks == {"langgraph+remit"}
     model = next(r for r in a.receipts if r.probe == "verify.model").observations
     assert model["conformance"]["conforms"] and model["conformance"]["states"] > 50
+    obs = {r.probe: r.observations for r in a.receipts}
+    assert obs["verify.stateful.memory"]["holds"] and obs["verify.stateful.memory"]["steps"] > 0
+    assert obs["verify.lg_conformance.memory"]["remit_passes_all_stock_passes"]
 
 
 def test_bench_campaign_small(tmp_path: Path) -> None:
