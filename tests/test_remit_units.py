@@ -66,7 +66,7 @@ def test_core_rejects_unknown_inputs() -> None:
 def test_owner_identity_and_liveness() -> None:
     me = os.getpid()
     start = cl.process_start(me)
-    assert start and start == cl.process_start(me) and start.isdigit()
+    assert start and start == cl.process_start(me) and start.isdigit() and int(start) > 0  # field 22, starttime
     assert cl.process_start(999_999_999) == ""
     owner = cl.Owner.new()
     assert (owner.host, owner.pid, owner.pstart) == (cl.HOST, me, start)
@@ -432,6 +432,13 @@ def test_claims_for_each_saver(tmp_path: Path, pg: Any) -> None:
         def __init__(self, inner: Any) -> None:
             self.inner = inner
     assert cl.underlying(Delegate(Delegate(mem))) is mem
+    chain: Any = mem
+    for _ in range(6):  # six delegates deep: still unwrapped
+        chain = Delegate(chain)
+    assert cl.underlying(chain) is mem
+    loop = Delegate(None)
+    loop.inner = loop  # a cyclic delegate chain terminates
+    assert cl.underlying(loop) is loop
     assert isinstance(cl.claims_for(Delegate(mem)), cl.MemoryClaims)
     assert cl.underlying(object()) is not None
 
