@@ -152,7 +152,9 @@ class RemitSaver(BaseCheckpointSaver):
                 break
             assert row is not None
             inserted = self._claims.take_over(key, row.owner, me)  # TAKEOVER: conditional on the old owner
-        row = self._claims.read(key) if row is None else row
+        else:
+            if core.gate_decision(inserted, None, False) is core.GateDecision.CONSUME:
+                return  # the last attempt's insert or takeover won
         raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
 
     def _closed(self, exc: BaseException) -> StoreClosed | None:

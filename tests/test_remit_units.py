@@ -184,6 +184,13 @@ def test_wrap_options_are_checked() -> None:
                          (dict(validator=int), TypeError, "validator=int is not a pydantic model")):
         with pytest.raises(err, match=msg):
             wrap(InMemorySaver(), **kw)
+    from remit_ref import RemitSaver
+
+    direct, wrapped = RemitSaver(InMemorySaver()), wrap(InMemorySaver())
+    for name in ("fork_intent", "consume_gate", "addressed_is_fork", "claim_ttl", "_use_graph_schema", "_explicit"):
+        assert getattr(direct, name) == getattr(wrapped, name), name  # one set of defaults, documented once
+    assert (direct.fork_intent, direct.consume_gate, direct.addressed_is_fork, direct.claim_ttl) == (True, False, True,
+                                                                                                   None)
     saver = wrap(InMemorySaver(), claim_ttl=5, claims=cl.MemoryClaims())
     assert saver.claim_ttl == 5 and isinstance(saver._claims, cl.MemoryClaims)
     assert wrap(InMemorySaver())._claims is None
@@ -511,3 +518,30 @@ def test_ledger_beside_savers(tmp_path: Path, pg: Any) -> None:
 
 
 # ---- how a read is classified ---------------------------------------------------------------------
+
+
+def test_claim_under_churn_decides_on_the_last_attempt() -> None:
+    """A claim row that keeps vanishing between our insert and our read: the last attempt's insert
+    still counts, and when every attempt loses the resume is refused (owner unknown), never run."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import ConsumeConflict, wrap
+
+    class Churn(cl.MemoryClaims):
+        def __init__(self, wins_at: int) -> None:
+            super().__init__()
+            self.inserts, self.wins_at = 0, wins_at
+
+        def try_insert(self, key: cl.Key, owner: cl.Owner) -> bool:
+            self.inserts += 1
+            return self.inserts == self.wins_at
+
+        def read(self, key: cl.Key) -> None:
+            return None
+
+    saver = wrap(InMemorySaver(), consume_gate=True, claims=Churn(wins_at=4))
+    assert saver._claim("t", "c", "i") is None and saver._claims.inserts == 4
+    saver = wrap(InMemorySaver(), consume_gate=True, claims=Churn(wins_at=0))
+    with pytest.raises(ConsumeConflict, match="consumed by \\?"):
+        saver._claim("t", "c", "i")
+    assert saver._claims.inserts == 4
