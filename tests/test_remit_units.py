@@ -545,3 +545,42 @@ def test_claim_under_churn_decides_on_the_last_attempt() -> None:
     with pytest.raises(ConsumeConflict, match="consumed by \\?"):
         saver._claim("t", "c", "i")
     assert saver._claims.inserts == 4
+
+
+def test_only_database_closed_errors_are_translated() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    class Failing(InMemorySaver):
+        def get_tuple(self, config: Any) -> Any:
+            raise RuntimeError("the stream was closed by the caller")  # not a database connection error
+
+    with pytest.raises(RuntimeError, match="stream was closed") as info:
+        wrap(Failing()).get_tuple({"configurable": {"thread_id": "t"}})
+    assert type(info.value) is RuntimeError
+    with pytest.raises(TypeError, match="validator must be None, False"):
+        wrap(InMemorySaver(), validator=0)
+
+
+def test_a_retry_after_the_answer_was_recorded_still_needs_the_claim() -> None:
+    """The winner recorded its answer and is still running (a live owner): a thread-only resume that
+    reads the checkpoint now sees the recorded answer, and must still lose the claim."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.constants import NULL_TASK_ID
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    base = InMemorySaver()
+    saver = wrap(base, consume_gate=True)
+    app = _app(saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    tup = base.get_tuple(cfg)
+    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
+    saver._claims.try_insert(("t", "", tup.config["configurable"]["checkpoint_id"], iid), cl.Owner.new())
+    base.put_writes(tup.config, [("__resume__", True)], NULL_TASK_ID)  # the winner's recorded answer
+    with pytest.raises(ConsumeConflict):
+        app.invoke(Command(resume=False), cfg)
+    assert app.get_state(cfg).next == ("n",)
