@@ -26,5 +26,5 @@ def test_langgraph_conformance_suite(backend: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_langgraph_conformance_suite_postgres(tmp_path: Path) -> None:
-    with postgres_service(tmp_path / "pg") as service:
+    with postgres_service() as service:
         _check(lg_conformance.run("postgres", service.fresh_dsn("lgconf"), tmp_path))

@@ -48,7 +48,7 @@ def test_first_use_races_on_fresh_postgres(tmp_path: Path) -> None:
     tally: dict[str, int] = {}
     started = time.monotonic()
     try:
-        with postgres_service(tmp_path / "pg") as service:
+        with postgres_service() as service:
             for n in range(rounds):
                 dsn = service.fresh_dsn(f"first{n}")
                 ledger = str(tmp_path / f"effects-{n}.sqlite")

@@ -29,7 +29,7 @@ def test_real_saver_follows_the_model(backend: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_saver_follows_the_model_postgres(tmp_path: Path) -> None:
-    with postgres_service(tmp_path / "pg") as service:
+    with postgres_service() as service:
         _check(stateful.run("postgres", service.fresh_dsn("stateful"), tmp_path, examples=10, steps=12))
 
 
