@@ -584,3 +584,21 @@ def test_a_retry_after_the_answer_was_recorded_still_needs_the_claim() -> None:
     with pytest.raises(ConsumeConflict):
         app.invoke(Command(resume=False), cfg)
     assert app.get_state(cfg).next == ("n",)
+
+
+def test_wrapper_offers_optional_methods_only_where_the_base_does() -> None:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import RemitSaver, wrap
+
+    class Pruning(InMemorySaver):
+        def prune(self, *a: Any, **k: Any) -> str:
+            return "pruned"
+
+    plain, pruning = type(wrap(InMemorySaver())), type(wrap(Pruning()))
+    for m in ("delete_for_runs", "adelete_for_runs", "copy_thread", "acopy_thread", "prune", "aprune"):
+        assert getattr(plain, m) is getattr(BaseCheckpointSaver, m), m  # InMemorySaver 4.1.1 has none of them
+    assert pruning.prune is RemitSaver.prune and pruning.aprune is BaseCheckpointSaver.aprune
+    assert wrap(Pruning()).prune() == "pruned"
+    assert issubclass(plain, RemitSaver) and plain is type(wrap(InMemorySaver()))  # built once per method set
