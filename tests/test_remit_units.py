@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, TypedDict
+from typing import Annotated, Any, Iterator, TypedDict
 
 import pytest
 
@@ -602,3 +602,35 @@ def test_wrapper_offers_optional_methods_only_where_the_base_does() -> None:
     assert pruning.prune is RemitSaver.prune and pruning.aprune is BaseCheckpointSaver.aprune
     assert wrap(Pruning()).prune() == "pruned"
     assert issubclass(plain, RemitSaver) and plain is type(wrap(InMemorySaver()))  # built once per method set
+
+
+def _append(a: list[str], b: Any) -> list[str]:
+    return a + ([b] if isinstance(b, str) else list(b))
+
+
+class R(TypedDict):
+    items: Annotated[list[str], _append]
+    last: str
+
+
+def test_reducer_deltas_are_not_validated_as_field_values() -> None:
+    """A write to a reducer channel is a delta (here one str appended to a list[str]); it is checked
+    on the reduced value at put, never as a value of the field's type."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    from remit_ref import InvalidCheckpoint, wrap
+
+    g = StateGraph(R)
+    g.add_node("n", lambda s: {"items": "x", "last": "x"})
+    g.add_edge(START, "n")
+    g.add_edge("n", END)
+    app = g.compile(checkpointer=wrap(InMemorySaver()))
+    assert app.invoke({"items": ["a"], "last": ""}, {"configurable": {"thread_id": "r"}})["items"] == ["a", "x"]
+    bad = StateGraph(R)
+    bad.add_node("n", lambda s: {"last": 3})
+    bad.add_edge(START, "n")
+    bad.add_edge("n", END)
+    with pytest.raises(InvalidCheckpoint, match="last"):
+        bad.compile(checkpointer=wrap(InMemorySaver())).invoke({"items": [], "last": ""},
+                                                               {"configurable": {"thread_id": "b"}})
