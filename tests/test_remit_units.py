@@ -634,3 +634,39 @@ def test_reducer_deltas_are_not_validated_as_field_values() -> None:
     with pytest.raises(InvalidCheckpoint, match="last"):
         bad.compile(checkpointer=wrap(InMemorySaver())).invoke({"items": [], "last": ""},
                                                                {"configurable": {"thread_id": "b"}})
+
+
+def test_lock_retries_and_lease_arithmetic_and_closed_detection(tmp_path: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import ConsumeConflict, wrap
+
+    store = cl.SqliteClaims(sqlite3.connect(str(tmp_path / "r.sqlite"), check_same_thread=False), threading.Lock(),
+                            retries=3)
+    calls: list[int] = []
+
+    def locked(cur: sqlite3.Cursor) -> None:
+        calls.append(1)
+        raise sqlite3.OperationalError("database is locked")
+    with pytest.raises(sqlite3.OperationalError):
+        store._run(locked)
+    assert len(calls) == 3  # exactly `retries` attempts
+    # lease: a claim stamped in the future (another host's clock ahead) is not expired for a short ttl
+    claims = cl.MemoryClaims()
+    saver = wrap(InMemorySaver(), consume_gate=True, claim_ttl=0.9, claims=claims)
+    claims._rows[("t", "", "c", "i")] = cl.ClaimRow("far/1/1/n", "far", 1, "1", time.time() + 1000)
+    with pytest.raises(ConsumeConflict):
+        saver._claim("t", "c", "i")
+    claims._rows[("t", "", "c", "i")] = cl.ClaimRow("far/1/1/n", "far", 1, "1", time.time() - 5)
+    assert saver._claim("t", "c", "i") is None  # expired: taken over
+
+    class Conn:
+        def __init__(self, closed: bool) -> None:
+            self.closed = closed
+
+    class Saver:
+        def __init__(self, closed: bool) -> None:
+            self.conn = Conn(closed)
+    assert cl._pg_closed(Saver(False), RuntimeError("server closed the connection unexpectedly"))
+    assert cl._pg_closed(Saver(True), RuntimeError("boom"))
+    assert not cl._pg_closed(Saver(False), RuntimeError("boom"))
