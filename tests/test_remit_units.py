@@ -124,7 +124,7 @@ def test_sqlite_claims_wait_for_another_writer_and_give_up_when_told(tmp_path: P
     impatient = cl.SqliteClaims(sqlite3.connect(path, timeout=0, check_same_thread=False), threading.Lock(), retries=2)
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         impatient.try_insert(("t", "", "c", "1"), cl.Owner.new())
-    timer = threading.Timer(0.2, lambda: blocker.execute("COMMIT"))
+    timer = threading.Timer(1.0, lambda: blocker.execute("COMMIT"))  # outlasts a shrunken back-off
     timer.start()
     patient = cl.SqliteClaims(sqlite3.connect(path, timeout=0, check_same_thread=False), threading.Lock())
     assert patient.try_insert(("t", "", "c", "1"), cl.Owner.new()) is True
