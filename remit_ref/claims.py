@@ -17,6 +17,7 @@ makes a dead owner's claim recoverable:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sqlite3
@@ -26,6 +27,8 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from remit_ref.errors import StoreClosed
 
 HOST = socket.gethostname()
 
@@ -44,6 +47,33 @@ CREATE TABLE IF NOT EXISTS remit_claims (
 )
 """
 _PG_DDL = _SQLITE_DDL.replace("REAL", "DOUBLE PRECISION")
+# SQLite: one b-tree keyed by the primary key (no rowid table beside an index): half the pages to
+# create on first use and to write per claim.
+_SQLITE_DDL = _SQLITE_DDL.replace("interrupt_id)\n)", "interrupt_id)\n) WITHOUT ROWID")
+
+
+def pg_create(conn: Any, ddl: str, table: str) -> None:
+    """Create ``table`` race-free: concurrent first users serialise on an advisory lock.
+
+    A bare ``CREATE TABLE IF NOT EXISTS`` is not atomic in PostgreSQL: two sessions can
+    both pass the existence test and one then fails on the catalog (``DuplicateObject:
+    type ... already exists`` or a unique violation). Under the transaction-scoped
+    advisory lock the second creator runs after the first committed and finds the table.
+    """
+    if _first(conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()) is not None:
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("remit_ref:" + table,))
+        conn.execute(ddl)
+
+
+def _first(row: Any) -> Any:
+    return next(iter(row.values())) if isinstance(row, dict) else row[0]
+
+
+def _pg_closed(saver: Any, exc: BaseException) -> bool:
+    conn = getattr(saver, "conn", None)
+    return bool(getattr(conn, "closed", False)) or "closed" in str(exc)
 
 
 def process_start(pid: int) -> str:
@@ -193,12 +223,29 @@ class SqliteClaims(ClaimStore):
         self._ready = False
 
     def _run(self, fn: Callable[[sqlite3.Cursor], Any]) -> Any:
-        # Other processes may hold the write lock for a moment: retry "database is locked".
+        """Run ``fn`` in one transaction and commit it *without its own fsync*.
+
+        The claim needs to be visible to the other processes (committed), not durable
+        on its own: the commit runs with ``PRAGMA synchronous=NORMAL`` (restored right
+        after; a connection already at NORMAL or OFF is left as it is). In WAL mode --
+        SqliteSaver's -- NORMAL does not sync on commit, never risks corruption, and the
+        saver's next synced commit on this database (the resume write the loop makes
+        right after this read) flushes the claim too, the WAL being one file synced as
+        a whole. So the gate adds no durable write of its own. Other processes may hold
+        the write lock for a moment: "database is locked" is retried.
+        """
         delay = 0.002
         for attempt in range(self.retries):
             with self.lock:
-                cur = self.conn.cursor()
                 try:
+                    cur = self.conn.cursor()
+                except sqlite3.ProgrammingError as exc:  # closed connection
+                    raise StoreClosed("SqliteSaver", str(exc)) from exc
+                sync = None
+                try:
+                    sync = cur.execute("PRAGMA synchronous").fetchone()[0]
+                    if sync > 1:
+                        cur.execute("PRAGMA synchronous=NORMAL")
                     if not self._ready:
                         cur.execute(_SQLITE_DDL)  # committed together with the first claim
                     out = fn(cur)
@@ -211,8 +258,14 @@ class SqliteClaims(ClaimStore):
                         raise
                     if attempt == self.retries - 1:
                         raise
+                except sqlite3.ProgrammingError as exc:
+                    raise StoreClosed("SqliteSaver", str(exc)) from exc
                 finally:
-                    cur.close()
+                    if sync is not None and sync > 1:
+                        with contextlib.suppress(sqlite3.Error):
+                            cur.execute(f"PRAGMA synchronous={int(sync)}")
+                    with contextlib.suppress(sqlite3.Error):
+                        cur.close()
             time.sleep(delay)  # back-off between lock attempts (not a synchronisation)
             delay = min(delay * 2, 0.05)
         raise RuntimeError("unreachable")
@@ -264,6 +317,12 @@ class SqliteClaims(ClaimStore):
 class PostgresClaims(ClaimStore):
     """Claims in the PostgresSaver's database, through the saver's connection (or pool)."""
 
+    # A claim (insert or takeover) commits with synchronous_commit off for that one
+    # transaction: it is visible to every other session at once (that is what excludes
+    # them) but adds no WAL flush of its own; the saver's next synchronous commit -- the
+    # resume write -- flushes it with everything before it (the WAL is a prefix).
+    _ASYNC = "WITH _remit AS (SELECT set_config('synchronous_commit', 'off', true)) "
+
     def __init__(self, saver: Any) -> None:
         self.saver = saver
         self._ready = False
@@ -271,24 +330,23 @@ class PostgresClaims(ClaimStore):
     def _run(self, sql: str, params: tuple = (), fetch: bool = False) -> Any:
         import psycopg
 
-        for attempt in range(5):
-            try:
-                with self.saver._cursor() as cur:
-                    if not self._ready:
-                        cur.execute(_PG_DDL)
-                        self._ready = True
-                    cur.execute(sql.replace("?", "%s"), params)
-                    if fetch:
-                        return cur.fetchall()
-                    return cur.rowcount
-            except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
-                # Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: retry.
-                if attempt == 4:
-                    raise
-        raise RuntimeError("unreachable")
+        try:
+            with self.saver._cursor() as cur:
+                if not self._ready:
+                    pg_create(cur.connection, _PG_DDL, "remit_claims")
+                    self._ready = True
+                cur.execute(sql.replace("?", "%s"), params)
+                if fetch:
+                    return cur.fetchall()
+                return cur.rowcount
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            if _pg_closed(self.saver, exc):
+                raise StoreClosed(type(self.saver).__name__, str(exc).strip()) from exc
+            raise
 
     def try_insert(self, key: Key, owner: Owner) -> bool:
-        n = self._run("INSERT INTO remit_claims VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+        n = self._run(self._ASYNC + "INSERT INTO remit_claims SELECT ?,?,?,?,?,?,?,?,? FROM _remit "
+                      "ON CONFLICT DO NOTHING",
                       (*key, owner.token, owner.host, owner.pid, owner.pstart, time.time()))
         return n == 1
 
@@ -305,7 +363,8 @@ class PostgresClaims(ClaimStore):
 
     def take_over(self, key: Key, old_owner: str, owner: Owner) -> bool:
         n = self._run(
-            f"UPDATE remit_claims SET owner=?, host=?, pid=?, pstart=?, claimed_at=? WHERE {_WHERE} AND owner=?",
+            self._ASYNC + "UPDATE remit_claims SET owner=?, host=?, pid=?, pstart=?, claimed_at=? FROM _remit "
+            f"WHERE {_WHERE} AND owner=?",
             (owner.token, owner.host, owner.pid, owner.pstart, time.time(), *key, old_owner))
         return n == 1
 
@@ -345,14 +404,15 @@ def sqlite_claims(path: str) -> SqliteClaims:
 
 def postgres_claims(dsn: str) -> "PostgresClaims":
     """Claims in a PostgreSQL database through a sync connection of their own (e.g. beside AsyncPostgresSaver)."""
-    import contextlib
-
     import psycopg
 
     conn = psycopg.connect(dsn, autocommit=True)
     lock = threading.Lock()
 
     class _Own:
+        def __init__(self) -> None:
+            self.conn = conn
+
         @contextlib.contextmanager
         def _cursor(self):  # the one method PostgresClaims uses
             with lock, conn.cursor() as cur:

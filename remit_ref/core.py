@@ -1,26 +1,30 @@
 """REMIT's decision core: pure functions, no I/O, no LangGraph import.
 
-Every decision REMIT takes lives here so that it can be checked apart from the code
-that talks to a database: against the reference model over every reachable state
-(``probes/remit/model.py``), by Hypothesis stateful tests, symbolically with z3, and
-by mutation (``probes/remit/mutants.py`` replaces these functions one at a time).
+Every decision REMIT takes lives here, and every function here is called by the saver
+or the ledger (nothing is kept only to be verified). They are checked apart from the
+code that talks to a database (``probes/remit/verify.py``: the contract properties on
+every input of their finite domains, z3 for the gate), and in place through the real
+saver by the model-based stateful test (``probes/remit/stateful.py``), and mutated by
+cosmic-ray (``mutation/remit_ref.toml``).
 
-The four decisions:
+The three decisions:
 
-* ``recovery_decision``  where execution continues after a crash (durable log only);
-* ``admit_effect``       whether a side effect may fire, given the ledger's record;
-* ``resume_intent``      is a resume a FORK (new branch, new value) or a RETRY;
-* ``gate_decision``      who consumes an interrupt when several resumes race.
+* ``admit_effect``       whether a side effect may fire, given the ledger's record (ledger);
+* ``resume_intent``      is a resume a FORK (new branch, new value) or a RETRY (saver, read path);
+* ``gate_decision``      who consumes an interrupt when several resumes race (saver, gate).
 
-plus two pure transformations the saver applies to what it reads:
-``fork_view`` (drop recorded answers for a FORK) and ``claim_targets`` (which
-interrupt ids a resume consumes).
+plus three pure transformations: ``fork_view`` (drop recorded answers for a FORK),
+``claim_targets`` (which interrupt ids a resume consumes) and ``first_invalid`` (the
+first schema violation among the values about to be written).
+
+Where execution continues after a crash is LangGraph's decision (its durable
+checkpoints and pending writes), not REMIT's: REMIT does not re-decide it.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 RESUME_CHANNEL = "__resume__"
 INTERRUPT_CHANNEL = "__interrupt__"
@@ -47,18 +51,6 @@ class GateDecision(str, Enum):
     CONSUME = "consume"    # this resume owns the interrupt: run the nodes
     TAKEOVER = "takeover"  # the previous owner is dead (or its lease expired): take it over
     CONFLICT = "conflict"  # someone alive owns it: raise ConsumeConflict before any node runs
-
-
-def recovery_decision(durable_log: Sequence[tuple[int, bool]]) -> int:
-    """The task recovery continues at: one past the durable frontier.
-
-    Only valid records count (an invalid one can never be durable under REMIT, and a
-    reader must not trust one if it is). A pure function of the durable log: equal
-    durable state gives an equal decision (RD), and no task at or below the frontier
-    runs again (PC).
-    """
-    frontier = max((idx for idx, valid in durable_log if valid), default=0)
-    return frontier + 1
 
 
 def admit_effect(recorded: str | None) -> Admission:
@@ -121,29 +113,20 @@ def claim_targets(interrupt_ids: Iterable[str], answered_ids: Iterable[str] | No
     return sorted(ids)
 
 
-def gate_decision(inserted: bool, owner: str | None, me: str, owner_alive: bool | None,
-                  lease_expired: bool) -> GateDecision:
+def gate_decision(inserted: bool, owner_alive: bool | None, lease_expired: bool) -> GateDecision:
     """Who consumes an interrupt, after an atomic ``INSERT ... unique`` of the claim.
 
-    ``inserted``: our insert won. Otherwise ``owner`` holds it: if that is a dead
-    process on this host (``owner_alive is False``) or its lease expired, take it over
-    (conditionally, so two takers still yield one winner); otherwise conflict. A claim
-    held by ourselves (same owner token, i.e. the same resume call retrying its claim)
-    is ours. ``owner_alive is None`` means "cannot tell" (another host): only the
-    lease can free it.
+    ``inserted``: our insert won -- consume. Otherwise another resume holds the claim:
+    if its owner is a dead process on this host (``owner_alive is False``) or its lease
+    expired, take it over (conditionally, so two takers still yield one winner);
+    otherwise conflict. ``owner_alive is None`` means "cannot tell" (another host):
+    only the lease can free it.
     """
     if inserted:
-        return GateDecision.CONSUME
-    if owner == me:
         return GateDecision.CONSUME
     if owner_alive is False or lease_expired:
         return GateDecision.TAKEOVER
     return GateDecision.CONFLICT
-
-
-def persist_decision(invalid_reason: str | None) -> bool:
-    """Checkpoint validity: persist only a state with no schema violation (CV)."""
-    return invalid_reason is None
 
 
 def first_invalid(values: dict[str, Any], check: Any) -> tuple[str, str] | None:

@@ -58,3 +58,15 @@ class EffectInDoubt(RemitError):
             f"as done (crash in between); check the external system, then call "
             f"ledger.resolve({thread_id!r}, {task!r}, {effect_id!r}, fired=True|False)"
         )
+
+
+class StoreClosed(RemitError):
+    """The wrapped saver's database connection is closed: nothing was read or written."""
+
+    def __init__(self, saver: str, detail: str) -> None:
+        self.saver = saver
+        self.detail = detail
+        super().__init__(
+            f"the connection of the wrapped {saver} is closed ({detail}); open a new connection and "
+            f"wrap a new saver on it (remit_ref.wrap({saver}(conn)))"
+        )

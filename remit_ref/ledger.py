@@ -67,13 +67,9 @@ class EffectLedger:
 
             self._kind = "postgres"
             self._pg = psycopg.connect(str(target), autocommit=True)
-            for attempt in range(5):
-                try:
-                    self._pg.execute(_DDL)
-                    break
-                except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
-                    if attempt == 4:
-                        raise
+            from remit_ref.claims import pg_create
+
+            pg_create(self._pg, _DDL, "remit_effects")
         else:
             self._kind = "sqlite"
             self._conn = sqlite3.connect(str(target), timeout=60, isolation_level=None, check_same_thread=False)

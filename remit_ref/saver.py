@@ -35,8 +35,8 @@ from remit_ref._langgraph import (
     interrupt_ids,
     schema_checker,
 )
-from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive
-from remit_ref.errors import ConsumeConflict, InvalidCheckpoint
+from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive, underlying
+from remit_ref.errors import ConsumeConflict, InvalidCheckpoint, StoreClosed
 
 Validator = Callable[[str, Any], "str | None"]
 
@@ -60,8 +60,18 @@ class RemitSaver(BaseCheckpointSaver):
                             f"pass InMemorySaver(), SqliteSaver(conn) or PostgresSaver(conn)")
         if isinstance(base, RemitSaver):
             raise TypeError("this saver is already wrapped by REMIT; wrap the underlying saver once")
-        if claim_ttl is not None and not claim_ttl > 0:
-            raise ValueError(f"claim_ttl must be a positive number of seconds or None, not {claim_ttl!r}")
+        for name, flag in (("fork_intent", fork_intent), ("consume_gate", consume_gate),
+                           ("addressed_is_fork", addressed_is_fork)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, not {flag!r}")
+        if claim_ttl is not None:
+            if isinstance(claim_ttl, bool) or not isinstance(claim_ttl, (int, float)):
+                raise TypeError(f"claim_ttl must be a number of seconds or None, not {claim_ttl!r}")
+            if not claim_ttl > 0:
+                raise ValueError(f"claim_ttl must be a positive number of seconds or None, not {claim_ttl!r}")
+        if claims is not None and not isinstance(claims, ClaimStore):
+            raise TypeError(f"claims must be a remit_ref.claims.ClaimStore (e.g. remit_ref.claims.sqlite_claims(path)), "
+                            f"not {type(claims).__name__}")
         super().__init__(serde=base.serde)
         self.base = base
         self.fork_intent = fork_intent
@@ -115,41 +125,67 @@ class RemitSaver(BaseCheckpointSaver):
             ids = interrupt_ids(pending)
             for iid in core.claim_targets(ids, ctx.resume_map_ids):
                 self._claim(str(conf.get("thread_id")), tup.config["configurable"].get("checkpoint_id", ""), iid)
-        if intent is core.Intent.FORK and answered_before:
+        if answered_before:  # a FORK's view drops the recorded answers; a RETRY's is the same writes
             tup = tup._replace(pending_writes=core.fork_view(pending, intent))
         return tup
 
     def _claim(self, thread_id: str, checkpoint_id: str, iid: str) -> None:
+        """Claim one interrupt, or raise ConsumeConflict; every outcome is ``core.gate_decision``'s."""
         assert self._claims is not None
         key = (thread_id, "", checkpoint_id, iid)
         me = Owner.new()
         inserted = self._claims.try_insert(key, me)
+        row = None
         for _ in range(3):
-            if inserted:
-                return
-            row = self._claims.read(key)
-            if row is None:  # released between our insert and read: try again
-                inserted = self._claims.try_insert(key, me)
-                continue
-            alive = owner_alive(row.host, row.pid, row.pstart)
-            expired = self.claim_ttl is not None and time.time() - row.claimed_at > self.claim_ttl
-            decision = core.gate_decision(False, row.owner, me.token, alive, expired)
+            if not inserted:
+                row = self._claims.read(key)
+                if row is None:  # released between our insert and read: try again
+                    inserted = self._claims.try_insert(key, me)
+                    continue
+            alive = None if row is None else owner_alive(row.host, row.pid, row.pstart)
+            expired = (row is not None and self.claim_ttl is not None
+                       and time.time() - row.claimed_at > self.claim_ttl)
+            decision = core.gate_decision(inserted, alive, expired)
             if decision is core.GateDecision.CONSUME:
                 return
-            if decision is core.GateDecision.TAKEOVER:
-                inserted = self._claims.take_over(key, row.owner, me)
-                continue
-            raise ConsumeConflict(thread_id, checkpoint_id, iid, row.owner.rsplit("/", 1)[0])
-        row = self._claims.read(key)
+            if decision is core.GateDecision.CONFLICT:
+                break
+            assert row is not None
+            inserted = self._claims.take_over(key, row.owner, me)  # TAKEOVER: conditional on the old owner
+        else:
+            if core.gate_decision(inserted, None, False) is core.GateDecision.CONSUME:
+                return  # the last attempt's insert or takeover won
         raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
+
+    def _closed(self, exc: BaseException) -> StoreClosed | None:
+        """A clear error for a closed connection (sqlite3 / psycopg say it their own way)."""
+        module = type(exc).__module__
+        if ("closed" in str(exc) and (module.startswith("psycopg") or module == "sqlite3")):
+            return StoreClosed(type(underlying(self.base)).__name__, str(exc).strip())
+        return None
+
+    def _raise_closed(self, exc: BaseException) -> None:
+        closed = self._closed(exc)
+        if closed is not None:
+            raise closed from exc
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         ctx = inspect_read(config)
-        return self._after_read(config, self.base.get_tuple(config), ctx)
+        try:
+            tup = self.base.get_tuple(config)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
+        return self._after_read(config, tup, ctx)
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         ctx = inspect_read(config)
-        return self._after_read(config, await self.base.aget_tuple(config), ctx)
+        try:
+            tup = await self.base.aget_tuple(config)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
+        return self._after_read(config, tup, ctx)
 
     def get(self, config: dict[str, Any]) -> Any:
         return self.base.get(config)
@@ -187,7 +223,7 @@ class RemitSaver(BaseCheckpointSaver):
             return
         bad = core.first_invalid(dict(checkpoint.get("channel_values") or {}),
                                  lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None and not core.persist_decision(bad[1]):
+        if bad is not None:
             raise InvalidCheckpoint("put", bad[0], bad[1])
 
     def _validate_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
@@ -198,12 +234,16 @@ class RemitSaver(BaseCheckpointSaver):
         # those are checked at put, on the reduced value. Plain channels are checked here.
         values = {ch: v for ch, v in writes if not ch.startswith("__") and (plain is None or ch in plain)}
         bad = core.first_invalid(values, lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None and not core.persist_decision(bad[1]):
+        if bad is not None:
             raise InvalidCheckpoint("put_writes", bad[0], bad[1])
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
-        return self.base.put(config, checkpoint, metadata, new_versions)
+        try:
+            return self.base.put(config, checkpoint, metadata, new_versions)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
@@ -211,7 +251,11 @@ class RemitSaver(BaseCheckpointSaver):
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         self._validate_writes(config, writes)
-        return self.base.put_writes(config, writes, task_id, task_path)
+        try:
+            return self.base.put_writes(config, writes, task_id, task_path)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
 
     async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
@@ -306,5 +350,29 @@ def wrap(
     ``claim_ttl``          seconds after which any host may take a claim over (lease); None: never.
     ``claims``             a custom ``remit_ref.claims.ClaimStore`` (other stores, async savers).
     """
-    return RemitSaver(base_saver, fork_intent=fork_intent, validator=validator, consume_gate=consume_gate,
-                      addressed_is_fork=addressed_is_fork, claim_ttl=claim_ttl, claims=claims)
+    return _class_for(base_saver)(base_saver, fork_intent=fork_intent, validator=validator,
+                                  consume_gate=consume_gate, addressed_is_fork=addressed_is_fork,
+                                  claim_ttl=claim_ttl, claims=claims)
+
+
+# Optional BaseCheckpointSaver methods: offered by the wrapper only where the wrapped saver offers them.
+_OPTIONAL = ("delete_for_runs", "adelete_for_runs", "copy_thread", "acopy_thread", "prune", "aprune")
+_CLASSES: dict[frozenset[str], type[RemitSaver]] = {}
+
+
+def _class_for(base: Any) -> type[RemitSaver]:
+    """RemitSaver, minus the optional methods the wrapped saver's class does not implement.
+
+    Callers (and LangGraph's conformance suite) detect a saver's capabilities by which
+    methods its class overrides; forwarding a method the base lacks would advertise a
+    capability that only raises NotImplementedError.
+    """
+    missing = frozenset(m for m in _OPTIONAL
+                        if getattr(type(base), m, None) is getattr(BaseCheckpointSaver, m, None))
+    if not missing:
+        return RemitSaver
+    cls = _CLASSES.get(missing)
+    if cls is None:
+        cls = _CLASSES[missing] = type("RemitSaver", (RemitSaver,),
+                                       {m: getattr(BaseCheckpointSaver, m) for m in missing})
+    return cls

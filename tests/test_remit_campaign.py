@@ -12,7 +12,8 @@ from probes.remit.campaign import CAMPAIGN as REMIT, row
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = dict(backends=["memory"], langgraph_kinds=["fd", "cv"], ledger_points=["exc"], recovery_modes=["none"],
-             mutants=False, hypothesis_examples=20, hypothesis_steps=15, z3_max_len=3)
+             hypothesis_examples=20, hypothesis_steps=15, stateful_examples=4, stateful_steps=8,
+             stateful_backends=["memory"])
 
 
 def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
@@ -28,16 +29,19 @@ def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
     assert frameworks == {"langgraph+remit"}
     model = next(r for r in a.receipts if r.probe == "verify.model").observations
     assert model["conformance"]["conforms"] and model["conformance"]["states"] > 50
+    obs = {r.probe: r.observations for r in a.receipts}
+    assert obs["verify.stateful.memory"]["holds"] and obs["verify.stateful.memory"]["steps"] > 0
+    assert obs["verify.lg_conformance.memory"]["remit_passes_all_stock_passes"]
 
 
 def test_bench_campaign_small(tmp_path: Path) -> None:
-    params = BENCH.resolve(dict(overhead_n=3, overhead_block=3, arms=["stock", "remit_default", "remit_gate"],
+    params = BENCH.resolve(dict(overhead_n=3, overhead_block=3, arms=["stock", "remit_default", "remit_gate", "rc_gate"],
                                 concurrency_k=[3], concurrency_n=6), quick=True)
     run = run_campaign(BENCH, params, receipts_root=tmp_path)
     assert not run.harness_errors, run.harness_errors
     table = overhead_table(run.receipts, bootstrap=20)
-    assert set(table["arms"]) == {"stock", "remit_default", "remit_gate"}
-    assert table["arms"]["remit_gate"]["total_ms"]["p50"] > 0
+    assert set(table["arms"]) == {"stock", "remit_default", "remit_gate", "rc_gate"}
+    assert table["arms"]["remit_gate"]["total_ms"]["ratio"] > 0 and set(table["pairs"]) == {"remit_gate/rc_gate"}
     conc = concurrency_table(run.receipts)
     assert [c["exactly_once"] for c in conc] == [True, True] and all(c["protocols"] == 6 for c in conc)
 

@@ -1,9 +1,9 @@
 """Benchmark worker: runs one interrupt-then-resume protocol per request, timing it itself.
 
-Runs under the project's interpreter (arms ``stock`` and ``remit:<options>``) or under
-the separate environment of the published build ``remit-contract==0.1.2``
-(``.cache/remit-contract-venv``; arms ``stock``, ``rc:default``, ``rc:validator``),
-where it is used only through its documented public API (``remit.wrap``).
+Runs under the project's interpreter: arms ``stock``, ``remit:<options>`` (remit_ref)
+and ``rc:default``, ``rc:validator``, ``rc:gate`` (the published build
+``remit-contract==0.1.2``, import name ``remit``, installed beside remit_ref from the
+lock and used only through its documented public API, ``remit.wrap``).
 Protocol: JSON lines on stdin ``{"arm", "db"}`` -> JSON lines on stdout with
 ``interrupt_ms``, ``resume_ms``, ``total_ms`` (``time.perf_counter``), ``fired``.
 Stand-alone on purpose: it imports nothing from ``probes``.
@@ -28,6 +28,7 @@ FIRED: list[str] = []
 
 
 def build(saver: Any) -> Any:
+    from langgraph.config import get_config
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import interrupt
 
@@ -36,7 +37,7 @@ def build(saver: Any) -> Any:
 
     def gate(s: State) -> dict[str, Any]:
         answer = interrupt("approve?")
-        FIRED.append("gate")  # the gated effect (counted in-process)
+        FIRED.append(get_config()["configurable"]["thread_id"])  # the gated effect (counted in-process, per thread)
         return {"answer": bool(answer), "items": list(s.get("items", [])) + ["done"]}
 
     g = StateGraph(State)
@@ -70,6 +71,10 @@ def make_saver(arm: str, conn: sqlite3.Connection) -> Any:
                 raise ValueError("items must be a list of str")
 
         return remit.wrap(SqliteSaver, conn, validator=validate)
+    if arm == "rc:gate":
+        import remit
+
+        return remit.wrap(SqliteSaver, conn, cross_process_gate=True)
     raise ValueError(f"unknown arm {arm!r}")
 
 

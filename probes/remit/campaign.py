@@ -1,8 +1,10 @@
 """Campaign ``remit``: the LangGraph probes rerun through REMIT on every backend, REMIT's
 own probes (cross-process consume gate, dead claim owner, crash-path EO through the
-effect ledger), and the verification of its decision core (reference-model
-conformance over every reachable state, Hypothesis interleavings, z3 / exhaustive
-contracts, mutation adequacy).
+effect ledger), and its verification: the model-based stateful test of the real saver
+on every backend (``probes/remit/stateful.py``), reference-model conformance of the
+decision core, Hypothesis interleavings of the model, the contract properties on
+every input and z3 for the gate. Mutation testing is cosmic-ray's
+(``mutation/remit_ref.toml``, ``./reproduce.sh mutate``).
 
 The LangGraph probes are the LangGraph campaign's own (``probes.langgraph.campaign.
 plan_for(params, "remit")``), run with ``remit_ref.wrap(saver, consume_gate=True)``:
@@ -11,7 +13,6 @@ same protocols, verdict framework ``langgraph+remit``.
 
 from __future__ import annotations
 
-import functools
 import multiprocessing as mp
 from typing import Any, Mapping
 
@@ -46,8 +47,11 @@ PARAMS = (
     Param("race_reps", "int", 3, 1, "repetitions of each race cell", minimum=1),
     Param("hypothesis_examples", "int", 500, 100, "Hypothesis state-machine examples (random interleavings)", minimum=1),
     Param("hypothesis_steps", "int", 60, 30, "maximum steps per Hypothesis example", minimum=1),
-    Param("z3_max_len", "int", 8, 5, "z3: prove the recovery contracts for every durable log up to this length", minimum=1),
-    Param("mutants", "bool", True, True, "run the mutation-adequacy probes"),
+    Param("stateful_examples", "int", 60, 8, "model-based stateful test on the real saver: examples per backend",
+          minimum=1),
+    Param("stateful_steps", "int", 25, 12, "model-based stateful test: maximum steps per example", minimum=1),
+    Param("stateful_backends", "list[str]", ["memory", "sqlite", "postgres"], ["memory", "sqlite"],
+          "backends of the model-based stateful test", BACKENDS),
     Param("seed", "int", 0, 0, "base seed (recorded; Hypothesis runs derandomized)"),
 )
 
@@ -86,11 +90,10 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     specs += [ProbeSpec("verify.model", {"kind": "model"}),
               ProbeSpec("verify.hypothesis", {"kind": "hypothesis"}),
               ProbeSpec("verify.contracts", {"kind": "contracts"})]
-    if params["mutants"]:
-        from probes.remit.mutants import MUTANTS
-
-        specs.append(ProbeSpec("mutant.baseline", {"kind": "mutant", "mutant": None}))
-        specs += [ProbeSpec(f"mutant.{m.name}", {"kind": "mutant", "mutant": m.name}) for m in MUTANTS]
+    specs += [ProbeSpec(f"verify.stateful.{b}", {"kind": "stateful", "backend": b})
+              for b in params["stateful_backends"]]
+    specs += [ProbeSpec(f"verify.lg_conformance.{b}", {"kind": "lg_conformance", "backend": b})
+              for b in params["backends"]]
     return specs
 
 
@@ -275,35 +278,32 @@ def probe_hypothesis(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 def probe_contracts(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     from probes.remit import verify
 
-    return ProbeResult(observations={"finite": verify.finite_contracts(),
-                                     "z3_recovery": verify.z3_recovery(ctx.params["z3_max_len"]),
-                                     "z3_gate": verify.z3_gate()})
+    return ProbeResult(observations={"finite": verify.finite_contracts(), "z3_gate": verify.z3_gate()})
 
 
-@functools.lru_cache(maxsize=1)
-def _baseline() -> dict[str, dict[str, Any]]:
-    from probes.remit.mutants import evaluate
+def probe_stateful(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """The model-based stateful test on the real saver (long profile): counts and coverage."""
+    from probes.remit import stateful
 
-    return evaluate(None)
+    backend = spec.args["backend"]
+    location = ""
+    if backend == "postgres":
+        location = ctx.stores.fresh("postgres", "stateful").location
+    out = stateful.run(backend, location, ctx.workdir, examples=ctx.params["stateful_examples"],
+                       steps=ctx.params["stateful_steps"])
+    res = ProbeResult(observations=out)
+    if out.get("error"):
+        res.harness_errors.append(out["error"])
+    return res
 
 
-def probe_mutant(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.remit.mutants import MUTANTS, evaluate, kills
+def probe_lg_conformance(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """LangGraph's own checkpointer conformance suite on wrap(saver) next to the stock async saver."""
+    from probes.remit import lg_conformance
 
-    base = _baseline()
-    name = spec.args["mutant"]
-    if name is None:
-        bad = {d: [k for k, v in r.items() if v is False] for d, r in base.items()}
-        bad = {d: v for d, v in bad.items() if v}
-        res = ProbeResult(observations={"baseline": base, "all_detectors_pass": not bad})
-        if bad:
-            res.harness_errors.append(f"the unmutated core fails detectors {bad}: mutation results are void")
-        return res
-    mutant = next(m for m in MUTANTS if m.name == name)
-    got = evaluate(mutant)
-    killed_by = kills(base, got)
-    return ProbeResult(observations={"mutant": name, "function": mutant.function, "what": mutant.what,
-                                     "killed": bool(killed_by), "killed_by": killed_by, "detectors": got})
+    backend = spec.args["backend"]
+    location = ctx.stores.fresh("postgres", "lgconf").location if backend == "postgres" else ""
+    return ProbeResult(observations=lg_conformance.run(backend, location, ctx.workdir))
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
@@ -314,7 +314,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return lg_run(spec, ctx)
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
             "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
-            "mutant": probe_mutant}[kind](spec, ctx)
+            "stateful": probe_stateful, "lg_conformance": probe_lg_conformance}[kind](spec, ctx)
 
 
 # ---- headline --------------------------------------------------------------------------------------

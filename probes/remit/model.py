@@ -103,7 +103,7 @@ def core_decisions(core: Any = None) -> Decisions:
         intent = core.resume_intent(addressed=False, flag=None, fork_intent=True)
         targets = core.claim_targets(["i"], None)
         ok = intent is core.Intent.RETRY and targets == ["i"]
-        ok = ok and core.gate_decision(True, None, "me", None, False) is core.GateDecision.CONSUME
+        ok = ok and core.gate_decision(True, None, False) is core.GateDecision.CONSUME
         return ok and core.admit_effect(recorded(s, s.nxt)) is core.Admission.FIRE
 
     def fork_outcome(s: St, v: int, b: Bounds) -> int:
@@ -124,13 +124,16 @@ def core_decisions(core: Any = None) -> Decisions:
             return True
         return intent is core.Intent.RETRY and core.admit_effect("done") is core.Admission.FIRE
 
+    # Recovery is LangGraph's (its durable checkpoints), not a REMIT decision: the model's own
+    # rule stands in; validity is the saver's refusal, exercised on real stores by probes.remit.stateful.
     return Decisions(
-        recover=lambda s: core.recovery_decision(s.log),
+        recover=REFERENCE.recover,
         fire_task=fire_task,
         consume=consume,
         fork_outcome=fork_outcome,
         stray_fires=stray_fires,
-        persist_invalid=lambda: core.persist_decision("schema violation"),
+        persist_invalid=lambda: core.first_invalid({"items": None}, lambda ch, v: "None" if v is None else None)
+        is None,
     )
 
 

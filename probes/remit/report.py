@@ -48,42 +48,6 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
     return df.reindex(sorted(df.columns), axis=1).fillna("")
 
 
-def mutant_table(receipts: list[Receipt]) -> Any:
-    import pandas as pd
-
-    rows = []
-    for r in receipts:
-        if not r.probe.startswith("mutant.") or r.probe == "mutant.baseline":
-            continue
-        o = r.observations
-        rows.append({"mutant": o["mutant"], "function": o["function"], "what it breaks": o["what"],
-                     "killed": o["killed"],
-                     "caught by": "; ".join(f"{d}: {', '.join(f)}" for d, f in sorted(o["killed_by"].items()))
-                     or "SURVIVED"})
-    return pd.DataFrame(rows)
-
-
-def mutant_figure(receipts: list[Receipt]) -> Any:
-    import matplotlib.pyplot as plt
-
-    dets = ("model", "contracts", "hypothesis", "langgraph")
-    names, grid = [], []
-    for r in receipts:
-        if r.probe.startswith("mutant.") and r.probe != "mutant.baseline":
-            names.append(r.observations["mutant"])
-            grid.append([1 if d in r.observations["killed_by"] else 0 for d in dets])
-    fig, ax = plt.subplots(figsize=(6.5, 0.32 * len(names) + 1.2))
-    ax.imshow(grid, cmap="Greens", vmin=0, vmax=1.4, aspect="auto")
-    ax.set_xticks(range(len(dets)), dets)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
-    for i, row in enumerate(grid):
-        for j, v in enumerate(row):
-            ax.text(j, i, "killed" if v else "", ha="center", va="center", fontsize=7)
-    ax.set_title("Which detector catches each mutant of remit_ref.core")
-    fig.tight_layout()
-    return fig
-
-
 def overhead_frame(table: dict[str, Any]) -> Any:
     import pandas as pd
 
@@ -92,27 +56,28 @@ def overhead_frame(table: dict[str, Any]) -> Any:
         for phase in ("interrupt_ms", "resume_ms", "total_ms"):
             p = e[phase]
             rows.append({"arm": arm, "what": e["doc"], "phase": phase.replace("_ms", ""), "n": e["n"],
-                         "p50 ms": p["p50"], "p95 ms": p["p95"], "baseline": e["baseline"],
-                         "p50 vs baseline %": p.get("pct_vs_baseline"), "95% bootstrap %": p.get("pct_ci95")})
+                         "p50 ms": p["p50"], "p95 ms": p["p95"], "p50 ratio to stock": p.get("ratio"),
+                         "95% bootstrap": p.get("ratio_ci95"), "median paired ratio": p.get("paired_ratio"),
+                         "95% bootstrap (paired)": p.get("paired_ratio_ci95")})
     return pd.DataFrame(rows)
 
 
 def overhead_figure(table: dict[str, Any]) -> Any:
     import matplotlib.pyplot as plt
 
-    arms = [a for a, e in table["arms"].items() if "pct_vs_baseline" in e["total_ms"]]
+    arms = [a for a, e in table["arms"].items() if "ratio" in e["total_ms"]]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(arms) + 1.4))
     for i, arm in enumerate(arms):
         p = table["arms"][arm]["total_ms"]
-        lo, hi = p["pct_ci95"]
-        ax.errorbar(p["pct_vs_baseline"], i, xerr=[[p["pct_vs_baseline"] - lo], [hi - p["pct_vs_baseline"]]],
+        lo, hi = p["ratio_ci95"]
+        ax.errorbar(p["ratio"], i, xerr=[[p["ratio"] - lo], [hi - p["ratio"]]],
                     fmt="o", color="tab:green" if arm.startswith("remit") else "tab:purple", capsize=3)
-    ax.axvline(0, color="k", lw=0.8)
-    for x in (2, 5):
+    ax.axvline(1, color="k", lw=0.8)
+    for x in (1.01, 1.03):
         ax.axvline(x, color="grey", lw=0.6, ls="--")
     ax.set_yticks(range(len(arms)), arms)
-    ax.set_xlabel("p50 of the whole protocol vs its baseline (%), 95% bootstrap interval")
-    ax.set_title("Interrupt-then-resume on SqliteSaver: overhead per arm")
+    ax.set_xlabel("p50 of the whole protocol / stock p50 (same process), 95% bootstrap interval")
+    ax.set_title("Interrupt-then-resume on SqliteSaver: cost per arm")
     fig.tight_layout()
     return fig
 
@@ -122,10 +87,11 @@ def concurrency_figure(rows: list[dict[str, Any]]) -> Any:
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
     for backend in sorted({r["backend"] for r in rows}):
-        for arm, ls in (("stock", "--"), ("remit", "-")):
+        for arm in sorted({r["arm"] for r in rows}):
             cell = sorted((r for r in rows if r["backend"] == backend and r["arm"] == arm), key=lambda r: r["k"])
             if not cell:
                 continue
+            ls = "--" if arm == "stock" else "-"
             ks = [r["k"] for r in cell]
             a1.plot(ks, [r["throughput_per_s"] for r in cell], ls, marker="o", label=f"{backend} {arm}")
             a2.plot(ks, [r["median_ms"] for r in cell], ls, marker="o", label=f"{backend} {arm}")
@@ -133,6 +99,6 @@ def concurrency_figure(rows: list[dict[str, Any]]) -> Any:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("threads k")
         ax.set_ylabel(label)
-    a1.legend(fontsize=7)
+    a1.legend(fontsize=6)
     fig.tight_layout()
     return fig

@@ -1,31 +1,42 @@
-"""Symbolic and exhaustive checks of the decision core's contracts.
+"""The contract properties of REMIT's decision core, checked on every input of their
+finite domains (a proof by enumeration of the shipped Python), and the claim protocol
+with z3.
 
-What is *proved* and what is only *tested* (stated again in the receipts):
+Each check states a property of CONTRACT.md section 2 as the core must deliver it --
+never the implementation restated:
 
-* Finite-domain decisions (``admit_effect``, ``resume_intent``, ``gate_decision``,
-  ``persist_decision``, ``claim_targets`` over a 3-id universe, ``fork_view`` over
-  every write list of length <= 3 on a 4-channel alphabet) are checked on **every**
-  input of their (finite) domain by running the shipped Python functions: for those
-  domains this is a proof by enumeration of the Python code itself.
-* ``recovery_decision`` takes logs of unbounded length and unbounded indices. z3
-  proves its contracts (resume point above every durable record -- PC; exactly one
-  past the frontier -- no durable task skipped; a function of the valid records only
-  -- RD) for an SMT *encoding* of it over every log of length <= ``max_len`` with
-  unbounded integer indices. That the Python equals the encoding is checked by
-  enumeration over every log of length <= 3 with indices 1..3 (tested, not proved,
-  beyond that domain).
-* The claim protocol: z3 proves, over the truth table taken from the shipped
-  ``gate_decision`` and an atomic-insert store, that while a claim's owner is alive
-  and its lease unexpired no second resumer consumes (mutual exclusion), and that a
-  dead or expired owner never blocks progress (some resumer can take over).
-  Atomicity of ``INSERT``/conditional ``UPDATE`` is the store's guarantee (SQLite,
-  PostgreSQL), assumed, not proved.
+* **EO / at-most-once** (``admit_effect``): an effect with any ledger record (done, or
+  started and never recorded) is never admitted to fire again; **liveness**: one with
+  no record is admitted (a ledger that refuses everything is vacuous).
+* **FD / FI** (``resume_intent`` + ``fork_view``): a resume marked as a fork -- by the
+  explicit flag, or by its address -- sees none of the answers recorded at the
+  checkpoint, so ``interrupt()`` must take the fork's own value; nothing else is
+  dropped (the interrupt records stay, order kept). **Stock behaviour** where intent
+  says RETRY: the view is exactly what the store returned (byte-identical retries);
+  with ``fork_intent`` off every resume is a retry.
+* **CO** (``claim_targets``): a resume claims every interrupt it answers (a resume map:
+  the ids it names that are pending; a bare resume: all pending ones), and only
+  pending interrupts; claims are taken in one global order (sorted: no two resumes
+  wait on each other).
+* **CO + LV** (``gate_decision``, z3 over its truth table and an atomic-insert store):
+  while a claim's owner is alive (or on another host) and its lease unexpired, no
+  second resumer consumes or takes over (mutual exclusion); a dead or expired owner
+  never blocks (progress); the insert's winner consumes.
+* **CV** (``first_invalid``): a value set with an invalid channel is reported (so
+  nothing is written), the report names an invalid channel, and a valid set is let
+  through.
+
+Atomicity of ``INSERT``/conditional ``UPDATE`` is the store's guarantee (SQLite,
+PostgreSQL), assumed, not proved; the saver's I/O around these functions is exercised
+by the stateful model-based test on real stores (``probes/remit/stateful.py``).
 """
 
 from __future__ import annotations
 
 import itertools
 from typing import Any
+
+RESUME, INTERRUPT = "__resume__", "__interrupt__"
 
 
 def _core(core: Any) -> Any:
@@ -37,7 +48,7 @@ def _core(core: Any) -> Any:
 
 
 def finite_contracts(core: Any = None) -> dict[str, Any]:
-    """Each contract checked on every input; returns per-contract (inputs, failures)."""
+    """Each property checked on every input of its domain; per property (inputs, failures, first failures)."""
     c = _core(core)
     out: dict[str, Any] = {}
 
@@ -45,76 +56,56 @@ def finite_contracts(core: Any = None) -> dict[str, Any]:
         fails = [repr(x) for x in cases if not ok(x)]
         out[name] = {"inputs": len(cases), "failures": len(fails), "first": fails[:3]}
 
-    run("admit_effect", [None, "pending", "done"], lambda r: c.admit_effect(r) == {
-        None: c.Admission.FIRE, "pending": c.Admission.IN_DOUBT, "done": c.Admission.SKIP}[r])
-    intents = list(itertools.product([False, True], [None, "fork", "retry"], [False, True]))
+    records = [None, "pending", "done"]
+    run("EO.recorded_never_fires", [r for r in records if r is not None],
+        lambda r: c.admit_effect(r) is not c.Admission.FIRE)
+    run("EO.in_doubt_is_not_skipped_silently", ["pending"],
+        lambda r: c.admit_effect(r) is c.Admission.IN_DOUBT)
+    run("LV.unrecorded_fires", [None], lambda r: c.admit_effect(r) is c.Admission.FIRE)
 
-    def intent_ok(x: tuple[bool, str | None, bool]) -> bool:
-        addressed, flag, enabled = x
-        want = "retry" if not enabled else (flag if flag else ("fork" if addressed else "retry"))
-        return c.resume_intent(addressed, flag, enabled).value == want
-    run("resume_intent", intents, intent_ok)
+    alphabet = [RESUME, INTERRUPT, "value", "branch:to:n"]
+    writes = [[(f"t{i}", ch, i) for i, ch in enumerate(w)] for n in range(4)
+              for w in itertools.product(alphabet, repeat=n)]
+    wires = list(itertools.product([False, True], [None, "fork", "retry"], [False, True]))
 
-    gates = list(itertools.product([False, True], [None, "me", "other"], [True, False, None], [False, True]))
+    def view(w: list[Any], addressed: bool, flag: str | None, enabled: bool) -> list[Any]:
+        return c.fork_view(w, c.resume_intent(addressed, flag, enabled))
 
-    def gate_ok(x: tuple[bool, str | None, bool | None, bool]) -> bool:
-        inserted, owner, alive, expired = x
-        got = c.gate_decision(inserted, owner, "me", alive, expired)
-        if inserted or owner == "me":
-            return got is c.GateDecision.CONSUME
-        if alive is False or expired:
-            return got is c.GateDecision.TAKEOVER
-        return got is c.GateDecision.CONFLICT
-    run("gate_decision", gates, gate_ok)
-    run("persist_decision", [None, "bad"], lambda r: c.persist_decision(r) is (r is None))
+    def fd(x: tuple[list[Any], tuple[bool, str | None, bool]]) -> bool:
+        w, (addressed, flag, enabled) = x
+        is_fork = enabled and (flag == "fork" or (flag is None and addressed))
+        got = view(w, addressed, flag, enabled)
+        if not is_fork:
+            return got == w  # a retry sees exactly what the store returned (stock)
+        others = [x for x in w if x[1] != RESUME]
+        return all(x[1] != RESUME for x in got) and got == others  # no recorded answer; nothing else lost
+
+    run("FD.fork_sees_no_recorded_answer.retry_is_stock", [(w, wire) for w in writes for wire in wires], fd)
 
     universe = ["a", "b", "c"]
     subsets = [list(s) for n in range(4) for s in itertools.combinations(universe, n)]
-    claims = [(ids, ans) for ids in subsets for ans in [None] + subsets]
-    run("claim_targets", claims, lambda x: c.claim_targets(x[0], x[1]) == sorted(
-        set(x[0]) if x[1] is None else set(x[0]) & set(x[1])))
+    cases = [(ids, ans) for ids in subsets for ans in [None] + subsets]
 
-    alphabet = ["__resume__", "__interrupt__", "value", "branch:to:n"]
-    writes = [[(f"t{i}", ch, i) for i, ch in enumerate(w)] for n in range(4)
-              for w in itertools.product(alphabet, repeat=n)]
-    fork_cases = [(w, i) for w in writes for i in (c.Intent.FORK, c.Intent.RETRY)]
-    run("fork_view", fork_cases, lambda x: c.fork_view(x[0], x[1]) == (
-        list(x[0]) if x[1] is c.Intent.RETRY else [w for w in x[0] if w[1] != "__resume__"]))
+    def co(x: tuple[list[str], list[str] | None]) -> bool:
+        pending, answered = x
+        got = c.claim_targets(pending, answered)
+        must = set(pending) if answered is None else set(pending) & set(answered)
+        return set(got) == must and got == sorted(got) and len(got) == len(set(got))
 
-    logs = [list(l) for n in range(4) for l in itertools.product(
-        [(i, v) for i in (1, 2, 3) for v in (True, False)], repeat=n)]
-    run("recovery_decision_vs_encoding", logs,
-        lambda l: c.recovery_decision(l) == 1 + max([i for i, v in l if v], default=0))
+    run("CO.claims_every_answered_pending_interrupt", cases, co)
+
+    def cv(x: tuple[tuple[str, ...], tuple[bool, ...]]) -> bool:
+        channels, valid = x
+        values = {ch: ok for ch, ok in zip(channels, valid)}
+        got = c.first_invalid(values, lambda ch, v: None if v else f"{ch} invalid")
+        if all(valid):
+            return got is None
+        return got is not None and values.get(got[0]) is False and isinstance(got[1], str)
+
+    chans = ("a", "b", "c")
+    cv_cases = [(chans[:n], v) for n in range(4) for v in itertools.product([True, False], repeat=n)]
+    run("CV.invalid_value_is_reported", cv_cases, cv)
     return out
-
-
-def z3_recovery(max_len: int = 8) -> dict[str, Any]:
-    """z3: the recovery encoding's contracts for every log of length <= max_len, unbounded indices."""
-    import z3
-
-    results = {}
-    for n in range(max_len + 1):
-        idx = [z3.Int(f"i{k}") for k in range(n)]
-        ok = [z3.Bool(f"v{k}") for k in range(n)]
-        frontier = z3.IntVal(0)
-        for k in range(n):
-            frontier = z3.If(z3.And(ok[k], idx[k] > frontier), idx[k], frontier)
-        decision = frontier + 1
-        pos = [i >= 1 for i in idx]
-        pc = z3.And([z3.Implies(ok[k], idx[k] < decision) for k in range(n)])
-        tight = z3.Or(decision == 1, z3.Or([z3.And(ok[k], idx[k] == decision - 1) for k in range(n)]) if n else False)
-        # RD: the decision ignores invalid records: flipping their indices cannot change it
-        idx2 = [z3.Int(f"j{k}") for k in range(n)]
-        frontier2 = z3.IntVal(0)
-        for k in range(n):
-            frontier2 = z3.If(z3.And(ok[k], idx2[k] > frontier2), idx2[k], frontier2)
-        same_valid = z3.And([z3.Implies(ok[k], idx[k] == idx2[k]) for k in range(n)])
-        rd = z3.Implies(same_valid, frontier2 + 1 == decision)
-        s = z3.Solver()
-        s.add(z3.And(pos + [i >= 1 for i in idx2]))
-        s.add(z3.Not(z3.And(pc, tight, rd, decision >= 1)))
-        results[n] = str(s.check())  # "unsat" = no counterexample = proved for length n
-    return {"max_len": max_len, "per_length": results, "proved": all(v == "unsat" for v in results.values())}
 
 
 def z3_gate(core: Any = None) -> dict[str, Any]:
@@ -123,7 +114,7 @@ def z3_gate(core: Any = None) -> dict[str, Any]:
 
     c = _core(core)
     # The table of the shipped function for a resumer whose insert lost to another owner.
-    table = {(alive, expired): c.gate_decision(False, "other", "me", alive, expired)
+    table = {(alive, expired): c.gate_decision(False, alive, expired)
              for alive in (True, False, None) for expired in (False, True)}
     Alive = z3.Datatype("Alive")
     for name in ("yes", "no", "unknown"):
@@ -147,7 +138,7 @@ def z3_gate(core: Any = None) -> dict[str, Any]:
     s2.add(decision_is(c.GateDecision.CONFLICT))
     progress = str(s2.check())
     # the winner of the atomic insert always consumes
-    winner = all(c.gate_decision(True, o, "me", al, ex) is c.GateDecision.CONSUME
-                 for o in (None, "me", "other") for al in (True, False, None) for ex in (False, True))
+    winner = all(c.gate_decision(True, al, ex) is c.GateDecision.CONSUME
+                 for al in (True, False, None) for ex in (False, True))
     return {"mutual_exclusion": mutual, "progress": progress, "winner_consumes": winner,
             "proved": mutual == "unsat" and progress == "unsat" and winner}

@@ -172,8 +172,14 @@ def release_stale(backend: str, location: str, remit: dict[str, Any]) -> dict[st
 
 
 def racer(backend: str, location: str, ledger: str, remit: dict[str, Any] | None, incarnation: str,
-          barrier: Any, queue: Any) -> None:
-    """One racer: build the app, wait at the barrier, resume; report through the queue."""
+          barrier: Any, queue: Any, answer: Any = True) -> None:
+    """One racer: build the app, wait at the barrier, resume with ``answer``; report through the queue.
+
+    Outcomes: ``completed`` (the run finished with this racer's own answer: it consumed
+    the interrupt), ``conflict`` (ConsumeConflict), ``served:<answer>`` (the run
+    returned another racer's answer: this resume arrived after the thread had finished,
+    a stray re-delivery), or ``other:...``.
+    """
     from langgraph.types import Command
 
     from remit_ref import ConsumeConflict
@@ -184,8 +190,9 @@ def racer(backend: str, location: str, ledger: str, remit: dict[str, Any] | None
             app = gated_app(saver)
             barrier.wait(timeout=120)
             try:
-                out = app.invoke(Command(resume=True), cfg())
-                outcome = "completed" if out.get("answer") is True else f"other:{out!r}"
+                out = app.invoke(Command(resume=answer), cfg())
+                got = out.get("answer")
+                outcome = "completed" if got == answer else (f"served:{got!r}" if "answer" in out else f"other:{out!r}")
             except ConsumeConflict:
                 outcome = "conflict"
             queue.put({"incarnation": incarnation, "outcome": outcome,
@@ -214,3 +221,18 @@ def crash_run(backend: str, location: str, ledger: str, remit: dict[str, Any] | 
             effects.close()
         return {"out": out, "error": error, "counter": oracle.current().counter.snapshot(),
                 "ledger_order": [e["task"] for e in order]}
+
+
+def racer_loop(backend: str, remit: dict[str, Any] | None, incarnation: str, barrier: Any, inbox: Any,
+               outbox: Any) -> None:
+    """A long-lived racer: for each ``(location, ledger, answer)`` from ``inbox`` (until ``None``), one :func:`racer`.
+
+    Lets a test run many first-use races on fresh databases without paying an
+    interpreter start per racer and race.
+    """
+    while True:
+        job = inbox.get()
+        if job is None:
+            return
+        location, ledger, answer = job
+        racer(backend, location, ledger, remit, incarnation, barrier, outbox, answer)

@@ -1,0 +1,672 @@
+"""Fast, targeted tests of remit_ref's parts on real stores (SQLite files, embedded PostgreSQL,
+InMemorySaver): the claim stores, the ledger, the saver's options and forwarding, the
+frame inspection helpers. They are the first tests of the mutation run
+(``mutation/remit_ref.toml``), so each asserts an observable behaviour a mutant breaks."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any, Iterator, TypedDict
+
+import pytest
+
+from remit_ref import claims as cl
+from remit_ref import core
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[Any]:
+    from probes.core.backends import postgres_service
+
+    with postgres_service() as service:
+        yield service
+
+
+def _sqlite_base(path: Path) -> Any:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
+    saver.setup()
+    return saver
+
+
+def _pg_base(dsn: str) -> Any:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    saver = PostgresSaver(psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row))
+    saver.setup()
+    return saver
+
+
+# ---- core: errors on bad input -----------------------------------------------------------------------
+
+
+def test_core_rejects_unknown_inputs() -> None:
+    for status in ("weird", "aborted", "Done", ""):  # before and after "pending"/"done" in string order
+        with pytest.raises(ValueError, match=f"unknown ledger status {status!r}"):
+            core.admit_effect(status)
+    with pytest.raises(ValueError, match="remit_intent must be 'fork' or 'retry', not 'maybe'"):
+        core.resume_intent(False, "maybe", True)
+    assert core.resume_intent(True, "retry", True) is core.Intent.RETRY
+    assert core.resume_intent(False, "fork", True) is core.Intent.FORK
+    assert core.resume_intent(True, "fork", False) is core.Intent.RETRY
+    assert core.first_invalid({"b": 0, "a": 0, "c": 1}, lambda ch, v: None if v else f"{ch}!") == ("a", "a!")
+
+
+# ---- process identity ------------------------------------------------------------------------------
+
+
+def test_owner_identity_and_liveness() -> None:
+    me = os.getpid()
+    start = cl.process_start(me)
+    assert start and start == cl.process_start(me) and start.isdigit() and int(start) > 0  # field 22, starttime
+    assert cl.process_start(999_999_999) == ""
+    owner = cl.Owner.new()
+    assert (owner.host, owner.pid, owner.pstart) == (cl.HOST, me, start)
+    assert owner.token.startswith(f"{cl.HOST}/{me}/{start}/") and len(owner.token.rsplit("/", 1)[1]) == 12
+    assert cl.Owner.new().token != owner.token
+    assert cl.owner_alive(cl.HOST, me, start) is True
+    assert cl.owner_alive(cl.HOST, me, "") is True             # unknown start time: trust the pid
+    assert cl.owner_alive(cl.HOST, me, start + "0") is False   # pid reused by another process
+    assert cl.owner_alive(cl.HOST, 999_999_999, "1") is False
+    assert cl.owner_alive("another-host", me, start) is None
+    assert cl.owner_alive(cl.HOST, 1, "") is True              # alive, not ours (PermissionError or ok)
+
+
+# ---- the claim stores, one contract ----------------------------------------------------------------------
+
+
+def _stores(tmp_path: Path, pg: Any) -> dict[str, cl.ClaimStore]:
+    return {"memory": cl.MemoryClaims(), "sqlite": cl.sqlite_claims(str(tmp_path / "c.sqlite")),
+            "postgres": cl.postgres_claims(pg.fresh_dsn("claims"))}
+
+
+def test_claim_store_base_is_abstract() -> None:
+    store = cl.ClaimStore()
+    for call in (lambda: store.try_insert(("t", "", "c", "i"), cl.Owner.new()), lambda: store.read(("a",) * 4),
+                 lambda: store.take_over(("a",) * 4, "o", cl.Owner.new()), lambda: store.all_rows(None),
+                 lambda: store.delete(("a",) * 4)):
+        with pytest.raises(NotImplementedError):
+            call()
+
+
+def test_sqlite_claim_commits_without_its_own_sync_and_restores_the_setting(tmp_path: Path) -> None:
+    conn = sqlite3.connect(str(tmp_path / "s.sqlite"), check_same_thread=False)
+    seen: list[int] = []
+    store = cl.SqliteClaims(conn, threading.Lock())
+    assert store._run(lambda cur: seen.append(cur.execute("PRAGMA synchronous").fetchone()[0])) is None
+    assert seen == [1] and conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # NORMAL inside, FULL restored
+    conn.execute("PRAGMA synchronous=OFF")
+    assert store._run(lambda cur: cur.execute("PRAGMA synchronous").fetchone()[0]) == 0  # OFF is left alone
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 0
+    conn.execute("PRAGMA synchronous=EXTRA")
+    assert store.try_insert(("t", "", "c", "i"), cl.Owner.new())
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 3
+    assert not conn.in_transaction  # committed: visible to every other connection
+    other = sqlite3.connect(str(tmp_path / "s.sqlite"))
+    assert other.execute("SELECT count(*) FROM remit_claims").fetchone()[0] == 1
+    ddl = other.execute("SELECT sql FROM sqlite_master WHERE name='remit_claims'").fetchone()[0]
+    assert ddl.rstrip().endswith("WITHOUT ROWID")
+
+
+def test_sqlite_claims_wait_for_another_writer_and_give_up_when_told(tmp_path: Path) -> None:
+    path = str(tmp_path / "w.sqlite")
+    cl.sqlite_claims(path).try_insert(("t", "", "c", "0"), cl.Owner.new())  # table exists
+    blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")
+    impatient = cl.SqliteClaims(sqlite3.connect(path, timeout=0, check_same_thread=False), threading.Lock(), retries=2)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        impatient.try_insert(("t", "", "c", "1"), cl.Owner.new())
+    timer = threading.Timer(1.0, lambda: blocker.execute("COMMIT"))  # outlasts a shrunken back-off
+    timer.start()
+    patient = cl.SqliteClaims(sqlite3.connect(path, timeout=0, check_same_thread=False), threading.Lock())
+    assert patient.try_insert(("t", "", "c", "1"), cl.Owner.new()) is True
+    timer.join()
+
+
+def test_sqlite_other_errors_are_not_retried(tmp_path: Path) -> None:
+    conn = sqlite3.connect(str(tmp_path / "e.sqlite"), check_same_thread=False)
+    store = cl.SqliteClaims(conn, threading.Lock())
+    calls = []
+
+    def bad(cur: sqlite3.Cursor) -> None:
+        calls.append(1)
+        cur.execute("SELECT * FROM no_such_table")
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        store._run(bad)
+    assert calls == [1]
+
+
+def _empty_checkpoint() -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    return empty_checkpoint()
+
+
+class St(TypedDict):
+    value: int
+
+
+def _app(saver: Any) -> Any:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def node(s: St) -> dict[str, int]:
+        return {"value": s["value"] + (1 if interrupt("q") else 0)}
+
+    g = StateGraph(St)
+    g.add_node("n", node)
+    g.add_edge(START, "n")
+    g.add_edge("n", END)
+    return g.compile(checkpointer=saver)
+
+
+def test_wrap_options_are_checked() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    for kw, err, msg in ((dict(consume_gate="no"), TypeError, "consume_gate must be True or False"),
+                         (dict(fork_intent=1), TypeError, "fork_intent must be True or False"),
+                         (dict(addressed_is_fork=None), TypeError, "addressed_is_fork must be True or False"),
+                         (dict(claim_ttl="10"), TypeError, "claim_ttl must be a number"),
+                         (dict(claim_ttl=True), TypeError, "claim_ttl must be a number"),
+                         (dict(claim_ttl=0), ValueError, "positive"), (dict(claim_ttl=-1.5), ValueError, "positive"),
+                         (dict(claims=object()), TypeError, "claims must be a remit_ref.claims.ClaimStore"),
+                         (dict(validator=123), TypeError, "validator must be None, False"),
+                         (dict(validator=int), TypeError, "validator=int is not a pydantic model")):
+        with pytest.raises(err, match=msg):
+            wrap(InMemorySaver(), **kw)
+    from remit_ref import RemitSaver
+
+    direct, wrapped = RemitSaver(InMemorySaver()), wrap(InMemorySaver())
+    for name in ("fork_intent", "consume_gate", "addressed_is_fork", "claim_ttl", "_use_graph_schema", "_explicit"):
+        assert getattr(direct, name) == getattr(wrapped, name), name  # one set of defaults, documented once
+    assert (direct.fork_intent, direct.consume_gate, direct.addressed_is_fork, direct.claim_ttl) == (True, False, True,
+                                                                                                   None)
+    saver = wrap(InMemorySaver(), claim_ttl=5, claims=cl.MemoryClaims())
+    assert saver.claim_ttl == 5 and isinstance(saver._claims, cl.MemoryClaims)
+    assert wrap(InMemorySaver())._claims is None
+    assert wrap(InMemorySaver(), claim_ttl=0.5).claim_ttl == 0.5
+
+
+def test_forwarding_and_administration(tmp_path: Path) -> None:
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    base = _sqlite_base(tmp_path / "fw.sqlite")
+    saver = wrap(base, consume_gate=True)
+    assert saver.conn is base.conn and saver.config_specs == base.config_specs
+    with pytest.raises(AttributeError):
+        saver.no_such_attribute  # noqa: B018
+    app = _app(saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    assert saver.get(cfg) == base.get(cfg)
+    assert [t.config for t in saver.list(cfg)] == [t.config for t in base.list(cfg)]
+    assert len(list(saver.list(cfg, limit=1))) == 1
+    assert len(list(saver.list(None, filter={"step": 0}))) == len(list(base.list(None, filter={"step": 0}))) >= 1
+    first = list(base.list(cfg))[-1].config
+    assert list(saver.list(cfg, before=first)) == []
+    assert saver.get_next_version(None, None).split(".")[0] == base.get_next_version(None, None).split(".")[0]
+    assert saver.get_next_version(saver.get_next_version(None, None), None).startswith("0" * 31 + "2")
+    # claims: the resume claims the interrupt; administration sees and releases it
+    assert app.invoke(Command(resume=True), cfg)["value"] == 2
+    rows = saver.claims("t")
+    assert len(rows) == 1 and rows[0]["owner_alive"] is True and rows[0]["pid"] == os.getpid()
+    assert rows[0]["owner"].count("/") == 2 and rows[0]["thread_id"] == "t" and rows[0]["checkpoint_ns"] == ""
+    assert saver.claims("other") == [] and len(saver.claims()) == 1
+    assert saver.release_stale_claims() == 0  # the owner (this process) is alive
+    key = next(k for k, _r in saver._claims.all_rows("t"))
+    saver._claims.delete(key)
+    saver._claims.try_insert(key, cl.Owner("h/999999999/x/dead", cl.HOST, 999_999_999, "x"))
+    saver._claims.try_insert(("u", "", "c", "i"), cl.Owner.new())
+    assert saver.release_stale_claims("u") == 0 and saver.release_stale_claims("t") == 1
+    assert saver.release_claims("u") == 1 and saver.claims() == []
+    saver.delete_thread("t")
+    assert base.get_tuple(cfg) is None
+    plain = wrap(_sqlite_base(tmp_path / "plain.sqlite"))
+    assert plain.claims() == [] and plain.release_stale_claims() == 0 and plain.release_claims("t") == 0
+
+
+def test_gate_lease_and_conflict_owner(tmp_path: Path) -> None:
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    base = _sqlite_base(tmp_path / "lease.sqlite")
+    app0 = _app(wrap(base, consume_gate=True))
+    cfg = {"configurable": {"thread_id": "t"}}
+    app0.invoke({"value": 1}, cfg)
+    tup = base.get_tuple(cfg)
+    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
+    key = ("t", "", tup.config["configurable"]["checkpoint_id"], iid)
+    store = cl.claims_for(base)
+    store.try_insert(key, cl.Owner("elsewhere/1/1/nonce", "elsewhere", 1, "1"))  # another host: liveness unknown
+    with pytest.raises(ConsumeConflict, match="consumed by elsewhere/1/1") as info:
+        app0.invoke(Command(resume=True), cfg)
+    assert (info.value.thread_id, info.value.interrupt_id, info.value.owner) == ("t", iid, "elsewhere/1/1")
+    assert info.value.checkpoint_id == key[2]
+    with pytest.raises(ConsumeConflict):
+        _app(wrap(base, consume_gate=True, claim_ttl=3600)).invoke(Command(resume=True), cfg)  # lease not expired
+    time.sleep(0.05)
+    out = _app(wrap(base, consume_gate=True, claim_ttl=0.01)).invoke(Command(resume=True), cfg)
+    assert out["value"] == 2 and store.read(key).pid == os.getpid()
+
+
+def test_validators_and_intent_options(tmp_path: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+    from pydantic import BaseModel
+
+    from remit_ref import InvalidCheckpoint, wrap
+
+    class Model(BaseModel):
+        value: int
+
+    for validator in (Model, lambda ch, v: "negative" if ch == "value" and v < 0 else None):
+        app = _app(wrap(InMemorySaver(), validator=validator))
+        cfg = {"configurable": {"thread_id": "v"}}
+        with pytest.raises(InvalidCheckpoint) as info:
+            app.invoke({"value": -1 if callable(validator) and not isinstance(validator, type) else "x"}, cfg)
+        assert info.value.channel == "value" and info.value.where in ("put", "put_writes")
+    off = _app(wrap(InMemorySaver(), validator=False))
+    assert off.invoke({"value": "x"}, {"configurable": {"thread_id": "o"}}) is not None
+    # addressed_is_fork=False: an addressed resume is a retry unless flagged
+    app = _app(wrap(InMemorySaver(), addressed_is_fork=False))
+    cfg = {"configurable": {"thread_id": "a"}}
+    app.invoke({"value": 1}, cfg)
+    cid = app.get_state(cfg).config["configurable"]["checkpoint_id"]
+    addressed = {"configurable": {"thread_id": "a", "checkpoint_id": cid}}
+    assert app.invoke(Command(resume=True), addressed)["value"] == 2
+    assert app.invoke(Command(resume=False), addressed)["value"] == 2  # retry: the first answer stands
+    retry = {"configurable": {"thread_id": "a", "checkpoint_id": cid, "remit_intent": "retry"}}
+    assert app.invoke(Command(resume=False), retry)["value"] == 2
+    flagged = {"configurable": {"thread_id": "a", "checkpoint_id": cid, "remit_intent": "fork"}}
+    assert app.invoke(Command(resume=False), flagged)["value"] == 1
+    # the default (addressed_is_fork=True) with an explicit retry flag: the first answer stands
+    app = _app(wrap(InMemorySaver()))
+    app.invoke({"value": 1}, cfg)
+    cid = app.get_state(cfg).config["configurable"]["checkpoint_id"]
+    assert app.invoke(Command(resume=True), {"configurable": {"thread_id": "a", "checkpoint_id": cid}})["value"] == 2
+    assert app.invoke(Command(resume=False), {"configurable": {"thread_id": "a", "checkpoint_id": cid,
+                                                               "remit_intent": "retry"}})["value"] == 2
+
+
+# ---- the ledger ----------------------------------------------------------------------------------
+
+
+def test_read_context_and_pending_write_helpers() -> None:
+    from langgraph.types import Interrupt
+
+    from remit_ref._langgraph import has_recorded_answer, inspect_read, interrupt_ids, schema_checker
+
+    assert inspect_read({"configurable": {"thread_id": "t"}}).execution is False
+    assert inspect_read({}).execution is False
+    ctx = inspect_read({"configurable": {"__pregel_runtime": object(), "remit_resume": True}})
+    assert ctx.execution and ctx.resume and not ctx.found_loop and ctx.graph is None
+    writes = [("a", "__interrupt__", [Interrupt(value=1, id="x"), Interrupt(value=2, id="y")]),
+              ("b", "__interrupt__", Interrupt(value=3, id="x")), ("c", "value", 1), ("d", "__resume__", 1)]
+    assert interrupt_ids(writes) == ["x", "y"] and interrupt_ids(None) == [] and interrupt_ids(writes[2:]) == []
+    assert has_recorded_answer(writes) and not has_recorded_answer(writes[:3]) and not has_recorded_answer(None)
+    assert schema_checker(int) is None and schema_checker("x") is None
+
+    class TD(TypedDict):
+        items: list[str]
+        n: int
+    chk = schema_checker(TD, {})
+    assert chk.check("items", ["a"]) is None and chk.check("unknown", 1) is None
+    assert chk.check("items", ["a", None]) == "TD.items[1]: Input should be a valid string"
+    assert chk.name == "TD" and chk.plain_channels == frozenset()
+
+
+def test_resume_map_is_classified_and_claims_named_interrupts() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import wrap
+
+    class P(TypedDict, total=False):
+        a: int
+        b: int
+
+    g = StateGraph(P)
+    g.add_node("x", lambda s: {"a": interrupt("a")})
+    g.add_node("y", lambda s: {"b": interrupt("b")})
+    g.add_edge(START, "x")
+    g.add_edge(START, "y")
+    g.add_edge("x", END)
+    g.add_edge("y", END)
+    saver = wrap(InMemorySaver(), consume_gate=True)
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "m"}}
+    app.invoke({}, cfg)
+    ids = sorted(i.id for i in app.get_state(cfg).interrupts)
+    assert len(ids) == 2
+    app.invoke(Command(resume={ids[0]: 1}), cfg)
+    assert sorted(c["interrupt_id"] for c in saver.claims("m")) == [ids[0]]
+
+
+# ---- on PostgreSQL too (last: the embedded server starts on first use) ----------------------------
+
+
+def test_claim_store_contract(tmp_path: Path, pg: Any) -> None:
+    for kind, store in _stores(tmp_path, pg).items():
+        a, b = cl.Owner.new(), cl.Owner.new()
+        k1, k2, k3 = ("t", "", "c", "i1"), ("t", "", "c", "i2"), ("u", "", "c", "i1")
+        assert store.read(k1) is None and store.all_rows(None) == []
+        assert store.try_insert(k1, a) is True, kind
+        assert store.try_insert(k1, b) is False, kind
+        row = store.read(k1)
+        assert (row.owner, row.host, row.pid, row.pstart) == (a.token, a.host, a.pid, a.pstart), kind
+        assert abs(row.claimed_at - time.time()) < 60
+        assert store.take_over(k1, b.token, b) is False and store.read(k1).owner == a.token, kind
+        assert store.take_over(k1, a.token, b) is True and store.read(k1).owner == b.token, kind
+        assert store.take_over(k2, a.token, b) is False and store.read(k2) is None, kind
+        assert store.try_insert(k2, a) and store.try_insert(k3, a)
+        assert [k for k, _r in store.all_rows("t")] == [k1, k2], kind
+        assert [k for k, _r in store.all_rows(None)] == [k1, k2, k3], kind
+        assert store.all_rows("t")[0][1].owner == b.token
+        assert store.delete(k1, a.token) == 0 and store.read(k1) is not None, kind
+        assert store.delete(k1, b.token) == 1 and store.read(k1) is None, kind
+        assert store.delete(k1) == 0 and store.delete(k2) == 1 and store.delete(k3, None) == 1, kind
+        assert store.all_rows(None) == []
+
+
+def test_closed_connections_raise_store_closed(tmp_path: Path, pg: Any) -> None:
+    from remit_ref import StoreClosed, wrap
+
+    for base in (_sqlite_base(tmp_path / "x.sqlite"), _pg_base(pg.fresh_dsn("closed"))):
+        saver = wrap(base, consume_gate=True)
+        base.conn.close()
+        name = type(base).__name__
+        for call in (lambda: saver.get_tuple({"configurable": {"thread_id": "t"}}),
+                     lambda: saver._claims.try_insert(("t", "", "c", "i"), cl.Owner.new()),
+                     lambda: saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+                                       _empty_checkpoint(), {}, {}),
+                     lambda: saver.put_writes({"configurable": {"thread_id": "t", "checkpoint_ns": "",
+                                                                "checkpoint_id": "c"}}, [("a", 1)], "task")):
+            with pytest.raises(StoreClosed, match=f"connection of the wrapped {name} is closed") as info:
+                call()
+            assert info.value.saver == name and "closed" in info.value.detail
+
+
+def test_postgres_table_creation_is_race_free(pg: Any) -> None:
+    import psycopg
+
+    dsn = pg.fresh_dsn("race")
+    barrier, errors = threading.Barrier(6), []
+
+    def create() -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            barrier.wait(timeout=30)
+            try:
+                cl.pg_create(conn, cl._PG_DDL, "remit_claims")
+            except Exception as exc:  # noqa: BLE001 - the observation
+                errors.append(repr(exc))
+    threads = [threading.Thread(target=create) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT to_regclass('remit_claims')").fetchone()[0] == "remit_claims"
+
+
+def test_claims_for_each_saver(tmp_path: Path, pg: Any) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    mem = InMemorySaver()
+    assert isinstance(cl.claims_for(mem), cl.MemoryClaims) and cl.claims_for(mem) is cl.memory_claims_for(mem)
+    assert cl.claims_for(InMemorySaver()) is not cl.claims_for(mem)
+    sq = _sqlite_base(tmp_path / "f.sqlite")
+    store = cl.claims_for(sq)
+    assert isinstance(store, cl.SqliteClaims) and store.conn is sq.conn and store.lock is sq.lock
+    pgs = _pg_base(pg.fresh_dsn("cf"))
+    assert isinstance(cl.claims_for(pgs), cl.PostgresClaims) and cl.claims_for(pgs).saver is pgs
+
+    class Delegate:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+    assert cl.underlying(Delegate(Delegate(mem))) is mem
+    chain: Any = mem
+    for _ in range(6):  # six delegates deep: still unwrapped
+        chain = Delegate(chain)
+    assert cl.underlying(chain) is mem
+    loop = Delegate(None)
+    loop.inner = loop  # a cyclic delegate chain terminates
+    assert cl.underlying(loop) is loop
+    assert isinstance(cl.claims_for(Delegate(mem)), cl.MemoryClaims)
+    assert cl.underlying(object()) is not None
+
+    class Custom:
+        pass
+    with pytest.raises(TypeError, match="Custom is not one: pass claims="):
+        cl.claims_for(Custom())
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    with pytest.raises(TypeError, match="async AsyncSqliteSaver: pass claims="):
+        cl.claims_for(AsyncSqliteSaver.__new__(AsyncSqliteSaver))
+
+
+# ---- the saver: options, forwarding, administration ------------------------------------------------------
+
+
+def test_ledger_on_every_store(tmp_path: Path, pg: Any) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import EffectInDoubt, EffectLedger
+
+    targets = {"memory": EffectLedger(None), "memory2": EffectLedger(":memory:"),
+               "sqlite": EffectLedger(tmp_path / "l.sqlite"), "postgres": EffectLedger(pg.fresh_dsn("ledger"))}
+    for kind, led in targets.items():
+        fired: list[str] = []
+        assert led.status("t", "a", "e") is None, kind
+        assert led.once("t", "a", "e", lambda: fired.append("a") or {"r": 1}) == {"r": 1}
+        assert led.once("t", "a", "e", lambda: fired.append("again")) == {"r": 1}, kind
+        assert led.status("t", "a", "e") == "done" and fired == ["a"], kind
+        with pytest.raises(RuntimeError, match="boom"):
+            led.once("t", "b", "e", lambda: (_ for _ in ()).throw(RuntimeError("boom")))
+        assert led.status("t", "b", "e") is None, kind        # a failed effect is forgotten
+        assert led.once("t", "b", "e", lambda: 2) == 2
+        assert led.once("u", "a", "e", lambda: None) is None
+        assert [e["task"] for e in led.entries("t")] == ["a", "b"] and [e["seq"] for e in led.entries("t")] == [1, 2]
+        assert led.entries("u") == [{"seq": 1, "task": "a", "effect_id": "e", "status": "done"}], kind
+        assert led.counts() == {"t/a/e": 1, "t/b/e": 1, "u/a/e": 1}, kind
+        with pytest.raises(ValueError, match="not in doubt"):
+            led.resolve("t", "a", "e", fired=True)
+        assert led._reserve(("t", "c", "e")) is True and led._reserve(("t", "c", "e")) is False
+        assert led.status("t", "c", "e") == "pending"
+        with pytest.raises(EffectInDoubt, match="ledger.resolve"):
+            led.once("t", "c", "e", lambda: fired.append("twice"))
+        led.resolve("t", "c", "e", fired=False)
+        assert led.status("t", "c", "e") is None
+        led._reserve(("t", "d", "e"))
+        led.resolve("t", "d", "e", fired=True, result=[7])
+        assert led.once("t", "d", "e", lambda: fired.append("twice")) == [7] and "twice" not in fired, kind
+        led.close()
+    assert EffectLedger.beside(InMemorySaver())._kind == "memory"
+
+
+def test_ledger_beside_savers(tmp_path: Path, pg: Any) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from remit_ref import EffectLedger, wrap
+
+    sq = _sqlite_base(tmp_path / "b.sqlite")
+    led = EffectLedger.beside(wrap(sq))
+    assert led._kind == "sqlite" and led.once("t", "a", "e", lambda: 1) == 1
+    assert sq.conn.execute("SELECT count(*) FROM remit_effects").fetchone()[0] == 1
+    with pytest.raises(ValueError, match="in-memory database"):
+        EffectLedger.beside(SqliteSaver(sqlite3.connect(":memory:")))
+    pgs = _pg_base(pg.fresh_dsn("beside"))
+    led = EffectLedger.beside(pgs)
+    assert led._kind == "postgres" and led.once("t", "a", "e", lambda: 1) == 1
+    assert pgs.conn.execute("SELECT count(*) AS n FROM remit_effects").fetchone()["n"] == 1
+    with pytest.raises(TypeError, match="cannot place a ledger beside"):
+        EffectLedger.beside(object())
+
+
+# ---- how a read is classified ---------------------------------------------------------------------
+
+
+def test_claim_under_churn_decides_on_the_last_attempt() -> None:
+    """A claim row that keeps vanishing between our insert and our read: the last attempt's insert
+    still counts, and when every attempt loses the resume is refused (owner unknown), never run."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import ConsumeConflict, wrap
+
+    class Churn(cl.MemoryClaims):
+        def __init__(self, wins_at: int) -> None:
+            super().__init__()
+            self.inserts, self.wins_at = 0, wins_at
+
+        def try_insert(self, key: cl.Key, owner: cl.Owner) -> bool:
+            self.inserts += 1
+            return self.inserts == self.wins_at
+
+        def read(self, key: cl.Key) -> None:
+            return None
+
+    saver = wrap(InMemorySaver(), consume_gate=True, claims=Churn(wins_at=4))
+    assert saver._claim("t", "c", "i") is None and saver._claims.inserts == 4
+    saver = wrap(InMemorySaver(), consume_gate=True, claims=Churn(wins_at=0))
+    with pytest.raises(ConsumeConflict, match="consumed by \\?"):
+        saver._claim("t", "c", "i")
+    assert saver._claims.inserts == 4
+
+
+def test_only_database_closed_errors_are_translated() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    class Failing(InMemorySaver):
+        def get_tuple(self, config: Any) -> Any:
+            raise RuntimeError("the stream was closed by the caller")  # not a database connection error
+
+    with pytest.raises(RuntimeError, match="stream was closed") as info:
+        wrap(Failing()).get_tuple({"configurable": {"thread_id": "t"}})
+    assert type(info.value) is RuntimeError
+    with pytest.raises(TypeError, match="validator must be None, False"):
+        wrap(InMemorySaver(), validator=0)
+
+
+def test_a_retry_after_the_answer_was_recorded_still_needs_the_claim() -> None:
+    """The winner recorded its answer and is still running (a live owner): a thread-only resume that
+    reads the checkpoint now sees the recorded answer, and must still lose the claim."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.constants import NULL_TASK_ID
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    base = InMemorySaver()
+    saver = wrap(base, consume_gate=True)
+    app = _app(saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    tup = base.get_tuple(cfg)
+    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
+    saver._claims.try_insert(("t", "", tup.config["configurable"]["checkpoint_id"], iid), cl.Owner.new())
+    base.put_writes(tup.config, [("__resume__", True)], NULL_TASK_ID)  # the winner's recorded answer
+    with pytest.raises(ConsumeConflict):
+        app.invoke(Command(resume=False), cfg)
+    assert app.get_state(cfg).next == ("n",)
+
+
+def test_wrapper_offers_optional_methods_only_where_the_base_does() -> None:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import RemitSaver, wrap
+
+    class Pruning(InMemorySaver):
+        def prune(self, *a: Any, **k: Any) -> str:
+            return "pruned"
+
+    plain, pruning = type(wrap(InMemorySaver())), type(wrap(Pruning()))
+    for m in ("delete_for_runs", "adelete_for_runs", "copy_thread", "acopy_thread", "prune", "aprune"):
+        assert getattr(plain, m) is getattr(BaseCheckpointSaver, m), m  # InMemorySaver 4.1.1 has none of them
+    assert pruning.prune is RemitSaver.prune and pruning.aprune is BaseCheckpointSaver.aprune
+    assert wrap(Pruning()).prune() == "pruned"
+    assert issubclass(plain, RemitSaver) and plain is type(wrap(InMemorySaver()))  # built once per method set
+
+
+def _append(a: list[str], b: Any) -> list[str]:
+    return a + ([b] if isinstance(b, str) else list(b))
+
+
+class R(TypedDict):
+    items: Annotated[list[str], _append]
+    last: str
+
+
+def test_reducer_deltas_are_not_validated_as_field_values() -> None:
+    """A write to a reducer channel is a delta (here one str appended to a list[str]); it is checked
+    on the reduced value at put, never as a value of the field's type."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+
+    from remit_ref import InvalidCheckpoint, wrap
+
+    g = StateGraph(R)
+    g.add_node("n", lambda s: {"items": "x", "last": "x"})
+    g.add_edge(START, "n")
+    g.add_edge("n", END)
+    app = g.compile(checkpointer=wrap(InMemorySaver()))
+    assert app.invoke({"items": ["a"], "last": ""}, {"configurable": {"thread_id": "r"}})["items"] == ["a", "x"]
+    bad = StateGraph(R)
+    bad.add_node("n", lambda s: {"last": 3})
+    bad.add_edge(START, "n")
+    bad.add_edge("n", END)
+    with pytest.raises(InvalidCheckpoint, match="last"):
+        bad.compile(checkpointer=wrap(InMemorySaver())).invoke({"items": [], "last": ""},
+                                                               {"configurable": {"thread_id": "b"}})
+
+
+def test_lock_retries_and_lease_arithmetic_and_closed_detection(tmp_path: Path) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import ConsumeConflict, wrap
+
+    store = cl.SqliteClaims(sqlite3.connect(str(tmp_path / "r.sqlite"), check_same_thread=False), threading.Lock(),
+                            retries=3)
+    calls: list[int] = []
+
+    def locked(cur: sqlite3.Cursor) -> None:
+        calls.append(1)
+        raise sqlite3.OperationalError("database is locked")
+    with pytest.raises(sqlite3.OperationalError):
+        store._run(locked)
+    assert len(calls) == 3  # exactly `retries` attempts
+    # lease: a claim stamped in the future (another host's clock ahead) is not expired for a short ttl
+    claims = cl.MemoryClaims()
+    saver = wrap(InMemorySaver(), consume_gate=True, claim_ttl=0.9, claims=claims)
+    claims._rows[("t", "", "c", "i")] = cl.ClaimRow("far/1/1/n", "far", 1, "1", time.time() + 1000)
+    with pytest.raises(ConsumeConflict):
+        saver._claim("t", "c", "i")
+    claims._rows[("t", "", "c", "i")] = cl.ClaimRow("far/1/1/n", "far", 1, "1", time.time() - 5)
+    assert saver._claim("t", "c", "i") is None  # expired: taken over
+
+    class Conn:
+        def __init__(self, closed: bool) -> None:
+            self.closed = closed
+
+    class Saver:
+        def __init__(self, closed: bool) -> None:
+            self.conn = Conn(closed)
+    assert cl._pg_closed(Saver(False), RuntimeError("server closed the connection unexpectedly"))
+    assert cl._pg_closed(Saver(True), RuntimeError("boom"))
+    assert not cl._pg_closed(Saver(False), RuntimeError("boom"))
