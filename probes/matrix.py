@@ -12,6 +12,9 @@ from probes.core.receipt import load_campaign
 
 COLUMNS = [Property.PC, Property.EO, Property.FD, Property.CV, Property.CO, Property.RD, Property.FI, Property.LV]
 _SEVERITY = {Label.UNDOC: 4, Label.FAIL: 3, Label.DOC: 2, Label.PASS: 1, Label.NA: 0}
+# Campaigns whose verdicts are about other releases than the pinned ones (the regression
+# atlas runs every LangGraph release): they have their own chapters, not matrix rows.
+NOT_IN_MATRIX = ("atlas", "drift")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ def load_all_verdicts(receipts_root: Path | None = None) -> list[Cell]:
     else:
         return cells
     for name, directory in directories:
+        if name in NOT_IN_MATRIX:
+            continue
         for receipt in load_campaign(directory):
             rel = f"receipts/{name}/{receipt.probe}.json"
             for v in receipt.verdicts:

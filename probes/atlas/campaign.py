@@ -83,7 +83,7 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.atlas import decide
+    from probes.atlas import decide, runner
     from probes.atlas.bugs import by_ref
     from probes.atlas.envs import is_local, label, side_env
     from probes.core.history import HistoryLog
@@ -99,8 +99,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         store = ctx.stores.fresh(backend, spec.id.replace(".", "_"))
         location = store.location if backend == "postgres" else str(ctx.workdir / "checkpoints.sqlite")
         t0 = time.monotonic()
-        cell = env.run_json("probes.atlas.cells", [bug.ref, backend, location, str(ctx.workdir)],
-                            cwd=ctx.workdir, timeout=900)
+        cell = runner.run_cell(env, [bug.ref, backend, location, str(ctx.workdir)], timeout=900)
         metrics["cell_seconds"] = round(time.monotonic() - t0, 3)
         installed = cell["versions"].get("langgraph")
         if not is_local(release) and installed != release:

@@ -547,14 +547,11 @@ def sync_write_order(c: Cell) -> Observed:
             raise HarnessError(f"8039 {point}: the victim was not killed at the barrier ({killed.status}): "
                                f"{killed.stderr_tail[-400:]}")
         HistoryLog(sub / "history.sqlite").append(Kind.CRASH, "harness", detail={"how": "SIGKILL", "where": point})
-        rec = run_child("probes.atlas.cells:victim_8039", {**args, "kill_after": "none", "mode": "recover"},
-                        timeout=120)
-        if rec.status != "ok":
-            raise HarnessError(f"8039 {point}: recovery failed: {rec.stderr_tail[-400:]}")
+        # recovery: a process other than the killed one (this driver) resumes the thread
+        rec = victim_8039(**{**args, "kill_after": "none", "mode": "recover"})
         ledger = oracle.Ledger(sub / "ledger.sqlite").counts()
         counts.update({f"{k}@{point}": v for k, v in ledger.items()})
-        results[point] = {"effects": ledger, "recovered_log": rec.result["final_log"],
-                          "recovery_ops": rec.result["ops"]}
+        results[point] = {"effects": ledger, "recovered_log": rec["final_log"], "recovery_ops": rec["ops"]}
         if c.backend == "postgres":
             with c.saver() as saver:
                 saver.delete_thread("t")
@@ -633,12 +630,9 @@ def crash_before_first_checkpoint(c: Cell) -> Observed:
             raise HarnessError(f"8764 {durability}: not killed at the first node ({killed.status}): "
                                f"{killed.stderr_tail[-400:]}")
         c.log(Kind.CRASH, detail_how="SIGKILL at the first node's start", durability=durability)
-        rec = run_child("probes.atlas.cells:recover_8764", args, timeout=120)
-        if rec.status != "ok":
-            raise HarnessError(f"8764 {durability}: recovery failed: {rec.stderr_tail[-400:]}")
+        rec = recover_8764(**args)  # in this driver: a process other than the killed one
         starts = [e for e in c.history.read().of(Kind.STEP_BEGIN) if e.incarnation == f"run-{durability}"]
-        modes[durability] = {**rec.result, "put_pending_at_node_start": bool(starts and
-                                                                             starts[-1].detail.get("put_pending"))}
+        modes[durability] = {**rec, "put_pending_at_node_start": bool(starts and starts[-1].detail.get("put_pending"))}
     behaviour = "; ".join(f"{d}: {m['checkpoints']} checkpoint(s) after the kill, resumable={m['resumable']}"
                           + (", the node started before the input checkpoint was durable"
                              if m["put_pending_at_node_start"] else "") for d, m in modes.items())
@@ -1091,7 +1085,34 @@ def run_cell(ref: str, backend: str, location: str, workdir: Path) -> dict[str, 
             "observations": obs.observations, "effects": c.ledger.counts(), "events": len(history)}
 
 
+def serve() -> int:
+    """Warm mode (``--serve``): one cell request per stdin line, one JSON reply per stdout line.
+
+    Importing a LangGraph release costs seconds; the campaign keeps one of these per
+    release while it runs that release's cells. Every cell still gets its own store,
+    scratch directory, history and oracle; victims of kill cells are fresh interpreters.
+    Anything a framework prints goes to stderr, never into the reply stream.
+    """
+    import traceback
+
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        ref, backend, location, workdir = json.loads(line)
+        try:
+            reply = run_cell(ref, backend, location, Path(workdir))
+        except Exception:
+            reply = {"status": "error", "error": traceback.format_exc()[-3000:]}
+        replies.write(json.dumps(reply, sort_keys=True, default=repr) + "\n")
+        replies.flush()
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[1:] == ["--serve"]:
+        return serve()
     ref, backend, location, workdir = argv[1:5]
     print(json.dumps(run_cell(ref, backend, location, Path(workdir)), sort_keys=True, default=repr))
     return 0
