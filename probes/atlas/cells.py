@@ -253,23 +253,55 @@ def second_resume_same_checkpoint(c: Cell) -> Observed:
 
 @cell("7361")
 def resume_addressed_to_checkpoint(c: Cell) -> Observed:
-    from langgraph.types import Command
+    from langgraph.graph import END, START
+    from langgraph.types import Command, interrupt
 
+    def two_step(saver: Any) -> Any:
+        """START -> prep -> gate -> END: the interrupt is not in the first step."""
+        g = _state_graph({"out": str})
+
+        def prep(state: dict) -> dict:
+            return {"out": "prepped"}
+
+        def gate(state: dict) -> dict:
+            answer = interrupt("approve?")
+            c.consume("gate", answer, variant="interrupt in the second node")
+            return {"out": f"f({answer})"}
+
+        g.add_node("prep", prep)
+        g.add_node("gate", gate)
+        g.add_edge(START, "prep")
+        g.add_edge("prep", "gate")
+        g.add_edge("gate", END)
+        return g.compile(checkpointer=saver)
+
+    variants: dict[str, Any] = {}
     with c.saver() as saver:
-        app = _gate_graph(c, saver)
-        app.invoke({"out": ""}, cfg("t"))
-        at = app.get_state(cfg("t")).config
-        c.log(Kind.ANSWER, value="v")
-        out = app.invoke(Command(resume="v"), at)
-        still = [getattr(i, "value", i) for i in pending(app, cfg("t"))]
-        state = app.get_state(cfg("t"))
-    seen = [e.value for e in c.history.read().of(Kind.CONSUME)]
-    finished = not state.next and state.values.get("out") == "f(v)"
-    behaviour = (f"Command(resume='v') addressed to the interrupt checkpoint's id: node received {seen or 'nothing'}, "
-                 f"result out={out.get('out')!r}, re-interrupted={bool(surfaced(out) or still)}, "
-                 f"thread finished={finished}")
-    return Observed(behaviour, {"completed": finished and "v" in seen, "detail": behaviour},
-                    {"received": seen, "out": out.get("out"), "pending_after": still, "next": list(state.next)})
+        for variant, build, how in (
+                ("interrupt in the only node, id from get_state", lambda s: _gate_graph(c, s), "state"),
+                ("interrupt in the second node, id from get_state", two_step, "state"),
+                ("interrupt in the only node, id from get_state_history", lambda s: _gate_graph(c, s), "history")):
+            thread = f"t{len(variants)}"
+            app = build(saver)
+            app.invoke({"out": ""}, cfg(thread))
+            if how == "state":
+                at = app.get_state(cfg(thread)).config
+            else:
+                at = next(s for s in app.get_state_history(cfg(thread)) if s.interrupts or
+                          any(t.interrupts for t in s.tasks)).config
+            c.log(Kind.ANSWER, value="v", variant=variant)
+            before = len(c.history.read().of(Kind.CONSUME))
+            out = app.invoke(Command(resume="v"), at)
+            seen = [e.value for e in c.history.read().of(Kind.CONSUME)[before:]]
+            state = app.get_state(cfg(thread))
+            variants[variant] = {"received": seen, "out": out.get("out"),
+                                 "re_interrupted": bool(surfaced(out) or pending(app, cfg(thread))),
+                                 "finished": not state.next and state.values.get("out") == "f(v)"}
+    ok = all(v["finished"] and "v" in v["received"] for v in variants.values())
+    behaviour = "; ".join(f"{k}: Command(resume='v') at the interrupt checkpoint's id -> node received "
+                          f"{v['received'] or 'nothing'}, out={v['out']!r}, re-interrupted={v['re_interrupted']}"
+                          for k, v in variants.items())
+    return Observed(behaviour, {"completed": ok, "detail": behaviour}, variants)
 
 
 @cell("6792")

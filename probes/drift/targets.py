@@ -48,4 +48,11 @@ def by_campaign(name: str) -> Target:
 
 # What had to change in a framework adapter for its newest release to run (shown in the
 # chapter). Empty when the campaign code ran unchanged.
-ADAPTER_NOTES: dict[str, str] = {}
+ADAPTER_NOTES: dict[str, str] = {
+    "pydantic_graph": (
+        "pydantic-graph 2.0 removed state persistence (`pydantic_graph.persistence`, `FileStatePersistence`, "
+        "`Graph.iter_from_persistence`); `Graph` is now the former beta builder API. Every protocol of the "
+        "campaign restores from persistence, so `probes/pydantic_graph/campaign.py` checks (from what is "
+        "installed) whether the module exists and, if not, reports each of the probe's cells as n/a with "
+        "that reason instead of failing to import; on 1.x nothing changes."),
+}
