@@ -309,42 +309,56 @@ def subgraph_interrupt_reruns_parent(c: Cell) -> Observed:
     from langgraph.graph import END, START
     from langgraph.types import Command, interrupt
 
-    sub = _state_graph({"out": str})
+    def subgraph() -> Any:
+        sub = _state_graph({"out": str})
 
-    def ask(state: dict) -> dict:
-        c.log(Kind.STEP_BEGIN, "ask")
-        answer = interrupt("q")
-        c.consume("ask", answer)
-        return {"out": answer}
+        def ask(state: dict) -> dict:
+            c.log(Kind.STEP_BEGIN, "ask")
+            answer = interrupt("q")
+            c.consume("ask", answer)
+            return {"out": answer}
 
-    sub.add_node("ask", ask)
-    sub.add_edge(START, "ask")
-    sub.add_edge("ask", END)
+        sub.add_node("ask", ask)
+        sub.add_edge(START, "ask")
+        sub.add_edge("ask", END)
+        return sub.compile()
 
     def pre(state: dict) -> dict:
         c.log(Kind.STEP_BEGIN, "pre")
         c.fire("pre", "pre")
-        return {"out": "pre"}
+        return {"pre": "done"}
 
+    variants: dict[str, Any] = {}
     with c.saver() as saver:
-        parent = _state_graph({"out": str})
-        parent.add_node("pre", pre)
-        parent.add_node("sub", sub.compile())
-        parent.add_edge(START, "pre")
-        parent.add_edge("pre", "sub")
-        parent.add_edge("sub", END)
-        app = parent.compile(checkpointer=saver)
-        first = app.invoke({"out": ""}, cfg("t"))
-        before = c.ledger.counts().get("pre", 0)
-        c.log(Kind.RESUME, value="v")
-        out = app.invoke(Command(resume="v"), cfg("t"))
-        after = c.ledger.counts().get("pre", 0) - before
-    raised = len(surfaced(first)) + len(surfaced(out))
-    behaviour = (f"parent step 'pre' ran {before}x before the subgraph interrupt and {after}x more on the one resume; "
-                 f"the interrupt reached the caller {raised}x; final out={out.get('out')!r}")
-    return Observed(behaviour, {"runs_after_recovery": {"pre": after}, "durable_prefix": ["pre"]},
-                    {"pre_before": before, "pre_after_resume": after, "interrupts_surfaced": raised,
-                     "out": out.get("out")})
+        # 'pre' completes in the step before the subgraph, or in the same step beside it
+        for variant in ("pre before the subgraph", "pre beside the subgraph"):
+            parent = _state_graph({"out": str, "pre": str})
+            parent.add_node("pre", pre)
+            parent.add_node("sub", subgraph())
+            if variant == "pre before the subgraph":
+                parent.add_edge(START, "pre")
+                parent.add_edge("pre", "sub")
+            else:
+                parent.add_edge(START, "pre")
+                parent.add_edge(START, "sub")
+                parent.add_edge("pre", END)
+            parent.add_edge("sub", END)
+            app = parent.compile(checkpointer=saver)
+            thread = cfg(f"t{len(variants)}")
+            start = c.ledger.counts().get("pre", 0)
+            first = app.invoke({"out": ""}, thread)
+            before = c.ledger.counts().get("pre", 0) - start
+            c.log(Kind.RESUME, value="v", variant=variant)
+            out = app.invoke(Command(resume="v"), thread)
+            after = c.ledger.counts().get("pre", 0) - start - before
+            variants[variant] = {"pre_before": before, "pre_after_resume": after,
+                                 "interrupts_surfaced": len(surfaced(first)) + len(surfaced(out)),
+                                 "out": out.get("out")}
+    behaviour = "; ".join(f"{k}: 'pre' ran {v['pre_before']}x before the subgraph interrupt and "
+                          f"{v['pre_after_resume']}x more on the one resume, the interrupt reached the caller "
+                          f"{v['interrupts_surfaced']}x, final out={v['out']!r}" for k, v in variants.items())
+    return Observed(behaviour, {"runs_after_recovery": {f"pre ({k})": v["pre_after_resume"] for k, v in variants.items()},
+                                "durable_prefix": [f"pre ({k})" for k in variants]}, variants)
 
 
 @cell("7780")
