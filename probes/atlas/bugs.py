@@ -52,7 +52,7 @@ BUGS: tuple[Bug, ...] = (
     Bug("8579", "CO", "one resume value accepted while two interrupts pend in one task", "invalid_state_refused"),
     Bug("6956", "PC", "get_state().next empty after a node's second interrupt()", "same_decision"),
     Bug("5952", "CO", "resolved parallel interrupts fire again on later resumes", "at_most_once"),
-    Bug("8796", "CO", "concurrent resumes of one thread fork the checkpoint chain", "at_most_once",
+    Bug("8796", "CO", "concurrent resumes of one thread fork the checkpoint chain", "invalid_state_refused",
         ("sqlite", "postgres"), reported="1.2.11, PostgresSaver 3.1.2"),
     Bug("8810", "CV", "async shallow PostgreSQL saver overwrites a newer checkpoint after a cancel",
         "same_decision", ("postgres",)),
