@@ -881,7 +881,7 @@ def single_value_two_pending(c: Cell) -> Observed:
             error = None
         except Exception as exc:
             error = err(exc)
-        after = [getattr(i, "value", None) for i in pending(app, cfg("t"))]
+        after = sorted(str(getattr(i, "value", None)) for i in pending(app, cfg("t")))
         got = app.get_state(cfg("t")).values.get("got")
     consumed = [(e.step, e.value) for e in c.history.read().of(Kind.CONSUME)]
     behaviour = ("two interrupts pending in one subgraph task, Command(resume='v') without a map: "
