@@ -109,7 +109,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         v = decide.verdict(bug, label(release), backend, cell)
     except HarnessError as exc:
         return ProbeResult(observations={"release": release}, metrics=metrics, harness_errors=[str(exc)])
-    observations = {"release": release, "status": decide.status(v), **{k: cell[k] for k in sorted(cell)},
+    observations = {**{k: cell[k] for k in sorted(cell) if k != "status"}, "cell_status": cell["status"],
+                    "release": release, "status": decide.status(v),
                     "history": history.to_json() if history is not None else []}
     return ProbeResult(observations=observations, verdicts=[v], metrics=metrics)
 
