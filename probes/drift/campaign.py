@@ -124,4 +124,6 @@ CAMPAIGN = Campaign(
     packages=("crewai", "llama-index-workflows", "pydantic-graph", "autogen-agentchat", "autogen-core", "dbos",
               "langgraph", "pydantic"),
     sources=("probes/crewai", "probes/llamaindex", "probes/pydantic_graph", "probes/autogen", "probes/dbos"),
+    # Every framework campaign twice (pin and newest): run with ./reproduce.sh --all or --only drift.
+    in_default_run=False,
 )
