@@ -148,3 +148,10 @@ def test_bad_release_is_a_usage_error_before_any_work(tmp_path: Path) -> None:
                          env=full_env({"RC_RUNS_DIR": str(tmp_path / "runs")}))
     assert out.returncode == 2, out.stderr
     assert "nowhere" in out.stderr and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("name", ["atlas", "drift"])
+def test_notebook_parameters_match_the_campaign_defaults(name: str) -> None:
+    from tests.test_notebooks import _parameters_cell
+
+    assert _parameters_cell(name) == {p.name: p.default for p in campaigns.get(name).params}
