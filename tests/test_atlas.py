@@ -2,7 +2,7 @@
 
 The end-to-end test runs five cells on two releases (1.0.10 and the pinned 1.2.9) on
 SQLite. Cold, each release's environment takes about 30-50 s to create with pip (once;
-later runs reuse .cache/envs/).
+later runs reuse ~/.cache/resume-contract/envs/).
 """
 
 from __future__ import annotations

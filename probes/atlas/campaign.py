@@ -42,7 +42,7 @@ def _bug_refs() -> tuple[str, ...]:
 PARAMS = (
     Param("versions", "list[str]", list(VERSIONS), ["1.0.10", "1.2.9"],
           "LangGraph releases (PyPI version numbers) or local wheel / checkout paths; each gets a cached side "
-          "environment under .cache/envs/ (about 30-50 s to create the first time, reused afterwards)"),
+          "environment under ~/.cache/resume-contract/envs/ (about 30-50 s to create the first time, reused afterwards)"),
     Param("bugs", "list[str]", list(_bug_refs()), list(_bug_refs()),
           "tracker references of the behaviours to run (rows of probes/atlas/bugs.py)", _bug_refs()),
     Param("backends", "list[str]", list(BACKENDS), ["sqlite"],

@@ -1,7 +1,7 @@
 """The version sweep: FD and CV on other LangGraph releases, each in its own venv.
 
 A release runs in the same cached side environment the regression atlas uses
-(``probes.atlas.envs.side_env``: ``.cache/envs/langgraph-<version>-<hash>``, created once
+(``probes.atlas.envs.side_env``: ``~/.cache/resume-contract/envs/langgraph-<version>-py<XY>-<hash>``, created once
 with pip by ``probes.core.envs.SideEnv`` and reused), where ``version_script.py`` runs
 in a fresh interpreter. Delete the directory to rebuild it.
 """
