@@ -60,9 +60,7 @@ def property_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
             changed = []
             for prop in PROPS:
                 left, right = cell_text(a.get((fw, prop), [])), cell_text(b.get((fw, prop), []))
-                if not left and not right:
-                    continue
-                row[prop] = left if left == right else f"{left} → {right}"
+                row[prop] = left if left == right else f"{left or '—'} → {right or '—'}"
                 if left != right:
                     changed.append(prop)
             row["changed"] = ", ".join(changed) or "—"
