@@ -71,7 +71,7 @@ def test_cells_keep_their_history_and_effects_agree_with_it(quick_run) -> None:
 def test_kill_cell_recovers_after_a_real_sigkill(quick_run) -> None:
     run, _ = quick_run
     r = next(r for r in run.receipts if r.probe == "b8039.sqlite.1.2.9")
-    for point in ("s2_put_writes", "next_put"):
+    for point in ("s2_put_writes", "step2_put"):
         seen = r.observations["observations"][point]
         assert seen["recovered_log"] == ["s1", "s2", "s3"]  # the victim died mid-run; recovery finished it
         assert r.verdicts[0].evidence["effect_counts"][f"s2@{point}"] == seen["effects"]["s2"]

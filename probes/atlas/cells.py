@@ -548,18 +548,18 @@ def victim_8039(backend: str, location: str, workdir: str, kill_after: str, mode
     from probes.core.nemesis import park
 
     c = _child_cell({"backend": backend, "location": location, "workdir": workdir}, mode)
-    ops: list[str] = []
+    ops: list[str] = []  # the order the durable writes landed in (timing-dependent: observations only)
     seen_s2 = {"writes": False}
 
     def on_op(op: str, detail: Any) -> None:
-        ops.append(op)
+        ops.append(f"put(step {detail.get('step')})" if op == "put" else f"put_writes({detail['values']})")
         c.log(Kind.PERSIST, value=op, **detail)
         if op == "put_writes" and any("s2" in (v if isinstance(v, list) else [v]) for v in detail["values"]):
             seen_s2["writes"] = True
             if kill_after == "s2_put_writes":
                 park("kill")
-        elif op == "put" and seen_s2["writes"] and kill_after == "next_put":
-            park("kill")
+        elif op == "put" and detail.get("step") == 2 and kill_after == "step2_put":
+            park("kill")  # the checkpoint of s2's step, whatever order it lands in
 
     with c.saver() as stock:
         app = _linear(c, ["s1", "s2", "s3"], _delegate(stock, on_op))
@@ -581,7 +581,7 @@ def sync_write_order(c: Cell) -> Observed:
 
     results: dict[str, Any] = {}
     counts: dict[str, int] = {}
-    for point in ("s2_put_writes", "next_put"):
+    for point in ("s2_put_writes", "step2_put"):
         sub = c.workdir / point
         sub.mkdir()
         args = {"backend": c.backend, "location": c.location if c.backend == "postgres" else str(sub / "cp.sqlite"),
@@ -597,11 +597,15 @@ def sync_write_order(c: Cell) -> Observed:
         rec = victim_8039(**{**args, "kill_after": "none", "mode": "recover"})
         ledger = oracle.Ledger(sub / "ledger.sqlite").counts()
         counts.update({f"{k}@{point}": v for k, v in ledger.items()})
-        results[point] = {"effects": ledger, "recovered_log": rec["final_log"], "recovery_ops": rec["ops"]}
+        before_kill = [e.value if e.value != "put" else f"put(step {e.step})"
+                       for e in HistoryLog(sub / "history.sqlite").read().of(Kind.PERSIST) if e.incarnation == "run"]
+        results[point] = {"effects": ledger, "recovered_log": rec["final_log"], "recovery_ops": rec["ops"],
+                          "writes_before_kill": before_kill}
         if c.backend == "postgres":
             with c.saver() as saver:
                 saver.delete_thread("t")
-    behaviour = "; ".join(f"SIGKILL after {p.replace('_', ' ')}, recovered with invoke(None): s2 fired "
+    where = {"s2_put_writes": "s2's put_writes", "step2_put": "the put of s2's step checkpoint"}
+    behaviour = "; ".join(f"SIGKILL right after {where[p]}, recovered with invoke(None): s2 fired "
                           f"{r['effects'].get('s2', 0)}x, final log {r['recovered_log']}" for p, r in results.items())
     return Observed(behaviour, {"effect_counts": {k: v for k, v in counts.items() if k.startswith("s2@")},
                                 "expected": [k for k in counts if k.startswith("s2@")]}, results)
