@@ -28,6 +28,8 @@ VERSIONS = (
     "1.1.7",
     "1.1.10",
     "1.2.9",    # the paper's pin
+    "1.2.12",   # last release with #8443, #8579, #6956 (bisected with --versions on 2026-11-30)
+    "1.2.13",   # first release without them
     "1.2.24",   # newest
 )
 BACKENDS = ("sqlite", "postgres")
