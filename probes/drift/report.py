@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from probes.core.checker import Label
+from probes.core.checker import Label, cell_text  # the matrix's own split-cell text
 from probes.core.receipt import Receipt
-from probes.matrix import worst
 
 PROPS = ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV")
 
@@ -23,20 +22,6 @@ def _labels(view: dict[str, Any]) -> dict[tuple[str, str], list[Label]]:
         for v in probe["verdicts"]:
             out[(v["framework"], v["property"])].append(Label(v["label"]))
     return out
-
-
-def cell_text(labels: list[Label]) -> str:
-    """Worst label, with how many paths carry each label when they differ (as in the matrix)."""
-    if not labels:
-        return ""
-    applicable = [lab for lab in labels if lab is not Label.NA] or labels
-    counts: dict[Label, int] = defaultdict(int)
-    for lab in applicable:
-        counts[lab] += 1
-    if len(counts) == 1:
-        return worst(applicable).value
-    order = sorted(counts, key=lambda lab: lab is not worst(list(counts)))
-    return " · ".join(f"{lab.value}×{counts[lab]}" for lab in order)
 
 
 def pairs(receipts: Iterable[Receipt]) -> dict[str, dict[str, Receipt]]:
