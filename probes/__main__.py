@@ -27,7 +27,10 @@ def _overrides(pairs: list[str]) -> dict:
 
 def cmd_run(args: argparse.Namespace) -> int:
     campaign = campaigns.get(args.campaign)
-    params = campaign.resolve(_overrides(args.param), quick=args.quick)
+    overrides = _overrides(args.param)
+    if args.versions is not None:  # shorthand for -p versions=[...] (atlas, langgraph, drift)
+        overrides["versions"] = [v.strip() for v in args.versions.split(",") if v.strip()]
+    params = campaign.resolve(overrides, quick=args.quick)
     backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any probe
     result = run_campaign(campaign, params)
     print(f"{campaign.name}: {len(result.receipts)} receipts ({len(result.ran)} run, "
@@ -66,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("campaign")
     run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
     run.add_argument("--quick", action="store_true", help="small bounds (minutes) instead of the paper's")
+    run.add_argument("--versions", metavar="X,Y", default=None,
+                     help="comma-separated releases (or local wheel/checkout paths) for campaigns with a "
+                          "`versions` parameter, e.g. `run atlas --versions 1.2.9,./dist/langgraph.whl`")
     run.set_defaults(func=cmd_run)
     sub.add_parser("matrix", help="print the framework x property matrix from the receipts").set_defaults(func=cmd_matrix)
     sub.add_parser("list", help="list the campaigns").set_defaults(func=cmd_list)

@@ -44,8 +44,9 @@ PARAMS = (
     Param("rd_copies", "int", 2, 2, "RD: byte-identical copies of the crashed store, each recovered separately", minimum=2),
     Param("versions", "list[str]", list(SWEEP), [],
           "LangGraph releases for the FD/CV version sweep: newest 1.0.x and 1.1.x, the pinned 1.2.9 and the newest "
-          "release when this was written (each installed on demand into .cache/langgraph-envs/<version> from the "
-          "package index, about a minute per release the first time, seconds afterwards)", allow_empty=True),
+          "release when this was written (each installed on demand into ~/.cache/resume-contract/envs/langgraph-<version>-…, shared "
+          "with the atlas, from the package index, about a minute per release the first time, seconds afterwards)",
+          allow_empty=True),
     Param("seed", "int", 0, 0, "base seed (recorded; the LangGraph probes draw no random numbers)"),
 )
 

@@ -227,7 +227,41 @@ def _tamper(p: _Probe) -> list:
     return verdicts
 
 
+def _persistence_missing() -> str | None:
+    """Why the installed release has no state persistence to resume from, or None.
+
+    pydantic-graph 2.0 removed ``pydantic_graph.persistence`` and
+    ``Graph.iter_from_persistence`` (the graph API became the former ``beta``
+    builder); every protocol here restores from persistence, so on such a release
+    each cell is not applicable -- decided from what is installed, not assumed.
+    """
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("pydantic_graph.persistence") is not None:
+        return None
+    return (f"pydantic-graph {importlib.metadata.version('pydantic-graph')} has no state persistence "
+            f"(no pydantic_graph.persistence module, no Graph.iter_from_persistence): nothing to resume from")
+
+
+def _not_applicable(spec: ProbeSpec, why: str) -> list:
+    """The cells the probe would have decided, each n/a for ``why``."""
+    family = spec.args["family"]
+    if family == "crash":
+        return [SUBJECT.not_applicable(prop, f"crash:{spec.args['crash']}", why)
+                for prop in (Property.EO, Property.PC, Property.LV)]
+    if family == "tamper":
+        return [TAMPERED.not_applicable(Property.CV, f"tamper:{kind}", why) for kind in TAMPERS]
+    prop, path = {"stray": (Property.CO, "stray-after-completion"), "race": (Property.CO, "cross-process:two-resumers"),
+                  "claimed-pause": (Property.LV, "claimed-pause"),
+                  "invalid-write": (Property.CV, "write:invalid-state")}[family]
+    return [SUBJECT.not_applicable(prop, path, why)]
+
+
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    missing = _persistence_missing()
+    if missing:  # the newest release (version drift) may lack the API the protocols drive
+        return ProbeResult(observations={"persistence": missing}, verdicts=_not_applicable(spec, missing))
     p = _Probe(ctx)
     result = ProbeResult(observations=p.observations)
     family = spec.args["family"]

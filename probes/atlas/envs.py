@@ -1,0 +1,66 @@
+"""LangGraph releases -> cached side environments (``probes.core.envs.SideEnv``).
+
+A release is either a version number from PyPI (``1.2.9``) or a local path: a built
+wheel (``dist/langgraph-1.2.25-py3-none-any.whl``) or a source checkout (the
+directory holding LangGraph's ``pyproject.toml``, e.g. ``~/langgraph/libs/langgraph``),
+so a maintainer can run the atlas on a fix before releasing it. The checkpoint
+packages are not pinned: pip picks the newest ones each release resolves with (what a
+user installing that release today gets); the receipts record what was installed.
+
+A local path's environment is named by a hash of its contents, so editing the
+checkout gives a new environment instead of silently reusing a stale one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from probes.core.envs import SideEnv
+from probes.core.errors import UsageError
+
+# The saver packages every cell may need, besides LangGraph itself.
+COMPANIONS = ("langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg[binary]")
+_VERSION = re.compile(r"\d+\.\d+\.\d+([a-z]+\d+)?")
+
+
+def is_local(release: str) -> bool:
+    return not _VERSION.fullmatch(release)
+
+
+def check_release(release: str) -> None:
+    """Usage error (before any work) for something that is neither a version nor a usable path."""
+    if not is_local(release):
+        return
+    path = Path(release).expanduser()
+    if path.is_file() and path.suffix == ".whl":
+        return
+    if path.is_dir() and (path / "pyproject.toml").exists():
+        return
+    raise UsageError(f"versions: {release!r} is neither a release number like 1.2.9 (see `pip index versions "
+                     f"langgraph`) nor a langgraph wheel or checkout directory with a pyproject.toml")
+
+
+def _content_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(
+        p for p in path.rglob("*") if p.is_file() and p.suffix in (".py", ".toml", ".cfg", ".txt", ".typed")
+        and "__pycache__" not in p.parts and ".git" not in p.parts)
+    for f in files:
+        digest.update(str(f.relative_to(path) if f != path else f.name).encode() + b"\0" + f.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def side_env(release: str) -> SideEnv:
+    """The cached environment that runs the atlas cells for ``release``."""
+    check_release(release)
+    if not is_local(release):
+        return SideEnv(f"langgraph-{release}", (f"langgraph=={release}", *COMPANIONS))
+    path = Path(release).expanduser().resolve()
+    return SideEnv(f"langgraph-local-{_content_hash(path)}", (str(path), *COMPANIONS))
+
+
+def label(release: str) -> str:
+    """The column label: the version, or ``local:<name>`` for a path."""
+    return release if not is_local(release) else f"local:{Path(release).name}"

@@ -1,0 +1,166 @@
+"""The atlas table and figure, built from receipts only (no framework imports).
+
+Per (behaviour, release) the status combines the backends it was measured on:
+present on any backend -> ``present`` (the backends are named); otherwise ``absent`` if
+measured absent somewhere; otherwise ``not reproduced``; otherwise ``n/a``. "Fixed in"
+is the first release, in version order, where the behaviour is absent after one where
+it was present; "last present" is the newest release where it was present.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from probes.atlas.bugs import BUGS, Bug
+from probes.atlas.decide import ABSENT, NA, NOT_REPRODUCED, PRESENT, status
+from probes.core.receipt import Receipt
+
+CAMPAIGN = "atlas"
+SYMBOL = {PRESENT: "●", ABSENT: "○", NA: "–", NOT_REPRODUCED: "?"}
+COLOUR = {PRESENT: "#c0392b", ABSENT: "#27ae60", NA: "#bdc3c7", NOT_REPRODUCED: "#f1c40f"}
+
+
+def link(probe: str) -> str:
+    return f"receipts/{CAMPAIGN}/{probe}.json"
+
+
+def release_key(release: str) -> tuple[Any, ...]:
+    """Version order; local builds after every numbered release."""
+    if re.fullmatch(r"\d+(\.\d+)*", release):
+        return (0, tuple(int(x) for x in release.split(".")))
+    return (1, release)
+
+
+def cells(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    """One row per measured cell: behaviour, release, backend, status, label, what was observed."""
+    out = []
+    for r in receipts:
+        for v in r.verdicts:
+            ref, _, release = v.path.lstrip("#").partition(" @ ")
+            out.append({"ref": ref, "release": release, "backend": v.backend, "status": status(v),
+                        "label": v.label.value, "property": v.property.value, "summary": v.summary,
+                        "probe": r.probe, "receipt": link(r.probe)})
+    return sorted(out, key=lambda c: (c["ref"], release_key(c["release"]), c["backend"]))
+
+
+def combine(statuses: dict[str, str]) -> str:
+    values = set(statuses.values())
+    for s in (PRESENT, ABSENT, NOT_REPRODUCED):
+        if s in values:
+            return s
+    return NA
+
+
+def grid(receipts: Iterable[Receipt]) -> tuple[list[str], dict[str, dict[str, dict[str, Any]]]]:
+    """(releases in version order, {ref: {release: {"status", "backends": {backend: status}, "receipts"}}})."""
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    releases: set[str] = set()
+    for c in cells(receipts):
+        releases.add(c["release"])
+        slot = rows.setdefault(c["ref"], {}).setdefault(c["release"], {"backends": {}, "receipts": {}})
+        slot["backends"][c["backend"]] = c["status"]
+        slot["receipts"][c["backend"]] = c["receipt"]
+    for per_release in rows.values():
+        for slot in per_release.values():
+            slot["status"] = combine(slot["backends"])
+    return sorted(releases, key=release_key), rows
+
+
+def fixed_in(statuses: list[tuple[str, str]]) -> tuple[str | None, str | None]:
+    """(first release absent after a present one, last release present) over ordered (release, status)."""
+    fixed = last = None
+    seen_present = False
+    for release, s in statuses:
+        if s == PRESENT:
+            seen_present, last, fixed = True, release, None
+        elif s == ABSENT and seen_present and fixed is None:
+            fixed = release
+    return fixed, last
+
+
+def summary_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    """The atlas table: one row per behaviour, one column per release, plus fixed-in / last present."""
+    releases, rows = grid(receipts)
+    out = []
+    for bug in BUGS:
+        if bug.ref not in rows:
+            continue
+        per = rows[bug.ref]
+        row: dict[str, Any] = {"ref": f"#{bug.ref}", "property": bug.prop, "behaviour": bug.title}
+        ordered = []
+        for release in releases:
+            slot = per.get(release)
+            if slot is None:
+                row[release] = ""
+                continue
+            ordered.append((release, slot["status"]))
+            row[release] = _cell_text(slot)
+        fixed, last = fixed_in(ordered)
+        row["fixed in"] = fixed or "—"
+        row["last present"] = last or "—"
+        row["never reproduced"] = bool(ordered) and not any(s == PRESENT for _r, s in ordered)
+        out.append(row)
+    return out
+
+
+def _cell_text(slot: dict[str, Any]) -> str:
+    s = slot["status"]
+    backends = slot["backends"]
+    text = f"{SYMBOL[s]} {s}"
+    if len(backends) > 1 and len(set(backends.values())) > 1:
+        text += " (" + ", ".join(f"{b}: {backends[b]}" for b in sorted(backends)) + ")"
+    return text
+
+
+def markdown(receipts: list[Receipt]) -> str:
+    """The table as Markdown, every cell linked to its receipt(s)."""
+    releases, rows = grid(receipts)
+    table = summary_rows(receipts)
+    head = ["behaviour", *releases, "fixed in", "last present"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in table:
+        ref = row["ref"].lstrip("#")
+        bug = next(b for b in BUGS if b.ref == ref)
+        parts = [f"[{row['ref']}]({bug.url}) {bug.prop}: {bug.title}"]
+        for release in releases:
+            slot = rows[ref].get(release)
+            if slot is None:
+                parts.append("")
+                continue
+            links = " ".join(f"[{b}]({u})" for b, u in sorted(slot["receipts"].items()))
+            parts.append(f"{_cell_text(slot)} {links}")
+        parts += [row["fixed in"], row["last present"]]
+        lines.append("| " + " | ".join(parts) + " |")
+    return "\n".join(lines)
+
+
+def figure(receipts: list[Receipt]) -> Any:
+    """Bug x release grid: colour = status, marker = symbol."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    releases, rows = grid(receipts)
+    bugs: list[Bug] = [b for b in BUGS if b.ref in rows]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(releases), 0.9 + 0.42 * len(bugs)))
+    for y, bug in enumerate(bugs):
+        for x, release in enumerate(releases):
+            slot = rows[bug.ref].get(release)
+            if slot is None:
+                continue
+            s = slot["status"]
+            ax.add_patch(plt.Rectangle((x - 0.45, y - 0.4), 0.9, 0.8, color=COLOUR[s], lw=0))
+            mixed = len(set(slot["backends"].values())) > 1
+            ax.text(x, y, SYMBOL[s] + ("*" if mixed else ""), ha="center", va="center", fontsize=9)
+    ax.set_xlim(-0.5, len(releases) - 0.5)
+    ax.set_ylim(len(bugs) - 0.5, -0.5)
+    ax.set_xticks(range(len(releases)), releases)
+    ax.set_yticks(range(len(bugs)), [f"#{b.ref} {b.prop}" for b in bugs])
+    ax.set_xlabel("LangGraph release")
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.legend(handles=[Patch(color=COLOUR[s], label=f"{SYMBOL[s]} {s}") for s in (PRESENT, ABSENT, NOT_REPRODUCED, NA)],
+              loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
