@@ -30,7 +30,7 @@ from probes.core.errors import ReceiptError, UsageError
 from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
 
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--no-book]
-       ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]]
+       ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]] | render-reference [--only ...]
        ./reproduce.sh test [PYTEST ARGS...]
        ./reproduce.sh mutate [TARGET...] [--jobs N]
 
@@ -43,6 +43,8 @@ USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p N
   --no-book      measure but do not build the book
   --book-only    measure nothing: build the book from the newest local runs, else the reference run
   --list         list the campaigns and exit
+  render-reference  (maintainers) re-execute the reference run's chapters with the current notebooks
+                 over its own receipts, measuring nothing (after a notebook changed)
   promote        (maintainers) make the newest complete default run on this machine the committed
                  reference run; refuses local changes, harness errors or a stale fingerprint
   test           run the test suite
@@ -66,8 +68,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true")
     parser.add_argument("-h", "--help", action="store_true")
     argv = list(argv)
-    promote = bool(argv) and argv[0] == "promote"
+    command = argv[0] if argv and argv[0] in ("promote", "render-reference") else None
+    promote = command is not None
     args, extra = parser.parse_known_args(argv[1:] if promote else argv)
+    args.command = command
     if extra:
         raise UsageError(f"unknown option or argument: {' '.join(extra)}")
     args.promote = promote
@@ -76,7 +80,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.all and args.only:
         raise UsageError("--all and --only exclude each other: --only already names what runs")
     if promote and (args.params or args.quick or args.book_only or args.no_book):
-        raise UsageError("promote takes only --only: it promotes default-profile runs as they are")
+        raise UsageError(f"{command} takes only --only: it works on the reference and default runs as they are")
     return args
 
 
@@ -208,6 +212,28 @@ def measure(names: list[str], plans: dict[str, dict[str, Any]]) -> list[str]:
     return failures
 
 
+def render_reference(names: list[str]) -> int:
+    """The reference run's chapters and figures, re-rendered from its own receipts (no receipt changes)."""
+    from probes.core.runs import reference_run
+
+    for name in names:
+        ref = reference_run(name)
+        if ref is None:
+            print(f"{name}: no reference run, nothing to render", flush=True)
+            continue
+        before = os.environ.get("RC_FIGURES_DIR")
+        os.environ["RC_FIGURES_DIR"] = str(ref.figures)
+        try:
+            execute_notebook(name, ref.params, ref.chapter, render_from=ref.directory)
+        finally:
+            if before is None:
+                os.environ.pop("RC_FIGURES_DIR", None)
+            else:
+                os.environ["RC_FIGURES_DIR"] = before
+        print(f"{name}: reference chapter re-rendered from run {ref.run_id}", flush=True)
+    return 0
+
+
 def promote_runs(names: list[str]) -> int:
     from probes.core.runs import promote
 
@@ -229,6 +255,8 @@ def run(argv: Sequence[str]) -> int:
             mark = "" if campaign.in_default_run else "  [--all]"
             print(f"{name:16s} {campaign.title}{mark}")
         return 0
+    if args.command == "render-reference":
+        return render_reference(select(args.only, everything=True))
     if args.promote:
         return promote_runs(select(args.only, everything=True))
     failures: list[str] = []

@@ -26,7 +26,8 @@ REFERENCE = ROOT / "data" / "reference"
 @pytest.fixture(scope="module")
 def cells() -> Cells:
     got = load_all_verdicts(REFERENCE)
-    assert len(got) > 100 and got.missing == []
+    # campaigns the reference run has not measured yet are named, never silently dropped
+    assert len(got) > 100 and all(": no results in " in m for m in got.missing)
     return got
 
 
