@@ -1,0 +1,3 @@
+"""What Microsoft Agent Framework's documentation says (filled in from the docs)."""
+
+CITATIONS: dict[str, dict[str, str]] = {}
