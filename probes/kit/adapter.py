@@ -42,7 +42,8 @@ class Adapter:
     backends: ClassVar[tuple[str, ...]] = ("file",)
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     recovery_modes: ClassVar[tuple[str, ...]] = ("latest",)  # each mode the documentation gives
-    answers: ClassVar[tuple[Any, Any]] = ("yes", "no")       # two answers the pause accepts
+    answers: ClassVar[tuple[Any, Any]] = ("yes", "no")       # two answers the pause accepts; the first
+    declines: ClassVar[tuple[Any, ...]] = ()                 # lets s2 run; answers here decline it (reject)
     # Documentation sentences, keyed "PROP path-pattern" (fnmatch), e.g. "EO crash:*".
     # value: {"page": url, "quote": verbatim sentence, "stance": "claims" | "deviation"}
     citations: ClassVar[Mapping[str, Mapping[str, str]]] = {}

@@ -51,11 +51,12 @@ class Judge:
         return self.subject.not_applicable(prop, path, why)
 
     # --- properties over a history ----------------------------------------------------
-    def effects_once(self, prop: Property, path: str, h: History, completed: bool, what: str) -> Verdict:
-        """EO: every effect at most once; exactly once when the run completed."""
+    def effects_once(self, prop: Property, path: str, h: History, completed: bool, what: str,
+                     expected: tuple[str, ...] = ("e1", "e2")) -> Verdict:
+        """EO: every effect at most once; exactly once (the ``expected`` ones) when the run completed."""
         counts = h.effect_counts()
         if completed:
-            holds, ev = checker.exactly_once(counts, ["e1", "e2"])
+            holds, ev = checker.exactly_once(counts, list(expected))
         else:
             holds, ev = checker.at_most_once(counts)
         ev = {**ev, "completed": completed, "witness": witness(h, (Kind.CRASH, Kind.RECOVER, Kind.EFFECT))}

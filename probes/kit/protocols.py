@@ -158,7 +158,8 @@ def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:
                            f"{done.get('message')}); the adapter is broken: {done.get('traceback', '')}")
     h = p.read()
     path = f"baseline:{answer}"
-    return [p.judge.effects_once(Property.EO, path, h, bool(h.of(Kind.COMPLETE)), "no fault"),
+    expected = ("e1",) if answer in p.target.cls.declines else ("e1", "e2")
+    return [p.judge.effects_once(Property.EO, path, h, bool(h.of(Kind.COMPLETE)), "no fault", expected),
             p.judge.live(path, h, "no fault")]
 
 
