@@ -172,14 +172,10 @@ def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     answer = p.target.cls.answers[0]
     run = p.run("run")
     fault = {"park_at": point} if how == "kill" else {"fail_at": point}
-    if point.startswith("s1") or point == "s2.begin":
-        first = run.start(**fault)
-    else:
-        parked = run.start()
-        if parked.get("status") != "paused":
-            raise HarnessError(f"the run did not pause before the crash point {point}: {parked.get('status')}")
-        first = run.answer("answer", parked.get("handle"), answer, **fault)
-    if first.get("not_reached") or not p.read().of(Kind.CRASH):
+    first = run.start(**fault)  # the point is in the start's part of the run, or else in the answer's
+    if first.get("status") == "paused" and not p.read().of(Kind.CRASH):
+        first = run.answer("answer", first.get("handle"), answer, **fault)
+    if not p.read().of(Kind.CRASH):
         raise HarnessError(f"crash point {point} was not reached ({how}); status {first.get('status')}")
     status = run.recover("recover", mode, answer)
     status = run.to_completion(status, answer, "recover-answer")
