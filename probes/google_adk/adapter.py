@@ -97,13 +97,13 @@ class GoogleAdkAdapter(Adapter):
         return status
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
-        invocations = [e["invocation_id"] for e in self._events()]
-        if mode == "resend-input" or not invocations:
+        async def last_invocation() -> str | None:
+            session = await self._service().get_session(app_name=APP, user_id=USER, session_id=SESSION)
+            return session.events[-1].invocation_id if session and session.events else None
+        invocation = asyncio.run(last_invocation())
+        if mode == "resend-input" or invocation is None:
             return self.start()
-        return self._send(invocation=invocations[-1])
-
-    def _events(self) -> list[dict[str, Any]]:
-        return [json.loads(self.load_state(p)) | {"_id": p} for p in self.state_paths()] if self.store else []
+        return self._send(invocation=invocation)
 
     # The durable state is the session's event log; each event is a JSON document.
     def state_paths(self) -> list[Any]:

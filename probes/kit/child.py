@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.metadata
+import inspect
 import traceback
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,14 @@ def load_adapter(spec: str) -> type:
     if not attr:
         raise ValueError(f"adapter must be 'module:Class', got {spec!r}")
     return getattr(importlib.import_module(module), attr)
+
+
+def _raised_by(exc: BaseException, adapter_file: str | None) -> bool:
+    """True when the innermost frame of the traceback is the adapter's own code."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and adapter_file is not None and tb.tb_frame.f_code.co_filename == adapter_file
 
 
 def _versions(names: tuple[str, ...]) -> dict[str, str | None]:
@@ -64,6 +73,8 @@ def op(adapter: str, workdir: str, backend: str, store: str | None, ledger: str,
         out.update(status="crashed", error="InjectedCrash", message=str(exc))
         runtime.record(Kind.ERROR, value="InjectedCrash")
     except Exception as exc:  # the framework refused or failed: data, not a harness error
+        if _raised_by(exc, inspect.getsourcefile(cls)):
+            raise  # the adapter's own bug: a harness error (the child exits non-zero), never a verdict
         out.update(status="raised", error=type(exc).__name__, message=str(exc)[:300],
                    traceback=traceback.format_exc()[-1500:])
         runtime.record(Kind.REFUSE, value=type(exc).__name__)

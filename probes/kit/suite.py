@@ -22,6 +22,7 @@ from probes.kit.protocols import PROTOCOLS, Probe, Target
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
+KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
 
 
 def adapter_class(spec: str) -> type[Adapter]:
@@ -45,16 +46,16 @@ def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
               tuple(cls.backends)),
         Param("protocols", "list[str]", list(PROTOCOL_NAMES), list(PROTOCOL_NAMES), "protocols to run",
               PROTOCOL_NAMES),
-        Param("crash_points", "list[str]", list(STEP_POINTS), ["s1.effect", "s2.begin", "s2.effect"],
+        Param("crash_points", "list[str]", list(STEP_POINTS), ["s1.effect", "s2.effect"],
               "where in the steps the crash protocol crashes", STEP_POINTS),
         Param("crash_hows", "list[str]", ["kill", "raise"], ["kill", "raise"],
               "how it crashes: SIGKILL at a barrier, or an exception raised once", ("kill", "raise")),
         Param("recovery_modes", "list[str]", list(modes), list(modes[:1]), "recoveries the documentation gives",
               modes),
-        Param("answers_n", "list[int]", [2, 4, 8], [2, 8], "how many times the same pause is answered in a row",
+        Param("answers_n", "list[int]", [2, 4, 8], [3], "how many times the same pause is answered in a row",
               minimum=2),
         Param("race_k", "list[int]", [2, 4], [2], "how many processes answer the same pause at once", minimum=2),
-        Param("tamper_limit", "int", 0, 4, "edits per tamper kind (0: every edit of the document)", minimum=0),
+        Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
         Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
               SAVE_POINTS),
     )
@@ -117,6 +118,7 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0) -> Campaign:
     """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint)."""
     cls = adapter_class(adapter)
+    KIT_ADAPTERS[name] = adapter
     return Campaign(
         name=name, title=title, params=kit_params(cls), plan=kit_plan,
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),

@@ -1,3 +1,21 @@
-"""What Microsoft Agent Framework's documentation says (filled in from the docs)."""
+"""What Microsoft Agent Framework's documentation says, keyed "PROPERTY path-pattern".
 
-CITATIONS: dict[str, dict[str, str]] = {}
+Quotes are verbatim docstrings of agent-framework-core 1.23.0 as installed (the package
+the probes import); a pattern with no sentence here is silent, so a violation there is U.
+"""
+
+_CHECKPOINT = "agent_framework/_workflows/_checkpoint.py: WorkflowCheckpoint docstring (agent-framework-core 1.23.0)"
+
+CITATIONS: dict[str, dict[str, str]] = {
+    # A structurally broken checkpoint must be refused: from_dict promises to raise on missing fields.
+    "CV tamper:*": {
+        "page": "agent_framework/_workflows/_checkpoint.py: WorkflowCheckpoint.from_dict docstring "
+                "(agent-framework-core 1.23.0)",
+        "quote": "WorkflowCheckpointException: If required fields are missing.",
+        "stance": "claims"},
+    "LV *": {
+        "page": _CHECKPOINT,
+        "quote": "Checkpoints capture the full execution state of a workflow at a specific point, enabling "
+                 "workflows to be paused and resumed.",
+        "stance": "claims"},
+}
