@@ -29,13 +29,14 @@ from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
 from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
 
-USAGE = """usage: ./reproduce.sh [--quick] [--only NAME[,NAME...]] [-p NAME VALUE]... [--no-book]
+USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--no-book]
        ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]]
        ./reproduce.sh test [PYTEST ARGS...]
 
   (no options)   measure every campaign on this machine with the paper's parameters, then build the book
   --quick        small bounds (minutes) instead of the paper's parameters (a "quick" run)
   --only NAMES   run only these campaigns (comma-separated); see --list
+  --all          also the campaigns beyond the paper that a plain run leaves out (marked in --list)
   -p NAME VALUE  set a notebook parameter (a Python/JSON literal, e.g. -p jitter_ms '[0, 50]'):
                  a "variant" run, kept beside the default run, never over it
   --no-book      measure but do not build the book
@@ -56,6 +57,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = _Parser(prog="./reproduce.sh", add_help=False, usage=USAGE)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default=None)
+    parser.add_argument("--all", action="store_true")
     parser.add_argument("-p", dest="params", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     parser.add_argument("--book-only", action="store_true")
     parser.add_argument("--no-book", action="store_true")
@@ -67,17 +69,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if extra:
         raise UsageError(f"unknown option or argument: {' '.join(extra)}")
     args.promote = promote
-    if args.book_only and (args.only or args.params or args.quick):
-        raise UsageError("--book-only runs nothing; it takes no --only, --quick or -p")
+    if args.book_only and (args.only or args.params or args.quick or args.all):
+        raise UsageError("--book-only runs nothing; it takes no --only, --all, --quick or -p")
+    if args.all and args.only:
+        raise UsageError("--all and --only exclude each other: --only already names what runs")
     if promote and (args.params or args.quick or args.book_only or args.no_book):
         raise UsageError("promote takes only --only: it promotes default-profile runs as they are")
     return args
 
 
-def select(only: str | None) -> list[str]:
+def select(only: str | None, everything: bool = False) -> list[str]:
     names = campaigns.available()
     if only is None:
-        return names
+        return [n for n in names if everything or campaigns.get(n).in_default_run]
     chosen = [n.strip() for n in only.split(",") if n.strip()]
     for name in chosen:
         if name not in names:
@@ -219,13 +223,15 @@ def run(argv: Sequence[str]) -> int:
         return 0
     if args.list:
         for name in campaigns.available():
-            print(f"{name:16s} {campaigns.get(name).title}")
+            campaign = campaigns.get(name)
+            mark = "" if campaign.in_default_run else "  [--all]"
+            print(f"{name:16s} {campaign.title}{mark}")
         return 0
     if args.promote:
-        return promote_runs(select(args.only))
+        return promote_runs(select(args.only, everything=True))
     failures: list[str] = []
     if not args.book_only:
-        names = select(args.only)
+        names = select(args.only, args.all)
         plans = plan_params(names, args.params, args.quick, explicit=args.only is not None)
         backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any work
         failures = measure(names, plans)

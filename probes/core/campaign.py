@@ -150,6 +150,10 @@ class Campaign:
     # A hook run before any work with the resolved parameters: raise UsageError for a
     # combination a single Param cannot judge (e.g. dose_k must be one of k).
     check: Callable[[Mapping[str, Any]], None] | None = None
+    # Part of a plain ./reproduce.sh run? The paper's campaigns are; campaigns beyond
+    # the paper join while the default run stays within its time budget, otherwise they
+    # run with --all (or --only).
+    in_default_run: bool = True
 
     def source_paths(self) -> tuple[str, ...]:
         """Its own package directory (where its ``plan`` is defined) plus ``sources``."""
