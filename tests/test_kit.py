@@ -103,3 +103,12 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0 and out.stderr.startswith("error: cannot import adapter")
     assert not (tmp_path / "kit_test").exists()
+
+
+@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk"])
+def test_kit_chapters_are_the_template(name: str) -> None:
+    """The three chapters are generated from one template; a hand edit would drift."""
+    from probes import NOTEBOOKS_DIR
+    from probes.kit.chapter import notebook
+
+    assert json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text()) == json.loads(json.dumps(notebook(name)))

@@ -115,12 +115,17 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 
 
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
-                 env: SideEnv | None = None, description: str = "", timeout: float = 120.0) -> Campaign:
-    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint)."""
+                 env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
+                 in_default_run: bool = False) -> Campaign:
+    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
+
+    Frameworks measured with the kit are beyond the paper: by default they run with
+    ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
+    """
     cls = adapter_class(adapter)
     KIT_ADAPTERS[name] = adapter
     return Campaign(
         name=name, title=title, params=kit_params(cls), plan=kit_plan,
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
-        description=description, packages=packages, sources=("probes/kit",),
+        description=description, packages=packages, sources=("probes/kit",), in_default_run=in_default_run,
     )
