@@ -309,12 +309,12 @@ def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     verdicts = []
     for i, (name, edit) in enumerate(edits):
         sub, run = _isolated(p, f"edit-{i}")
-        run.start()
+        handle = run.start().get("handle")
         inst = p.target.cls(run.workdir, p.target.backend, run.store)
         target = inst.state_paths()[-1]
         inst.save_state(target, edit(copy.deepcopy(inst.load_state(target))))
         run.note(Kind.TAMPER, detail={"edit": name})
-        run.answer("answer", None, answer)
+        run.answer("answer", handle, answer)  # the pause the caller was given; its state edited underneath
         h = sub.read()
         path = f"tamper:{name}"
         if kind == "structural":
