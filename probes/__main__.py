@@ -34,6 +34,11 @@ def _adapter_campaign(args: argparse.Namespace):
     # children run from the project root: let them import the adapter from where the user is
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH", "")]))
     sys.path.insert(0, os.getcwd())
+    if args.saver:  # any LangGraph checkpointer, through the kit's LangGraph adapter
+        os.environ["RC_KIT_SAVER"] = args.saver
+        adapter = "probes.kit.langgraph_saver:SaverAdapter"
+        name = args.campaign or args.saver.partition(":")[0].split(".")[0]
+        return kit_campaign(name, f"conformance kit: LangGraph with {args.saver}", adapter)
     name = args.campaign or args.adapter.partition(":")[0].split(".")[0]
     return kit_campaign(name, f"conformance kit: {args.adapter}", args.adapter)
 
@@ -41,7 +46,9 @@ def _adapter_campaign(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    if args.adapter:
+    if args.adapter and args.saver:
+        raise UsageError("give --adapter or --saver, not both")
+    if args.adapter or args.saver:
         campaign = _adapter_campaign(args)
     elif args.campaign:
         campaign = campaigns.get(args.campaign)
@@ -49,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("name a campaign (python -m probes list) or give --adapter module:Class")
     params = campaign.resolve(_overrides(args.param), quick=args.quick)
     backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any probe
-    out = Path(args.out) if args.out else (Path("kit-results") if args.adapter else None)
+    out = Path(args.out) if args.out else (Path("kit-results") if args.adapter or args.saver else None)
     result = run_campaign(campaign, params, out)
     print(f"{campaign.name}: {len(result.receipts)} receipts ({len(result.ran)} run, "
           f"{len(result.reused)} reused) in {result.directory}")
@@ -87,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("campaign", nargs="?", help="a campaign name; with --adapter, the name of the results")
     run.add_argument("--adapter", metavar="MODULE:CLASS",
                      help="run the conformance kit on your own adapter (a probes.kit.adapter.Adapter subclass)")
+    run.add_argument("--saver", metavar="MODULE:FACTORY",
+                     help="run the kit on LangGraph with your checkpointer: FACTORY(sqlite path or DSN) -> saver")
     run.add_argument("--out", metavar="DIR", help="write results to DIR/<name> (default with --adapter: "
                                                    "./kit-results; otherwise this machine's run directory)")
     run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
