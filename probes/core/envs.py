@@ -8,6 +8,11 @@ named by what it installs: ``.cache/envs/<name>-<sha256(requirements)[:12]>``
 later run; a ``.complete`` marker is written last, so an interrupted install is
 redone, never used half-built. Delete the directory to rebuild it.
 
+They live in the user's cache (``$XDG_CACHE_HOME/resume-contract/envs``, else
+``~/.cache/resume-contract/envs``; ``RC_ENVS_DIR`` overrides), not in the checkout: an
+environment is named by exactly what it installs, so every clone on the machine -- a
+CI run's fresh clone included -- reuses it instead of installing it again.
+
 The project root is put on the side interpreter's ``PYTHONPATH`` so that a probe
 running there can import the harness core (``probes.core`` imports only the standard
 library at module level) -- but nothing of the main venv's site-packages.
@@ -30,7 +35,12 @@ from typing import Any, Iterator, Sequence
 from probes import PROJECT_ROOT
 from probes.core.errors import HarnessError
 
-ENVS_DIR = Path(os.environ.get("RC_ENVS_DIR", PROJECT_ROOT / ".cache" / "envs"))
+def _default_envs_dir() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "resume-contract" / "envs"
+
+
+ENVS_DIR = Path(os.environ.get("RC_ENVS_DIR") or _default_envs_dir())
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,8 @@ class SideEnv:
 
     @property
     def path(self) -> Path:
-        return ENVS_DIR / f"{self.name}-{self.key}"
+        # the interpreter's version is part of what is installed: another Python, another env
+        return ENVS_DIR / f"{self.name}-py{sys.version_info[0]}{sys.version_info[1]}-{self.key}"
 
     @property
     def python(self) -> Path:
