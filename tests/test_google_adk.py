@@ -1,6 +1,6 @@
 """Google ADK 2.13.0 under the kit, in its side environment (created once, cached).
 
-The first run creates ``.cache/envs/google-adk-<hash>`` with pip (a few minutes on two
+The first run creates ``google-adk-py311-<hash>`` in the user cache with pip (a few minutes on two
 cores); later runs reuse it.
 """
 

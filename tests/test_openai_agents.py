@@ -1,6 +1,6 @@
 """OpenAI Agents SDK 0.24.0 under the kit, in its side environment (created once, cached).
 
-The first run creates ``.cache/envs/openai-agents-<hash>`` with pip (about a minute and
+The first run creates ``openai-agents-py311-<hash>`` in the user cache with pip (about a minute and
 a half on two cores); later runs reuse it.
 """
 

@@ -1,7 +1,7 @@
 """Google ADK 2.13.0: every kit protocol, in its own cached side environment.
 
 google-adk 2.13 needs websockets < 16, which conflicts with the frozen lock, so it runs
-in ``.cache/envs/google-adk-<hash>`` (psycopg added for its PostgreSQL session store);
+in ``google-adk-py311-<hash>`` in the user cache (``probes.core.envs``) (psycopg added for its PostgreSQL session store);
 the pinned requirements are part of this campaign's source hash.
 """
 

@@ -2,7 +2,7 @@
 
 0.24 needs openai >= 3, which the paper's crewai pin excludes, so it cannot share the
 main environment; the pinned requirement below names its environment
-(``.cache/envs/openai-agents-<hash>``) and is part of this campaign's source hash.
+(``openai-agents-py311-<hash>`` in the user cache, see ``probes.core.envs``) and is part of this campaign's source hash.
 """
 
 from probes.core.envs import SideEnv
