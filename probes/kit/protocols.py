@@ -258,6 +258,7 @@ def fork(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run = p.run("run")
     handle = run.start().get("handle")
     first = run.answer("first", handle, a)
+    run.note(Kind.FORK, value=b, detail={"intent": "fork", "at": "the answered pause"})
     second = run.answer("fork", handle, b)
     p.observations["fork"] = {"first": first.get("status"), "second": second.get("status"),
                               "second_error": second.get("error")}

@@ -66,9 +66,9 @@ class MafAdapter(Adapter):
             if pending:
                 latest = await storage.get_latest(workflow_name=NAME)
                 return {"status": "paused", "handle": [latest.checkpoint_id, pending[0].request_id]}
-            outputs = result.get_outputs()
-            return {"status": "completed" if outputs else str(result.get_final_state()),
-                    "outcome": outputs[0] if outputs else None}
+            outputs, state = result.get_outputs(), result.get_final_state()
+            finished = outputs or state.name == "IDLE"  # idle with nothing pending: the run is over
+            return {"status": "completed" if finished else str(state), "outcome": outputs[0] if outputs else None}
         return asyncio.run(go())
 
     def _latest(self) -> tuple[str | None, str | None]:
