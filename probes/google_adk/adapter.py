@@ -49,7 +49,6 @@ class GoogleAdkAdapter(Adapter):
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
     citations = CITATIONS
-    missing = {}
 
     def _service(self) -> Any:
         if self.backend == "postgres":
@@ -93,8 +92,7 @@ class GoogleAdkAdapter(Adapter):
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         from google.genai import types
         response = types.FunctionResponse(id=handle or INTERRUPT, name="adk_request_input", response={"result": answer})
-        status = self._send(types.Content(role="user", parts=[types.Part(function_response=response)]))
-        return status
+        return self._send(types.Content(role="user", parts=[types.Part(function_response=response)]))
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         async def last_invocation() -> str | None:

@@ -303,8 +303,9 @@ def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     probe0, run0 = _isolated(p, "shape")
     run0.start()
     paths = p.target.cls(run0.workdir, p.target.backend, run0.store).state_paths()
-    if not paths:
-        raise HarnessError("the adapter located no durable state at the pause")
+    if not paths:  # e.g. a backend whose storage the adapter does not read
+        return [p.judge.not_applicable(Property.CV if kind == "structural" else Property.EO, f"tamper:{kind}",
+                                       f"the adapter locates no durable JSON document on backend {p.target.backend}")]
     inst0 = p.target.cls(run0.workdir, p.target.backend, run0.store)
     edits = _edits(inst0.load_state(paths[-1]), kind)[: args.get("limit") or None]
     verdicts = []
