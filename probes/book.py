@@ -117,13 +117,19 @@ def provenance_banner(run: RunInfo) -> str:
 
 
 def _with_banner(chapter: Path, banner: str) -> bytes:
-    """The chapter with the banner as a markdown cell right after its title cell."""
+    """The chapter with the banner right under its title (the first ``# `` heading)."""
     nb = json.loads(chapter.read_text())
-    cell = {"cell_type": "markdown", "metadata": {"tags": ["provenance"]}, "source": banner}
     cells = nb.get("cells", [])
-    at = next((i + 1 for i, c in enumerate(cells)
-               if c.get("cell_type") == "markdown" and "".join(c.get("source", "")).lstrip().startswith("# ")), 0)
-    cells.insert(at, cell)
+    for cell in cells:
+        if cell.get("cell_type") != "markdown":
+            continue
+        lines = "".join(cell.get("source", "")).split("\n")
+        at = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+        if at is not None:
+            cell["source"] = "\n".join(lines[:at + 1] + ["", banner, ""] + lines[at + 1:])
+            break
+    else:
+        cells.insert(0, {"cell_type": "markdown", "metadata": {}, "source": banner})
     return json.dumps(nb, indent=1, ensure_ascii=False).encode()
 
 
