@@ -340,6 +340,7 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         raise HarnessError("the hooked save never ran in a clean run")
     verdicts = []
     for pt in points:
+        before = len(verdicts)
         for n in range(1, saves + 1):
             sub, run = _isolated(p, f"{pt}-{n}")
             status = run.start(park_at=f"{pt}#{n}")
@@ -354,6 +355,11 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             path = f"save-kill:{pt}#{n}"
             verdicts += [sub.judge.effects_once(Property.EO, path, h, done, f"killed in save {n} at {pt}"),
                          sub.judge.prefix(path, h), sub.judge.live(path, h, f"killed in save {n} at {pt}")]
+        if len(verdicts) == before:  # never reached: say so rather than measure nothing silently
+            verdicts.append(p.judge.not_applicable(Property.EO, f"save-kill:{pt}",
+                                                   f"none of the {saves} saves of a clean run reached {pt} "
+                                                   "(the adapter hooks no lower-level write)" if pt == "save.write"
+                                                   else f"none of the {saves} saves of a clean run reached {pt}"))
     return verdicts
 
 
