@@ -6,13 +6,18 @@ the probes import); a pattern with no sentence here is silent, so a violation th
 
 _CHECKPOINT = "agent_framework/_workflows/_checkpoint.py: WorkflowCheckpoint docstring (agent-framework-core 1.23.0)"
 
+_REQUIRED_FIELDS = {
+    "page": "agent_framework/_workflows/_checkpoint.py: WorkflowCheckpoint.from_dict docstring "
+            "(agent-framework-core 1.23.0)",
+    "quote": "WorkflowCheckpointException: If required fields are missing.",
+    "stance": "claims"}
+
 CITATIONS: dict[str, dict[str, str]] = {
-    # A structurally broken checkpoint must be refused: from_dict promises to raise on missing fields.
-    "CV tamper:*": {
-        "page": "agent_framework/_workflows/_checkpoint.py: WorkflowCheckpoint.from_dict docstring "
-                "(agent-framework-core 1.23.0)",
-        "quote": "WorkflowCheckpointException: If required fields are missing.",
-        "stance": "claims"},
+    # A checkpoint missing a *required* field must be refused. Only the two fields without a
+    # default in the WorkflowCheckpoint dataclass are required; dropping another is not covered (U).
+    "CV tamper:empty-object": _REQUIRED_FIELDS,
+    "CV tamper:drop:workflow_name": _REQUIRED_FIELDS,
+    "CV tamper:drop:graph_signature_hash": _REQUIRED_FIELDS,
     "LV *": {
         "page": _CHECKPOINT,
         "quote": "Checkpoints capture the full execution state of a workflow at a specific point, enabling "
