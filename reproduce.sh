@@ -4,6 +4,7 @@
 #   ./reproduce.sh            every campaign with the paper's parameters + the book
 #   ./reproduce.sh --quick    small bounds;   ./reproduce.sh --help  all options
 #   ./reproduce.sh test       the test suite
+#   ./reproduce.sh mutate [TARGET ...]   mutation testing (mutation/<target>.toml, cosmic-ray)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -43,6 +44,11 @@ if [ "${1:-}" = "test" ]; then
   shift
   ensure_env
   exec "$VENV/bin/python" -m pytest "$@"
+fi
+if [ "${1:-}" = "mutate" ]; then
+  shift
+  ensure_env
+  exec "$VENV/bin/python" -m probes.mutate "$@"
 fi
 ensure_env
 exec "$VENV/bin/python" -m probes.reproduce "$@"

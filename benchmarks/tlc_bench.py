@@ -56,11 +56,17 @@ def bench_matrix(parallel: int) -> dict:
             "sum_of_runs_s": round(sum(r.seconds for r in results), 1), "errors": errors}
 
 
-def bench_scaled(workers: int) -> dict:
-    cfg = configs.scaled(configs.SCALED_BOUNDS)
-    res = run_tlc(cfg, workers=workers, heap_mb=3072, timeout=7200, short=False)
-    return {"workers": workers, "result": res.result, "generated": res.generated, "distinct": res.distinct,
-            "depth": res.depth, "seconds": res.seconds,
+def bench_scaled(workers: int, reduction: str) -> dict:
+    import tempfile
+
+    from probes.tla.reduction import reduced, with_symmetric_copy
+
+    tla_dir = with_symmetric_copy(Path(tempfile.mkdtemp(prefix="tlc-bench-")) / "tla")
+    cfg = configs.scaled(configs.SCALED_BOUNDS) if reduction == "none" else reduced(configs.SCALED_BOUNDS,
+                                                                                     kinds=(reduction,))[0]
+    res = run_tlc(cfg, workers=workers, heap_mb=3072, timeout=7200, short=False, tla_dir=tla_dir)
+    return {"workers": workers, "reduction": reduction, "result": res.result, "generated": res.generated,
+            "distinct": res.distinct, "depth": res.depth, "seconds": res.seconds,
             "distinct_per_s": round(res.distinct / res.seconds) if res.distinct else None,
             "generated_per_s": round(res.generated / res.seconds) if res.generated else None,
             "published": {"distinct": 7_400_000, "seconds": 146, "distinct_per_s": round(7_400_000 / 146)},
@@ -74,6 +80,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--skip-scaled", action="store_true")
+    parser.add_argument("--reduction", default="view+symmetry", choices=("none", "view", "symmetry", "view+symmetry"))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     report: dict = {"loadavg_before": os.getloadavg(), "cpus": os.cpu_count()}
@@ -87,9 +94,9 @@ def main() -> int:
               f"({m['parallel']} at a time; {m['sum_of_runs_s']} s summed); target < 180 s; errors: {len(m['errors'])}",
               flush=True)
     if not args.skip_scaled:
-        report["scaled"] = bench_scaled(args.workers)
+        report["scaled"] = bench_scaled(args.workers, args.reduction)
         s = report["scaled"]
-        print(f"scaled reference: {s['result']}, {s['distinct']} distinct / {s['generated']} generated, depth "
+        print(f"scaled reference ({s['reduction']}): {s['result']}, {s['distinct']} distinct / {s['generated']} generated, depth "
               f"{s['depth']}, {s['seconds']} s with {s['workers']} workers = {s['distinct_per_s']} distinct states/s "
               f"(published 7.4 M in 146 s = {s['published']['distinct_per_s']}/s)", flush=True)
     report["loadavg_after"] = os.getloadavg()

@@ -60,9 +60,8 @@ def _close(a: Any, b: Any, tol: float) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if tol == 0:
-            return a == b
-        return math.isclose(a, b, rel_tol=tol, abs_tol=tol if max(abs(a), abs(b)) < 1 else 0)
+        # relative tolerance; below 1 the same number as an absolute one (above 1 it is implied)
+        return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from probes.core.receipt import Receipt
 
 
 def verdict_table(receipts: list[Receipt]):
-    """One row per (property, path): the labels over all repetitions and one summary."""
+    """One row per (property, path): the labels over all repetitions (``checker.cell_text``), the
+    first repetition's summary, and the documentation statement a ✗ or D rests on."""
     import pandas as pd
+
+    from probes.core.checker import cell_text
+    from probes.matrix import citation
 
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for r in sorted(receipts, key=lambda r: r.probe):
         for v in r.verdicts:
-            g = groups.setdefault((v.property.value, v.path), {"labels": defaultdict(int), "summary": v.summary,
-                                                                "doc": v.doc.page if v.doc else ""})
-            g["labels"][v.label.value] += 1
-    rows = [{"property": p, "path": path,
-             "verdict": " / ".join(f"{lab}×{n}" for lab, n in sorted(g["labels"].items())),
-             "observed (first rep)": g["summary"], "documentation": g["doc"]}
+            g = groups.setdefault((v.property.value, v.path), {"labels": [], "summary": v.summary, "doc": None})
+            g["labels"].append(v.label)
+            g["doc"] = g["doc"] or v.doc
+    rows = [{"property": p, "path": path, "verdict": cell_text(g["labels"]),
+             "observed (first rep)": g["summary"], "documentation": citation(g["doc"]).replace("\\|", "|")}
             for (p, path), g in sorted(groups.items(), key=lambda kv: (kv[0][1].startswith("tamper:"), kv[0]))]
     return pd.DataFrame(rows)
 

@@ -32,6 +32,7 @@ from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profi
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--no-book]
        ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]]
        ./reproduce.sh test [PYTEST ARGS...]
+       ./reproduce.sh mutate [TARGET...] [--jobs N]
 
   (no options)   measure every campaign on this machine with the paper's parameters, then build the book
   --quick        small bounds (minutes) instead of the paper's parameters (a "quick" run)
@@ -45,6 +46,7 @@ USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p N
   promote        (maintainers) make the newest complete default run on this machine the committed
                  reference run; refuses local changes, harness errors or a stale fingerprint
   test           run the test suite
+  mutate         mutation testing of mutation/<target>.toml (cosmic-ray); exit 1 on a non-equivalent survivor
 Results: runs/<campaign>/<run id>/ (local, git-ignored); data/reference/<campaign>/ (committed, read-only)."""
 
 

@@ -44,7 +44,7 @@ def test_rewound_history_refires_tool_if_accepted(run):
 def test_rewound_speaker_changes_who_speaks_if_accepted(run):
     v = cells(run)[("CV", "tamper:rewound-speaker")]
     if v.label.value != "✓":
-        assert v.evidence["run_messages"][0][0] != v.evidence["untampered_run_messages"][0][0]
+        assert v.evidence["outcome"][0][0] != v.evidence["untampered_run_messages"][0][0]
 
 
 def test_kill_points(run):

@@ -78,3 +78,19 @@ def test_bad_dsn_is_one_clear_line(monkeypatch) -> None:
     with pytest.raises(UsageError, match="not a postgresql:// URI"):
         with postgres_service():
             pass
+
+
+@pytest.mark.parametrize("dsn", ["mysql://nope", "postgresql://host:notaport/db", "postgresql://"])
+def test_malformed_dsn_is_a_usage_error_before_any_probe(sandbox: dict, dsn: str) -> None:
+    """exit 2, one line saying what to do, nothing measured or written."""
+    got = _probes(["run", "selftest_a"], dict(sandbox, RC_POSTGRES_DSN=dsn))
+    assert got.returncode == 2 and got.stderr.count("\n") == 1 and "RC_POSTGRES_DSN" in got.stderr, got.stderr
+    assert "fix or unset it" in got.stderr
+    assert not list(Path(sandbox["RC_RUNS_DIR"]).glob("selftest_a/*/*.json"))
+    assert not Path(sandbox["RC_SELFTEST_LEDGER"]).exists()
+
+
+def test_matrix_cli_lists_campaigns_without_a_complete_run(sandbox: dict) -> None:
+    got = _probes(["matrix"], sandbox)
+    assert got.returncode == 0
+    assert "not in the matrix: selftest_b: no complete run" in got.stdout

@@ -53,9 +53,10 @@ def test_stock_sqlite_k2_jitter0_fires_twice_and_verdicts_are_stable(tmp_path: P
     assert all(o["saw_pending"] and o["outcome"] == "returned" for r in reps for o in r["racers"])
     [verdict] = cell.verdicts
     assert (verdict.framework, verdict.backend, verdict.property.value, verdict.label.value) == \
-        ("langgraph", "sqlite", "CO", "U")
+        ("langgraph", "sqlite", "CO", "D")
     assert verdict.path == "cross-process k=2 jitter=0ms"
-    assert verdict.evidence["duplicates_observed"] is True
+    assert verdict.evidence["duplicates_observed"] is True and verdict.evidence["lost_answers_observed"] is False
+    assert verdict.doc.source == "LG-28" and "double-texting" in verdict.doc.page  # cited, not U
     # Only jitter-0 cells carry a verdict; the others are observations.
     assert not by_id["grid.sqlite.stock.k2.j25.g0"].verdicts
     # Offsets are recorded per rep and drawn per cell: j5 and j25 are not rescaled copies.
@@ -110,9 +111,19 @@ def test_gate_arm_fires_exactly_once_and_losers_fail_loudly(tmp_path: Path) -> N
     for backend in ("sqlite", "postgres"):
         gate = next(r for r in run.receipts if r.probe == f"grid.{backend}.gate.k4.j0.g0")
         s = gate.observations["summary"]
-        assert s["distribution"] == {"1": 3}, s
+        assert s["distribution"] == {"1": 3}, s  # exactly one fire per rep: no double, no lost answer
         assert s["lost_reps"] == 0
-        assert s["errors_raised"] == {"remit_ref.errors.ConsumeConflict": 9}
+        # The contract, not a timing: every racer either fired, conflicted loudly, or (late, the
+        # thread already finished) found nothing pending and returned without firing.
+        assert set(s["errors_raised"]) <= {"remit_ref.errors.ConsumeConflict"}, s
+        for rep in gate.observations["reps"]:
+            assert rep["fires"] == 1 and len(rep["fired_by"]) == 1, rep
+            for o in rep["racers"]:
+                fired = o["fired"] == 1
+                conflicted = o["outcome"] == "raised" and o["error"]["type"] == "remit_ref.errors.ConsumeConflict"
+                no_op = o["outcome"] == "returned" and o["fired"] == 0
+                assert [fired, conflicted, no_op].count(True) == 1, (rep, o)
+            assert sum(o["fired"] for o in rep["racers"]) == 1
         [v] = gate.verdicts
         assert (v.framework, v.label.value) == ("langgraph+remit", "✓")
         assert v.evidence == {"k": 4, "jitter_ms": 0, "reps": 3, "duplicates_observed": False,

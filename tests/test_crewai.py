@@ -46,7 +46,9 @@ def test_persist_restore_after_exception_reruns_s1(tmp_path: Path) -> None:
     assert led == {"s1": 2, "s2": 1}
     assert rest["counter"] == 12
     labels = {v.property.value: v.label.value for v in res.verdicts}
-    assert labels["EO"] in ("✗", "U") and labels["PC"] in ("✗", "U")
+    # documented: a @persist resume re-runs the @start method (DOCS.md CR-6)
+    assert labels["EO"] == "D" and labels["PC"] == "D"
+    assert {v.doc.source for v in res.verdicts if v.property.value in ("EO", "PC")} == {"CR-6"}
     assert labels["LV"] == "✓"
     eo = next(v for v in res.verdicts if v.property.value == "EO")
     assert eo.evidence["exactly_once_predicts"] == 11

@@ -128,8 +128,18 @@ def test_crash_cells_depend_on_recovery_mode(small_run) -> None:
 
 def test_exit_durability_loses_the_run_and_rd_copies_agree(small_run) -> None:
     _, R = small_run
-    ev = _verdict(R["durability.exit.A.none.sqlite"], "EO").evidence
+    eo = _verdict(R["durability.exit.A.none.sqlite"], "EO")
+    ev = eo.evidence
     assert ev["recovered"] == [False] and ev["effect_counts"]["s2"] == 0
+    # a run that was lost is neither exactly-once nor live; the docs state it (LG-8): D, cited
+    assert ev["completed"] == [False] and eo.label.value == "D" and eo.doc.source == "LG-8"
+    lv = _verdict(R["durability.exit.A.none.sqlite"], "LV")
+    assert lv.label.value == "D" and lv.doc.source == "LG-8"
+    assert [w["kind"] for w in lv.evidence["witness"]][0] == "crash"
+    assert _verdict(R["durability.exit.A.none.sqlite"], "PC").label.value == "✓"
+    # the documented recovery after a kill in s2 before its effect completes: every verdict ✓
+    assert {v.property.value: v.label.value for v in R["crash.A.none.sqlite"].verdicts} == {
+        "EO": "✓", "PC": "✓", "LV": "✓"}
     assert R["ops.sqlite"].observations["ops"]["exit"] == ["put"]
     assert R["ops.sqlite"].observations["ops"]["sync"][0] == "put"
     rd = _verdict(R["rd.nothing.sqlite"], "RD")

@@ -28,11 +28,16 @@ def test_no_harness_errors(run):
 @pytest.mark.parametrize("crash", ["exception", "sigkill-before-effect", "sigkill-after-effect"])
 def test_mid_node_crash_is_safe_but_not_live(run, crash):
     c = cells(run)
-    assert c[("EO", f"crash:{crash}")].label.value == "✓"
+    eo = c[("EO", f"crash:{crash}")]
+    # nothing fired twice, but the run never completed: exactly-once needs completion (docs silent: U)
+    assert eo.label.value == "U" and eo.evidence["completed"] is False
+    assert all(n <= 1 for n in eo.evidence["effect_counts"].values())
     assert c[("PC", f"crash:{crash}")].label.value == "✓"
     lv = c[("LV", f"crash:{crash}")]
-    assert lv.evidence["completed"] is False and lv.label.value == "✗"
+    # the 1.107.1 status contract documents the refusal (DOCS.md PG-2): D, cited
+    assert lv.evidence["completed"] is False and lv.label.value == "D" and lv.doc.source == "PG-2"
     assert "Unable to restore snapshot" in lv.evidence["detail"]
+    assert [w["kind"] for w in lv.evidence["witness"]] == ["crash", "refuse"]
 
 
 def test_kill_between_nodes_restores(run):
@@ -42,11 +47,14 @@ def test_kill_between_nodes_restores(run):
 
 
 def test_doc_quote_is_in_installed_docstring(run):
-    from pydantic_graph.graph import Graph
+    """The LV label's citation (DOCS.md PG-2) is the installed record_run docstring, fragment by fragment."""
+    from pydantic_graph.persistence import BaseStatePersistence
 
     lv = cells(run)[("LV", "crash:exception")]
-    doc = " ".join(inspect.getdoc(Graph.iter_from_persistence).split())
-    assert lv.doc.quote in doc
+    assert lv.doc.source == "PG-2" and "record_run" in lv.doc.page
+    doc = " ".join(inspect.getdoc(BaseStatePersistence.record_run).split())
+    fragments = [f.strip().strip('"') for f in lv.doc.quote.split("…")]
+    assert len(fragments) == 2 and all(f in doc for f in fragments), fragments
 
 
 def test_stray_and_tamper(run):

@@ -20,7 +20,7 @@ def test_reference_row_is_deterministic(tmp_path: Path) -> None:
     assert not first.harness_errors and not second.harness_errors
     verdicts = [v for r in first.receipts for v in r.verdicts]
     assert {(v.framework, v.property.value, v.label.value) for v in verdicts} == {
-        ("tla-reference", p, "✓") for p in ("PC", "EO", "FD", "CV", "CO", "RD", "LV")}
+        ("tla-reference", p, "✓") for p in ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV")}
     view_a = (tmp_path / "a" / "tlc" / VIEW_NAME).read_bytes()
     assert view_a == (tmp_path / "b" / "tlc" / VIEW_NAME).read_bytes()
     heads = campaign.headlines(first.receipts)
@@ -35,3 +35,16 @@ def test_bad_parameters_are_usage_errors() -> None:
         campaign.plan(campaign.resolve({"bounds": [3, 4, 2, 2, 1, 1]}))
     with pytest.raises(UsageError, match="not allowed"):
         campaign.resolve({"configurations": ["nonsense"]})
+
+
+def test_traces_group_explains_the_known_behaviours(tmp_path: Path) -> None:
+    from probes.tla.known_histories import EXPECTED
+
+    campaign = campaigns.get("tlc")
+    params = campaign.resolve({"configurations": ["traces"], "trace_campaigns": []}, quick=True)
+    run = run_campaign(campaign, params, receipts_root=tmp_path, render_only=False)
+    assert not run.harness_errors
+    (receipt,) = run.receipts
+    assert receipt.verdicts == []   # observations, never labels
+    rows = {r["name"].removeprefix("known/"): r["explained_by"] for r in receipt.observations["traces"]}
+    assert rows == EXPECTED

@@ -13,9 +13,19 @@ EXTENDS ResumePlane
 
 Prefix(k) == [i \in 1..k |-> [idx |-> i, valid |-> TRUE]]
 
-\* Finite sequences of fork resumes that observed f of their own value.
-ForkSeqs == UNION {{[i \in 1..k |-> [v |-> s[i], out |-> Out(s[i])]] :
-                     s \in [1..k -> Values]} : k \in 0..(MaxResumes - 1)}
+\* The answer at the interrupt checkpoint, a fork on its own branch with value
+\* v, and a retry of the answer c: what the reference records for each.
+Answer(c) == [v |-> c, intent |-> "answer", tag |-> "answer", out |-> Out(c), branch |-> FALSE]
+ForkRec(v) == [v |-> v, intent |-> "fork", tag |-> "fork", out |-> Out(v), branch |-> TRUE]
+RetryRec(c) == [v |-> c, intent |-> "retry", tag |-> "retry", out |-> Out(c), branch |-> FALSE]
+
+\* Finite sequences of later resumes (forks observing f of their own value,
+\* retries served the recorded outcome) after the answer c.
+Later(c) == {ForkRec(v) : v \in Values} \cup {RetryRec(c)}
+LaterSeqs(c) == UNION {[1..k -> Later(c)] : k \in 0..(MaxResumes - 1)}
+
+\* The resume writes the reference holds: one per branch, keyed <<IP, b>>.
+WritesOf(rs) == {<<<<IP, i>>, rs[i].v>> : i \in {j \in DOMAIN rs : j = 1 \/ rs[j].branch}}
 
 Inv ==
     /\ TypeOK
@@ -27,8 +37,10 @@ Inv ==
     /\ pending => pc = IP
     /\ (consumed # None) <=> (frontier >= IP)
     /\ (resumes = <<>>) <=> (consumed = None)
-    /\ resumes # <<>> => /\ resumes[1] = [v |-> consumed, out |-> Out(consumed)]
-                         /\ Tail(resumes) \in ForkSeqs
+    /\ pointer = frontier
+    /\ resumes # <<>> => /\ resumes[1] = Answer(consumed)
+                         /\ Tail(resumes) \in LaterSeqs(consumed)
+    /\ writes = IF resumes = <<>> THEN {} ELSE WritesOf(resumes)
     /\ \A r \in recHist : r.f <= frontier /\ r.d = <<r.f + 1, FALSE>>
     /\ Cardinality(recHist) <= crashes
     /\ strays > 0 => pc = Done
@@ -42,8 +54,10 @@ IndInit ==
     /\ reentered = FALSE
     /\ pending \in (IF pc = IP THEN BOOLEAN ELSE {FALSE})
     /\ consumed \in (IF frontier >= IP THEN Values ELSE {None})
+    /\ pointer = frontier
     /\ resumes \in (IF consumed = None THEN {<<>>}
-                    ELSE {<<[v |-> consumed, out |-> Out(consumed)]>> \o s : s \in ForkSeqs})
+                    ELSE {<<Answer(consumed)>> \o s : s \in LaterSeqs(consumed)})
+    /\ writes = IF resumes = <<>> THEN {} ELSE WritesOf(resumes)
     /\ crashes \in 0..MaxCrashes
     /\ recHist \in {S \in SUBSET {[f |-> k, d |-> <<k + 1, FALSE>>] : k \in 0..frontier} :
                       Cardinality(S) <= crashes}

@@ -33,7 +33,7 @@ SepRecover ==
     /\ effects' = IF EffectRedelivery /\ frontier >= 1 /\ frontier # IP
                   THEN [effects EXCEPT ![frontier] = @ + 1] ELSE effects
     /\ reentered' = (reentered \/ (StateRebuild /\ frontier >= 1))
-    /\ UNCHANGED <<log, frontier, consumed, resumes, strays>>
+    /\ UNCHANGED <<log, frontier, pointer, consumed, writes, resumes, strays>>
 
 SepNext == Progress \/ SepRecover
 

@@ -74,7 +74,11 @@ def _restore(p: _Probe) -> list:
     shapes = [p.child("restore", f"restore-{i}", state_file=str(p.state_file)).result["messages"] for i in (1, 2)]
     ok, ev = exactly_once(p.ledger.counts(), ["charge:o1"])
     ev = {**ev, "restored_run_messages": shapes}
-    return [SUBJECT.verdict(Property.EO, "save-load:double-restore", ok, ev,
+    return [SUBJECT.not_applicable(
+        Property.FI, "save-load:double-restore",
+        "load_state overwrites an agent or team with a saved state and the run continues with a new task: no "
+        "resume value addressed to an answered interrupt, so nothing that could declare FORK or RETRY"),
+            SUBJECT.verdict(Property.EO, "save-load:double-restore", ok, ev,
                             f"state loaded into two new agents in two processes and continued: effects "
                             f"{ev['effect_counts']}")]
 
@@ -90,19 +94,14 @@ def _tamper(p: _Probe) -> list:
     verdicts = []
     for kind, team in [(k, False) for k in AGENT_TAMPERS] + [(k, True) for k in TEAM_TAMPERS]:
         inc = f"tamper-{kind}"
-        r = p.child("restore", inc, state_file=str(p.team_file if team else p.state_file), tamper_kind=kind,
-                    team=team).result
-        counts = p.ledger.counts(inc)
-        loud = r["error"] is not None and not counts
-        ev = {"stage": r["stage"], "error": _etype(r["error"]), "effect_counts": counts,
-              "run_messages": r["messages"], "target": "team" if team else "agent",
-              "untampered_run_messages": baseline["team" if team else "agent"]}
-        if loud:
-            summary = f"refused loudly at {r['stage']}{'_state' if r['stage'] == 'load' else ''} ({_etype(r['error'])})"
-        else:
-            summary = (f"accepted silently by load_state; the continued run produced {r['messages']} "
-                       f"and effects {counts or 'none'}")
-        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+        def restore(kind: str = kind, team: bool = team, inc: str = inc) -> tuple[str | None, str, Any]:
+            r = p.child("restore", inc, state_file=str(p.team_file if team else p.state_file), tamper_kind=kind,
+                        team=team).result
+            return _etype(r["error"]), r["stage"], r["messages"]
+
+        verdicts.append(p.tampered_restore(TAMPERED, kind, inc, restore, {
+            "target": "team" if team else "agent",
+            "untampered_run_messages": baseline["team" if team else "agent"]}))
     return verdicts
 
 
@@ -153,7 +152,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         return {"autogen.tamper": "no tamper probe in these receipts"}
     rejected = all(v.evidence.get("stage") == "load" and v.evidence.get("error") for v in structural)
     forged_accepted = sorted({v.path for r in receipts for v in r.verdicts
-                              if v.path.startswith("tamper:") and v.label.value != "✓"})
+                              if v.path.startswith("tamper:") and v.label.violates})
     value = {"rejected": rejected, "reps": len(structural), "accepted_silently": forged_accepted}
     return {"autogen.tamper": Measured(value, compare_keys=("rejected",),
                                        receipts=tuple(r.probe for r in receipts))}

@@ -28,15 +28,15 @@ from collections import Counter
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
-from probes.core.checker import Property, Subject, at_most_once
 from probes.core.errors import HarnessError
+from probes.consume_race.verdict import co_verdict, rep_history
+from probes.core.history import HistoryLog, Kind
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "consume_race"
 RACER_TARGET = "probes.consume_race.racer:Racer"
 PARKER_TARGET = "probes.consume_race.racer:Parker"
-FRAMEWORK = {"stock": "langgraph", "gate": "langgraph+remit"}
 ARMS = ("stock", "gate")
 BACKENDS = ("sqlite", "postgres")
 
@@ -229,6 +229,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return ProbeResult(observations={"cell": a}, harness_errors=[f"store {backend}: {type(exc).__name__}: {exc}"])
     ledger_path = ctx.workdir / "ledger.sqlite"
     ledger = Ledger(ledger_path)
+    log = HistoryLog(ledger_path)
     parker = _pool("parker", PARKER_TARGET, 1)
     racers = _pool("racers", RACER_TARGET, _max_k(params))
     phase_timeout = timeout + (jitter + gate) / 1000.0
@@ -254,6 +255,9 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         record["offsets_ms"] = offsets
         tasks = [{**common, "thread_id": thread, "incarnation": f"rep{rep}.racer{i}", "jitter_s": offsets[i] / 1000.0}
                  for i in range(k)]
+        log.append(Kind.PAUSE, f"rep{rep}.park")
+        for i in range(k):
+            log.append(Kind.ANSWER, f"rep{rep}.racer{i}", value=True)
         race = racers.race(tasks, phase_timeout)
         record["released"] = race.released
         record["release_spread_ms"] = None if race.release_spread_s is None else round(race.release_spread_s * 1e3, 3)
@@ -267,6 +271,10 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             entry = {"racer": o.worker, "status": o.status, "outcome": value.get("outcome"),
                      "error": value.get("error"), "saw_pending": (o.prepared or {}).get("saw_pending"),
                      "resume_ms": round(value["resume_seconds"] * 1e3, 2) if "resume_seconds" in value else None}
+            if o.ok and value.get("error"):
+                log.append(Kind.REFUSE, f"rep{rep}.racer{o.worker}", value=value["error"]["type"])
+            elif o.ok:
+                log.append(Kind.COMPLETE, f"rep{rep}.racer{o.worker}", value=value.get("outcome"))
             if o.ok:
                 try:
                     entry["fired"] = cross_check(value.get("counter", {}), ledger, f"rep{rep}.racer{o.worker}").get(
@@ -303,24 +311,10 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                "workers_spawned_total": racers.spawned + parker.spawned}
     verdicts = []
     if series == "grid" and jitter == 0 and summary["reps_measured"]:
-        verdicts.append(_verdict(backend, arm, k, gate, reps, summary))
+        history = ledger.history()
+        clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
+        verdicts.append(co_verdict(backend, arm, k, gate, [rep_history(history, rep) for rep in clean]))
     return ProbeResult(observations, verdicts, metrics, errors)
-
-
-def _verdict(backend: str, arm: str, k: int, gate: float, reps: int, summary: Mapping[str, Any]):
-    """CO at jitter 0, with evidence that does not depend on how the race fell out."""
-    holds, _ = at_most_once({"gate": int(summary["max_fires"])})
-    path = f"cross-process k={k} jitter=0ms" + (f" gate={_num(gate)}ms" if gate else "")
-    evidence: dict[str, Any] = {"k": k, "jitter_ms": 0, "reps": summary["reps_measured"],
-                                "duplicates_observed": not holds}
-    if arm == "stock":
-        summary_text = (f"{k} processes answered one interrupt together; the gated effect fired more than once"
-                        if not holds else f"{k} processes answered one interrupt together; it fired at most once")
-    else:
-        evidence["lost_answers_observed"] = bool(summary["lost_reps"])
-        summary_text = (f"with the read-path consumption gate, {k} racing answers fired the gated effect at most once"
-                        + ("" if holds else ": NOT -- duplicates observed"))
-    return Subject(FRAMEWORK[arm], backend).verdict(Property.CO, path, holds, evidence, summary_text)
 
 
 # --- headlines ---------------------------------------------------------------------------

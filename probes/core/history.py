@@ -133,6 +133,22 @@ CREATE TABLE IF NOT EXISTS history (
 """
 
 
+def ensure_table(conn: sqlite3.Connection) -> None:
+    """Create the history table in an open connection (the oracle's ledger file shares it)."""
+    conn.execute(_SCHEMA)
+
+
+def insert_event(conn: sqlite3.Connection, kind: Kind | str, incarnation: str, step: str | None = None,
+                 effect: str | None = None, value: Any = None, detail: Mapping[str, Any] | None = None) -> None:
+    """One history row on an open connection (so the oracle can commit it with its ledger row)."""
+    conn.execute(
+        "INSERT INTO history(kind, incarnation, pid, step, effect, value, detail) VALUES (?,?,?,?,?,?,?)",
+        (Kind(kind).value, incarnation, os.getpid(), step, effect,
+         None if value is None else json.dumps(value, sort_keys=True, default=repr),
+         json.dumps(dict(detail), sort_keys=True, default=repr) if detail else None),
+    )
+
+
 class HistoryLog:
     """The crash-surviving store of one probe's history (a table in an SQLite file).
 
@@ -161,12 +177,7 @@ class HistoryLog:
                value: Any = None, detail: Mapping[str, Any] | None = None) -> None:
         conn = self._connect()
         try:
-            conn.execute(
-                "INSERT INTO history(kind, incarnation, pid, step, effect, value, detail) VALUES (?,?,?,?,?,?,?)",
-                (Kind(kind).value, incarnation, os.getpid(), step, effect,
-                 None if value is None else json.dumps(value, sort_keys=True, default=repr),
-                 json.dumps(dict(detail), sort_keys=True, default=repr) if detail else None),
-            )
+            insert_event(conn, kind, incarnation, step, effect, value, detail)
         finally:
             conn.close()
 

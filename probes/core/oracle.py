@@ -2,7 +2,10 @@
 
 * ``EffectCounter`` lives in the process that fires effects and dies with it.
 * ``Ledger`` is an SQLite file outside the framework's store: one committed row per
-  effect, so it survives SIGKILL and the parent can read it afterwards.
+  effect, so it survives SIGKILL and the parent can read it afterwards. The same
+  transaction appends an ``effect`` event to the probe's history (``history`` table of
+  the same file, ``probes.core.history.HistoryLog``), so the history a checker judges
+  and the ledger the cross-check reads can never disagree.
 
 Each process that fires effects has an *incarnation* label (``park``, ``recover-1``,
 ``racer-3`` ...). When that process exits normally it reports its counter; the parent
@@ -16,9 +19,10 @@ import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from probes.core.errors import HarnessError
+from probes.core.history import History, HistoryLog, Kind, ensure_table, insert_event
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -37,9 +41,13 @@ class Ledger:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
+        conn = self._connect()
+        try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(_SCHEMA)
+            ensure_table(conn)
+        finally:
+            conn.close()
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: autocommit, each INSERT is its own durable transaction.
@@ -48,15 +56,24 @@ class Ledger:
         conn.execute("PRAGMA busy_timeout=60000")
         return conn
 
-    def record(self, effect: str, incarnation: str, detail: str | None = None) -> None:
+    def record(self, effect: str, incarnation: str, detail: str | None = None, value: Any = None,
+               step: str | None = None) -> None:
+        """The ledger row and its history event, in one durable transaction."""
         conn = self._connect()
         try:
+            conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "INSERT INTO effects(effect, incarnation, pid, detail) VALUES (?,?,?,?)",
                 (effect, incarnation, os.getpid(), detail),
             )
+            insert_event(conn, Kind.EFFECT, incarnation, step, effect, value)
+            conn.execute("COMMIT")
         finally:
             conn.close()
+
+    def history(self) -> History:
+        """The probe's history (every process's events, in commit order)."""
+        return HistoryLog(self.path).read()
 
     def counts(self, incarnation: str | None = None) -> dict[str, int]:
         conn = self._connect()
@@ -98,10 +115,19 @@ class Oracle:
         self.counter = EffectCounter()
         self.incarnation = incarnation
 
-    def fire(self, effect: str, detail: str | None = None) -> None:
-        """The non-idempotent external effect: count it, then commit its ledger row."""
+    def fire(self, effect: str, detail: str | None = None, value: Any = None, step: str | None = None) -> None:
+        """The non-idempotent external effect: count it, then commit its ledger row and history event.
+
+        ``detail`` goes to the ledger only (it may be run-varying, e.g. a pid); ``value``
+        (e.g. the answer the gate consumed) and ``step`` go to the history event.
+        """
         self.counter.counts[effect] += 1
-        self.ledger.record(effect, self.incarnation, detail)
+        self.ledger.record(effect, self.incarnation, detail, value, step)
+
+    def record(self, kind: Kind | str, step: str | None = None, value: Any = None,
+               detail: Mapping[str, Any] | None = None) -> None:
+        """Append a workflow event (step_begin, pause, complete, refuse...) to the probe's history."""
+        HistoryLog(self.ledger.path).append(kind, self.incarnation, step=step, value=value, detail=detail)
 
     def cross_check(self) -> dict[str, int]:
         """Compare this process's counter with its ledger rows; a mismatch is a harness error."""
@@ -136,5 +162,12 @@ def current() -> Oracle:
     return _current
 
 
-def fire(effect: str, detail: str | None = None) -> None:
-    current().fire(effect, detail)
+def fire(effect: str, detail: str | None = None, value: Any = None, step: str | None = None) -> None:
+    current().fire(effect, detail, value, step)
+
+
+def record(kind: Kind | str, step: str | None = None, value: Any = None,
+           detail: Mapping[str, Any] | None = None) -> None:
+    """Append a workflow event from inside the framework's code (a no-op without an oracle)."""
+    if _current is not None:
+        _current.record(kind, step, value, detail)

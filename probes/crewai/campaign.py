@@ -12,12 +12,11 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
-    DocRef,
     Property,
     Subject,
-    at_most_once,
     completes,
     exactly_once,
+    fork_outcome,
     prefix_not_reentered,
 )
 from probes.core.errors import HarnessError
@@ -30,14 +29,6 @@ CHILD_TIMEOUT = 240.0
 
 PERSIST = Subject("crewai", "sqlite")  # @persist with SQLiteFlowPersistence
 CHECKPOINT = Subject("crewai", "json")  # CheckpointConfig with the default JsonProvider
-
-# The installed CheckpointConfig documents that a flow given ``restore_from`` resumes
-# from that checkpoint -- i.e. continues after the work the checkpoint records.
-DOC_CHECKPOINT = DocRef(
-    page="crewai 1.15.2 installed: crewai/state/checkpoint_config.py, CheckpointConfig.restore_from Field description",
-    quote="When passed via a kickoff method's from_checkpoint parameter, the crew or flow resumes from this checkpoint.",
-    stance="claims",
-)
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols are deterministic)"),
@@ -168,7 +159,7 @@ def _persist_completed(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(PERSIST.verdict(
         Property.PC, path, holds, ev, "restoring a completed flow by id ran s1 and s2 again" if not holds else "nothing re-ran",
     ))
-    holds, ev = at_most_once(counts)
+    holds, ev = exactly_once(counts, ["s1", "s2"])
     ev = dict(ev, counter_before=rest["counter_before"], counter=rest["counter"])
     res.verdicts.append(PERSIST.verdict(
         Property.EO, path, holds, ev,
@@ -206,16 +197,14 @@ def _checkpoint(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     ev = dict(ev, checkpoint_counter=cp["counter"])
     res.verdicts.append(CHECKPOINT.verdict(
         Property.PC, path, holds, ev,
-        "the checkpoint records s1 completed, yet the restored run executed s1 again" if not holds else "s1 not re-run",
-        doc=DOC_CHECKPOINT,
+        "the checkpoint records s1 completed, yet the restored run executed s1 again" if not holds else "s1 not re-run"
     ))
     holds, ev = exactly_once(counts, ["s1", "s2"])
     ev = dict(ev, counter=rest["counter"], checkpoint_counter=cp["counter"])
     res.verdicts.append(CHECKPOINT.verdict(
         Property.EO, path, holds, ev,
         f"counter {rest['counter']} but s1's effect fired {counts.get('s1', 0)} times: completed work re-ran, "
-        "invisible in the state" if not holds else "each effect once",
-        doc=DOC_CHECKPOINT,
+        "invisible in the state" if not holds else "each effect once"
     ))
     return res
 
@@ -268,7 +257,7 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     else:
         path = "human-feedback pause answered once"
         summary_tail = "answered once"
-    holds, ev = at_most_once(gate)
+    holds, ev = exactly_once(gate, ["gate"])  # a lost answer fails CO too
     ev = dict(ev, resumed=[bool(a.get("resumed")) for a in answers],
               refused=[a.get("refused") for a in answers])
     res.verdicts.append(PERSIST.verdict(
@@ -277,12 +266,19 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     if not racers and spec.args["answers"] == 2:
         fd_path = "human-feedback pause: second answer with another value after the first was applied"
         if answers[1].get("resumed"):
-            served = "answer-1" in res.observations["gate_answers"]
+            by_answer = {inc: [d for e, i, d in ledger.rows() if e == "gate" and i == inc]
+                         for inc in ("answer-0", "answer-1")}
+            served, ev = fork_outcome(by_answer["answer-1"][-1:] or None, ["answer-1"], by_answer["answer-0"][-1:])
             res.verdicts.append(PERSIST.verdict(
-                Property.FD, fd_path, served, {"gate_answers": res.observations["gate_answers"]},
+                Property.FD, fd_path, served, {**ev, "gate_answers": res.observations["gate_answers"]},
                 "the second answer was served its own outcome" if served else "the second answer got the first outcome",
             ))
         else:
+            res.verdicts.append(PERSIST.not_applicable(
+                Property.FI, fd_path,
+                "Flow.from_pending(flow_id) + resume(feedback) carry the answer only: no FORK/RETRY discriminator, "
+                "and the pause is deleted once answered, so a second answer has nothing to declare an intent for",
+            ))
             res.verdicts.append(PERSIST.not_applicable(
                 Property.FD, fd_path,
                 "from_pending/resume address a pause by flow id only and the pause is deleted once answered; "

@@ -182,7 +182,7 @@ def _concurrent(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     counts = ledger.counts()
     res.observations.update(worker=worker, ledger=counts, unconsumed=unconsumed_messages(sysdb),
                             winner=[d for e, _, d in ledger.rows() if e == "gate"])
-    holds, ev = at_most_once({"gate": counts.get("gate", 0)})
+    holds, ev = exactly_once({"gate": counts.get("gate", 0)}, ["gate"])  # a lost answer fails CO too
     served = worker["result"] in [f(v) for v in range(1, k + 1)]
     ev = dict(ev, outcome_is_one_senders_f_v=served, unconsumed_messages=res.observations["unconsumed"])
     res.verdicts.append(SUBJECT.verdict(
@@ -255,7 +255,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    from probes.core.checker import comparable
+    from probes.core.checker import collapse
     from probes.headline import Measured
 
     out: dict[str, Any] = {}
@@ -268,9 +268,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         for v in r.verdicts:
             if v.property.value in ("EO", "PC", "FD", "CO"):
                 labels.setdefault(v.property.value, []).append(v.label.value)
-    # A property holds for the row only if it held on every path and every rep.
-    row = {p: ("✓" if all(comparable(x) == "holds" for x in xs) else sorted(x for x in xs if comparable(x) != "holds")[0])
-           for p, xs in sorted(labels.items())}
+    # The row's cell is the worst label over every path and rep (n/a only if nothing was measured).
+    row = {p: collapse(xs).value for p, xs in sorted(labels.items())}
     if row:
         out["dbos.row"] = Measured(row, "see the protocol.* and concurrent.* receipts",
                                    receipts=tuple(used))

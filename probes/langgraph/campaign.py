@@ -62,6 +62,7 @@ def plan_for(params: Mapping[str, Any], arm: str = "stock") -> list[ProbeSpec]:
         for variant in ("bare", "map", "update_state", "replay"):
             add(f"fd.{variant}.{b}", kind="fd", backend=b, variant=variant)
         add(f"cv.{b}", kind="cv", backend=b)
+        add(f"fi.{b}", kind="fi", backend=b)
         add(f"co.stray.inprocess.{b}", kind="co_stray", backend=b, where="inprocess")
         add(f"co.stray.process.{b}", kind="co_stray", backend=b, where="process")
         add(f"co.sequential.{b}", kind="co_sequential", backend=b)

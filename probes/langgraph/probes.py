@@ -20,6 +20,7 @@ from probes.core import oracle as oracle_mod
 from probes.core.campaign import ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
 from probes.core.errors import HarnessError
+from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult
@@ -48,7 +49,8 @@ NO_KILL_IN_MEMORY = ("InMemorySaver keeps checkpoints in the process's memory: a
 
 
 def _subject(spec: ProbeSpec, backend: str) -> Subject:
-    return Subject(framework_name(spec.args.get("arm", "stock")), backend)
+    """Who the probe's verdicts are about: the arm's framework, or the subject the plan names."""
+    return Subject(spec.args.get("framework") or framework_name(spec.args.get("arm", "stock")), backend)
 
 
 def _store(ctx: ProbeContext, backend: str, label: str) -> tuple[str, str]:
@@ -191,7 +193,7 @@ def probe_co_stray(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         stray = second["resume"]
     counts = Ledger(ledger).counts()
     res.observations = {**obs, "effect_counts": counts}
-    holds, ev = checker.at_most_once({"gate": counts.get("gate", 0)})
+    holds, ev = checker.exactly_once({"gate": counts.get("gate", 0)}, ["gate"])
     ev.update({"stray_raised": not stray["ok"], "stray_error": stray.get("error")})
     summary = (f"stray Command(resume=True) on the finished thread ({where}): gate fired {counts.get('gate', 0)}x, "
                f"{'raised ' + str(stray.get('error')).split(':')[0] if not stray['ok'] else 'silent (no error)'}")
@@ -260,6 +262,48 @@ def probe_co_fanout(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return res
 
 
+# --- FI ----------------------------------------------------------------------------------
+
+NO_INTENT_ON_THE_WIRE = (
+    "stock LangGraph carries no fork/retry discriminator: Command(resume=...) has only the value (and an "
+    "interrupt-id map), the config only the thread and checkpoint; a resume at an answered interrupt cannot "
+    "declare whether it is a FORK or a RETRY (forks are made by update_state or replay: the FD column). "
+    "REMIT adds one (configurable['remit_intent'])")
+
+
+def probe_fi(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """Declared intent: a RETRY must not fire the gate again nor change the outcome; a FORK with
+    False must observe f(False) = 1. Judged by ``checker.check_fi`` over the recorded history."""
+    backend = spec.args["backend"]
+    subject = _subject(spec, backend)
+    res = ProbeResult()
+    path = "second-resume:declared-intent"
+    if spec.args.get("arm", "stock") == "stock":
+        res.verdicts.append(subject.not_applicable(Property.FI, path, NO_INTENT_ON_THE_WIRE))
+        return res
+    with _inproc_saver(spec, ctx, backend, "fi") as saver:
+        obs = workloads.fi_protocol(saver)
+    try:
+        oracle_mod.current().cross_check()
+    except HarnessError as exc:
+        res.harness_errors.append(str(exc))
+        return res
+    history = oracle_mod.current().ledger.history()
+    res.observations = {**obs, "history": history.to_json()}
+    fi = checker.check_fi(history, checker.Expectation(gate="gate", outcome=1))
+    # an error's message carries interrupt and checkpoint ids: only its type is run-stable
+    outcomes = [st.get("output", {}).get("value") if st["ok"] else st["error"].split(":", 1)[0]
+                for st in obs["steps"]]
+    gate = history.effect_counts().get("gate", 0)
+    res.verdicts.append(fi.verdict(
+        subject, path,
+        f"answered True (outcome {outcomes[0]!r}), then a declared RETRY of True (outcome {outcomes[1]!r}) and a "
+        f"declared FORK with False (outcome {outcomes[2]!r}, f(False) = 1); the gated effect fired {gate}x"
+        + ("" if fi.holds else " -- a declaration was not honoured"),
+        outcomes=outcomes, gate_fires=gate))
+    return res
+
+
 # --- EO / PC, interrupt path and park-kill -------------------------------------------------
 
 
@@ -321,7 +365,7 @@ def probe_parkkill(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(subject.verdict(Property.PC, path, holds, ev,
                                         f"the fresh-process resume re-ran s1 {after.get('s1', 0)}x"))
     stray_counts = ledger_obj.counts("stray")
-    holds, ev = checker.at_most_once({"gate": counts.get("gate", 0)})
+    holds, ev = checker.exactly_once({"gate": counts.get("gate", 0)}, ["gate"])
     ev.update({"stray_fired": stray_counts, "stray_raised": not stray["resume"]["ok"]})
     res.verdicts.append(subject.verdict(Property.CO, path, holds, ev,
                                         f"stray resume from a third process fired {sum(stray_counts.values())} effect(s)"))
@@ -331,30 +375,52 @@ def probe_parkkill(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 # --- EO / PC, crash path ---------------------------------------------------------------------
 
 
+CRASH_EFFECTS = ("s1", "s2")
+CRASH_OUTPUT = {"s1": "s1-done", "s2": "s2-done"}  # what a completed s1 -> s2 run returns
+
+
+def _record_recovery(log: HistoryLog, rec: dict[str, Any], mode: str) -> None:
+    """What the recovery incarnation observably did, as history events (effects are already there)."""
+    out = rec["recover"]
+    if out["ok"] and out.get("output") == CRASH_OUTPUT:
+        log.append(Kind.COMPLETE, "recover", value=out["output"])
+    elif not out["ok"]:
+        log.append(Kind.ERROR, "recover", value=out["error"].split(":", 1)[0])
+    else:  # returned without running the workflow to its end (nothing durable to resume)
+        log.append(Kind.REFUSE, "recover", value=f"returned {out.get('output')!r}")
+
+
 def _crash_once(ctx: ProbeContext, spec: ProbeSpec, rep: int, errors: list[str], point: str, mode: str,
                 durability: str, drop: str = "nothing") -> dict[str, Any] | None:
-    """One crash-and-recover execution on a fresh store; returns counts and what was durable."""
+    """One crash-and-recover execution on a fresh store; returns its history and what was durable."""
     backend = spec.args["backend"]
     arm, remit_options = _remit(spec)
     work = ctx.workdir / f"rep{rep}"
     work.mkdir(parents=True, exist_ok=True)
     ledger = work / "ledger.sqlite"
+    log = HistoryLog(ledger)
     store = _store(ctx, backend, f"crash{rep}")
+    log.append(Kind.START, "run", value=1, detail={"durability": durability})
     if point == "exc":
         run = _child(ctx, errors, ledger, "run", "crash_run", store, arm, remit_options, durability=durability,
                      fail_dir=str(work / "fail"), drop=drop)
         if run is not None and run["run"]["ok"]:
             errors.append("run: the injected exception did not surface")
             return None
+        how = {"how": "exception", "where": "s2"}
     else:
         run = _child(ctx, errors, ledger, "run", "crash_run", store, arm, remit_options,
                      park_at=KILL_POINTS[point], expect="killed", park_ops=True, durability=durability, drop=drop)
+        how = {"how": "SIGKILL", "where": KILL_POINTS[point]}
     if run is None:
         return None
+    log.append(Kind.CRASH, "run", detail=how)
+    log.append(Kind.RECOVER, "recover", detail={"mode": mode})
     rec = _child(ctx, errors, ledger, "recover", "crash_recover", store, arm, remit_options,
                  durability=durability, mode=mode)
     if rec is None:
         return None
+    _record_recovery(log, rec, mode)
     return _crash_facts(Ledger(ledger), run, rec)
 
 
@@ -362,11 +428,11 @@ def _crash_facts(ledger: Ledger, run: dict[str, Any], rec: dict[str, Any]) -> di
     counts = ledger.counts()
     return {
         "counts": {"s1": counts.get("s1", 0), "s2": counts.get("s2", 0)},
-        "recovery_ran": ledger.counts("recover"),
         "durable_prefix": rec["durable_before"]["done"],
         "durable_checkpoint": rec["durable_before"]["checkpoint"],
         "recovered": rec["recover"]["ok"],
         "recovery_output": rec["recover"].get("output") if rec["recover"]["ok"] else rec["recover"].get("error"),
+        "_history": ledger.history(),
         "_run": run,
         "_recover": rec,
     }
@@ -377,7 +443,11 @@ def _stable(fact: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    """Crash in s1 -> s2 at one point, recover in a fresh interpreter, ``reps`` times."""
+    """Crash in s1 -> s2 at one point, recover in a fresh interpreter, ``reps`` times.
+
+    Each repetition is one recorded history; EO (exactly-once *and* completion), PC and
+    LV are judged on every repetition by the history checkers and must hold on all.
+    """
     backend, point, mode = spec.args["backend"], spec.args["point"], spec.args["mode"]
     durability, reps = spec.args.get("durability", "sync"), int(spec.args.get("reps", 1))
     subject = _subject(spec, backend)
@@ -385,7 +455,7 @@ def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     dur = "" if spec.args.get("durability_path") is None else f"/durability={durability}"
     path = f"crash:{point}{dur}/recover={mode}"
     if backend == "memory" and point != "exc":
-        for prop in (Property.EO, Property.PC):
+        for prop in (Property.EO, Property.PC, Property.LV):
             res.verdicts.append(subject.not_applicable(prop, path, NO_KILL_IN_MEMORY))
         return res
     facts = []
@@ -399,26 +469,37 @@ def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             return res
         facts.append(fact)
     res.metrics = {"seconds_per_rep": round((time.monotonic() - started) / reps, 3), "reps": reps}
-    res.observations = {"reps": [{**_stable(f), "run": f["_run"], "recover": f["_recover"]} for f in facts]}
+    res.observations = {"reps": [{**_stable(f), "run": f["_run"], "recover": f["_recover"],
+                                  "history": f["_history"].to_json()} for f in facts]}
     stable = [_stable(f) for f in facts]
     identical = all(s == stable[0] for s in stable)
-    worst_counts = {k: max(s["counts"][k] for s in stable) for k in ("s1", "s2")}
-    holds, ev = checker.at_most_once(worst_counts)
-    ev.update({"per_rep": [s["counts"] for s in stable], "identical_across_reps": identical,
-               "recovered": [s["recovered"] for s in stable], "recovery_output": stable[0]["recovery_output"]})
+    histories = [f["_history"] for f in facts]
+    worst_counts = {k: max(s["counts"][k] for s in stable) for k in CRASH_EFFECTS}
     how = "invoke(None, cfg)" if mode == "none" else "the original input re-submitted"
     where = "an exception in s2" if point == "exc" else f"SIGKILL at {point}"
-    res.verdicts.append(subject.verdict(
-        Property.EO, path, holds, ev,
-        f"{where}, recovered with {how}: s1 {worst_counts['s1']}x, s2 {worst_counts['s2']}x "
-        f"({reps} rep{'s' if reps > 1 else ''}, {'identical' if identical else 'NOT identical'})"
-        + ("" if all(ev["recovered"]) else f"; recovery did not complete: {ev['recovery_output']}")))
-    reentered = [checker.prefix_not_reentered(s["recovery_ran"], s["durable_prefix"]) for s in stable]
-    ev = dict(reentered[0][1])
-    ev.update({"identical_across_reps": identical})
-    res.verdicts.append(subject.verdict(
-        Property.PC, path, all(h for h, _ in reentered), ev,
-        f"durable prefix {stable[0]['durable_prefix'] or '[]'}; recovery re-ran {sorted(ev['reentered']) or 'none of it'}"))
+    reps_text = f"{reps} rep{'s' if reps > 1 else ''}, {'identical' if identical else 'NOT identical'}"
+    eo = checker.every([checker.check_eo(h, checker.Expectation(effects=CRASH_EFFECTS)) for h in histories])
+    lv = checker.every([checker.check_lv(h) for h in histories])
+    completed = [checker.check_lv(h).holds for h in histories]
+    res.verdicts.append(eo.verdict(
+        subject, path,
+        f"{where}, recovered with {how}: s1 {worst_counts['s1']}x, s2 {worst_counts['s2']}x ({reps_text})"
+        + ("" if all(completed) else f"; the run did not complete: {stable[0]['recovery_output']}"),
+        effect_counts=worst_counts, per_rep=[s["counts"] for s in stable], identical_across_reps=identical,
+        recovered=[s["recovered"] for s in stable], completed=completed))
+    pcs = [checker.check_pc(h, checker.Expectation(prefix=tuple(s["durable_prefix"])))
+           for h, s in zip(histories, stable)]
+    pc = checker.every(pcs)
+    reentered = sorted({k for c in pcs for k in c.evidence["reentered"]})
+    res.verdicts.append(pc.verdict(
+        subject, path,
+        f"durable prefix {stable[0]['durable_prefix'] or '[]'}; recovery re-ran {reentered or 'none of it'}",
+        durable_prefix=stable[0]["durable_prefix"], identical_across_reps=identical))
+    res.verdicts.append(lv.verdict(
+        subject, path,
+        f"{where}, recovered with {how}: " + ("the run completed" if lv.holds else
+                                              f"the run never completed ({stable[0]['recovery_output']})"),
+        identical_across_reps=identical))
     return res
 
 
@@ -431,6 +512,8 @@ def _crash_memory(ctx: ProbeContext, spec: ProbeSpec, rep: int, errors: list[str
     arm, remit_options = _remit(spec)
     work = ctx.workdir / f"rep{rep}"
     ledger = work / "ledger.sqlite"
+    log = HistoryLog(ledger)
+    log.append(Kind.START, "run", value=1, detail={"durability": durability})
     with make_saver(Store("memory", ""), arm, **remit_options) as saver:
         oracle_mod.install(ledger, "run")
         run = workloads._step_crash_run(saver, durability, str(work / "fail"))
@@ -439,8 +522,11 @@ def _crash_memory(ctx: ProbeContext, spec: ProbeSpec, rep: int, errors: list[str
         except HarnessError as exc:
             errors.append(str(exc))
             return None
+        log.append(Kind.CRASH, "run", detail={"how": "exception", "where": "s2"})
+        log.append(Kind.RECOVER, "recover", detail={"mode": mode})
         oracle_mod.install(ledger, "recover")
         rec = workloads._step_crash_recover(saver, durability, mode)
+        _record_recovery(log, rec, mode)
         try:
             oracle_mod.current().cross_check()
         except HarnessError as exc:
@@ -584,6 +670,7 @@ def probe_version(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 KINDS = {
     "fd": probe_fd,
+    "fi": probe_fi,
     "cv": probe_cv,
     "co_stray": probe_co_stray,
     "co_sequential": probe_co_sequential,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from probes.core.checker import Label, Verdict
+from probes.core.checker import Label, Verdict, collapse
 from probes.core.receipt import Receipt
 from probes.matrix import worst
 
@@ -36,11 +36,10 @@ def _verdicts(receipts: Iterable[Receipt]) -> list[tuple[Receipt, Verdict]]:
 
 def _class(labels: list[Label]) -> str:
     """Collapse labels into the published row's vocabulary: ✗ for any violation (✗, D, U)."""
-    applicable = [lab for lab in labels if lab is not Label.NA]
-    if not applicable:
-        return "n/a" if labels else "not measured"
-    w = worst(applicable)
-    return "✗" if w.violates else "✓"
+    w = collapse(labels)
+    if w is None:
+        return "not measured"
+    return "✗" if w.violates else w.value
 
 
 # Which verdicts make up each published row key. CO cross-process (racing resumers) is
@@ -107,8 +106,10 @@ def crash_matrix(receipts: list[Receipt]) -> list[dict[str, Any]]:
             "identical": None if na else ev["identical_across_reps"],
             "recovered": None if na else all(ev["recovered"]),
             "durable_prefix": None if (pc is None or pc.label is Label.NA) else ",".join(pc.evidence["durable_prefix"]) or "-",
+            "completed": None if na else all(ev.get("completed", ev["recovered"])),
             "EO": eo.label.value,
             "PC": pc.label.value if pc else "",
+            "LV": next((v.label.value for v in r.verdicts if v.property.value == "LV"), ""),
             "receipt": link(r.probe),
             "probe": r.probe,
             "why_na": ev.get("why") if na else "",

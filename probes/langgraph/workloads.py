@@ -332,6 +332,32 @@ def fd_protocol(saver: Any, variant: str) -> dict[str, Any]:
     return obs
 
 
+def fi_protocol(saver: Any) -> dict[str, Any]:
+    """FI: answer the interrupt (True), then declare a RETRY of the same answer and a FORK with
+    False, both addressed to the interrupt checkpoint with ``configurable["remit_intent"]``.
+
+    The harness's own actions (each resume, with its declared mode) and what each resume
+    returned go into the probe's history through the oracle; the gate's effect is there
+    already. The checker decides whether the declarations were honoured.
+    """
+    from langgraph.types import Command
+
+    app = fd_app(saver)
+    app.invoke({"value": 1}, cfg())
+    icfg = app.get_state(cfg()).config
+    steps = []
+    for value, mode in ((True, None), (True, "retry"), (False, "fork")):
+        conf = icfg if mode is None else {**icfg, "configurable": {**icfg["configurable"], "remit_intent": mode}}
+        oracle.record("resume", value=value, detail={"mode": mode} if mode else None)
+        out = _try(lambda: app.invoke(Command(resume=value), conf))
+        if out["ok"]:
+            oracle.record("complete", value=(out.get("output") or {}).get("value"))
+        else:
+            oracle.record("error", value=out["error"].split(":", 1)[0])
+        steps.append({"value": value, "mode": mode, **out})
+    return {"steps": steps}
+
+
 def _raw_items(saver: Any) -> list[list[Any]]:
     """Every durable ``items`` value of the thread, newest first, read raw from the saver."""
     out = []

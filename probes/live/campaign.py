@@ -235,7 +235,8 @@ _SUMMARIES = {
     ("FD", False): "the fork (resume False at the interrupt checkpoint) was served the first resume's outcome",
     ("FD", True): "the fork observed f(False)",
     ("CO", True): "the gated effect fired once; the stray resume on the completed run was inert",
-    ("CO", False): "the stray resume fired the gated effect again",
+    ("CO", False): "the gated effect did not fire exactly once: the stray resume fired it again, or the answer "
+                   "was never consumed",
     ("EO", True): "every effect fired exactly once",
     ("EO", False): "an effect fired more (or fewer) times than once",
     ("LV", True): "the run completed",

@@ -220,7 +220,7 @@ def approval_trial(caller: Caller, oracle: Oracle, seed: int,
     counts = oracle.cross_check()
     gated = sum(n for k, n in counts.items() if k.startswith("gate:"))
     obs.update({"effects": counts, "node_runs": node_runs, "stray_error": stray_error})
-    co = checker.at_most_once({"gate": gated})
+    co = checker.exactly_once({"gate": gated}, ["gate"])
     co[1]["stray_refused_with"] = stray_error
     return {"CO": co, "EO": checker.exactly_once(counts, ["gate:ship", "t1", "t3"]),
             "LV": checker.completes(completed, "approved run reached END")}

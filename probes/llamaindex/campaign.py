@@ -14,10 +14,9 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
-    DocRef,
     Property,
+    collapse,
     Subject,
-    at_most_once,
     exactly_once,
     fork_outcome,
     invalid_state_refused,
@@ -37,14 +36,6 @@ FAMILIES = ("split", "fork", "double", "race", "wait", "parkkill", "cv", "tamper
 TAMPERS = ("wrong-version", "queue-not-a-list", "bad-state-value", "removed-state", "removed-workers",
            "not-running", "forged-answer")  # mirrors workload.TAMPERS (kept import-free)
 CHILD_TIMEOUT = 180.0
-
-WAIT_DOC = DocRef(
-    page="workflows/context/context.py: Context.wait_for_event docstring (llama-index-workflows 2.22.2)",
-    quote=("The runtime pauses by throwing an internal control-flow exception and replays the entire step "
-           "when the event arrives, so keep this call near the top of the step and make any preceding work "
-           "safe to repeat."),
-    stance="deviation",
-)
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
@@ -102,7 +93,7 @@ def _split(p: _Probe) -> list:
     total, after = p.counts(), p.counts("resume")
     eo_ok, eo_ev = exactly_once(total, ["s1", "gate", "s3"])
     pc_ok, pc_ev = prefix_not_reentered({"s1": after.get("s1", 0)}, ["s1"])
-    co_ok, co_ev = at_most_once({"gate": total.get("gate", 0)})
+    co_ok, co_ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
     co_ev = {**co_ev, "stray_error": _etype(r.get("stray_error")), "outcome": r["outcome"]}
     return [
         SUBJECT.verdict(Property.EO, "interrupt:split-steps", eo_ok, {**eo_ev, "outcome": r["outcome"]},
@@ -138,10 +129,14 @@ def _double(p: _Probe) -> list:
     p.park()
     r = p.resume("resume", ["yes", "no"])
     total = p.counts()
-    ok, ev = at_most_once({"gate": total.get("gate", 0)})
+    ok, ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
     ev = {**ev, "outcome": r["outcome"], "first_answer_won": r["outcome"] == "f(yes)",
           "ledger_gate_answers": [d for e, _, d in p.ledger.rows() if e == "gate"]}
-    return [SUBJECT.verdict(
+    return [SUBJECT.not_applicable(
+        Property.FI, "double-answer",
+        "a restored run is answered with a HumanResponseEvent that carries the answer only: no FORK/RETRY "
+        "discriminator; every restore of a snapshot is a new branch (FD), so a re-delivered answer cannot be told "
+        "from a fork (CO)"), SUBJECT.verdict(
         Property.CO, "double-answer", ok, ev,
         f"two answers back to back: outcome {r['outcome']!r} (first answer "
         f"{'wins' if ev['first_answer_won'] else 'does not win'}), gated effect fired {total.get('gate', 0)} "
@@ -163,7 +158,7 @@ def _race(p: _Probe) -> list:
     for i, o in enumerate(race.outcomes):
         cross_check(o.value["counter"], p.ledger, f"racer-{i}")
     total = p.counts()
-    ok, ev = at_most_once({"gate": total.get("gate", 0)})
+    ok, ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
     ev = {**ev, "outcomes": sorted(str(o.value["outcome"]) for o in race.outcomes),
           "errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
     return [SUBJECT.verdict(
@@ -189,10 +184,9 @@ def _wait(p: _Probe) -> list:
         pc_ok, pc_ev = prefix_not_reentered({"w.prefix": prefix_runs}, ["w.prefix"])
         eo_ok, eo_ev = exactly_once(counts, ["w.prefix", "w.gate"])
         out.append(SUBJECT.verdict(Property.PC, path, pc_ok, pc_ev,
-                                   f"the step's code before the wait re-ran {prefix_runs} time(s) after the pause",
-                                   doc=None if pc_ok else WAIT_DOC))
+                                   f"the step's code before the wait re-ran {prefix_runs} time(s) after the pause"))
         out.append(SUBJECT.verdict(Property.EO, path, eo_ok, eo_ev,
-                                   f"effect counts {eo_ev['effect_counts']}", doc=None if eo_ok else WAIT_DOC))
+                                   f"effect counts {eo_ev['effect_counts']}"))
     return out
 
 
@@ -234,17 +228,12 @@ def _tamper(p: _Probe, kinds: list[str]) -> list:
     verdicts = []
     for kind in kinds:
         inc = f"tamper-{kind}"
-        r = p.resume(inc, ["yes"], tamper_kind=kind)
-        counts = p.counts(inc)
-        loud = r["error"] is not None and not counts
-        ev = {"stage": r["stage"], "error": _etype(r["error"]), "effect_counts": counts, "outcome": r["outcome"]}
-        if loud:
-            summary = f"refused loudly at {r['stage']} ({_etype(r['error'])}) before any effect fired"
-        elif r["error"] is not None:
-            summary = f"error at {r['stage']} ({_etype(r['error'])}) only after effects {counts}"
-        else:
-            summary = f"accepted silently; the run finished with {r['outcome']!r}, effects {counts}"
-        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+
+        def restore(kind: str = kind, inc: str = inc) -> tuple[str | None, str, Any]:
+            r = p.resume(inc, ["yes"], tamper_kind=kind)
+            return _etype(r["error"]), r["stage"], r["outcome"]
+
+        verdicts.append(p.tampered_restore(TAMPERED, kind, inc, restore, {}))
     return verdicts
 
 
@@ -270,8 +259,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def _worst(labels: list[str]) -> str:
-    order = {"U": 4, "✗": 3, "D": 2, "✓": 1, "n/a": 0}
-    return max(labels, key=lambda x: order[x]) if labels else "not measured"
+    top = collapse(labels)
+    return top.value if top is not None else "not measured"
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:

@@ -14,16 +14,19 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import (
-    DocRef,
+    Expectation,
     Property,
     Subject,
-    at_most_once,
+    check_eo,
+    check_lv,
+    check_pc,
+    collapse,
     completes,
     exactly_once,
     invalid_state_refused,
-    prefix_not_reentered,
 )
 from probes.core.errors import HarnessError
+from probes.core.history import Kind
 from probes.core.oracle import cross_check
 from probes.core.steps import ProtocolSteps
 from probes.core.receipt import ProbeResult, Receipt
@@ -38,13 +41,6 @@ CHILD_TIMEOUT = 180.0
 CRASHES = ("exception", "sigkill-before-effect", "sigkill-after-effect", "between-nodes")
 FAMILIES = ("crash", "stray", "race", "claimed-pause", "invalid-write", "tamper")
 TAMPERS = ("truncated-file", "wrong-type", "status-reset")
-
-RESTORE_DOC = DocRef(
-    page="pydantic_graph/graph.py: Graph.iter_from_persistence docstring (pydantic-graph 1.107.1)",
-    quote=("This method has similar functionality to [`iter`][pydantic_graph.graph.Graph.iter], but instead of "
-           "passing the node to run, it will restore the node and state from state persistence."),
-    stance="claims",
-)
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
@@ -85,41 +81,45 @@ def _etype(info: Mapping[str, Any] | None) -> str | None:
 
 
 def _recovery_verdicts(p: _Probe, path: str, crashed: dict[str, Any], rec: dict[str, Any]) -> list:
-    total, after = p.ledger.counts(), p.ledger.counts("recover")
-    eo_ok, eo_ev = at_most_once(total)
-    pc_ok, pc_ev = prefix_not_reentered({"A": after.get("A", 0)}, ["A"])
+    """EO (each of A, B once, and the run completed), PC and LV over the recorded history."""
+    after = p.ledger.counts("recover")
     done = rec["error"] is None and rec["outcome"] is not None
+    if done:
+        p.log.append(Kind.COMPLETE, "recover", value=rec["outcome"])
+    else:
+        p.log.append(Kind.REFUSE, "recover", value=_etype(rec["error"]) or f"returned {rec['outcome']!r}")
+    history = p.history()
+    eo = check_eo(history, Expectation(effects=("A", "B")))
+    pc = check_pc(history, Expectation(prefix=("A",)))
+    lv = check_lv(history)
     detail = (f"iter_from_persistence finished with output {rec['outcome']}" if done else
               f"iter_from_persistence raised {_etype(rec['error'])}: {rec['error']['message'] if rec['error'] else ''}")
-    lv_ok, lv_ev = completes(done, detail)
-    lv_ev = {**lv_ev, "statuses_after_crash": crashed["statuses"], "outcome": rec["outcome"]}
-    out = [
-        SUBJECT.verdict(Property.EO, f"crash:{path}", eo_ok, {**eo_ev, "recovered": done},
-                        f"effects in all after the crash and recovery attempt: {eo_ev['effect_counts']}"),
-        SUBJECT.verdict(Property.PC, f"crash:{path}", pc_ok, pc_ev,
-                        f"NodeA ran {after.get('A', 0)} time(s) during recovery"),
-        SUBJECT.verdict(Property.LV, f"crash:{path}", lv_ok, lv_ev,
-                        (detail + f"; snapshot statuses after the crash {crashed['statuses']}"),
-                        doc=None if lv_ok else RESTORE_DOC),
+    return [
+        eo.verdict(SUBJECT, f"crash:{path}",
+                   (f"recovered to output {rec['outcome']}; " if done else "recovery never completed; ")
+                   + f"effects {eo.evidence['effect_counts']}", recovered=done),
+        pc.verdict(SUBJECT, f"crash:{path}", f"NodeA ran {after.get('A', 0)} time(s) during recovery"),
+        lv.verdict(SUBJECT, f"crash:{path}", detail + f"; snapshot statuses after the crash {crashed['statuses']}",
+                   detail=detail, statuses_after_crash=crashed["statuses"], outcome=rec["outcome"]),
     ]
-    if done:
-        ok, ev = exactly_once(total, ["A", "B"])
-        out[0] = SUBJECT.verdict(Property.EO, f"crash:{path}", ok, {**ev, "recovered": True},
-                                 f"recovered to output {rec['outcome']}; effects {ev['effect_counts']}")
-    return out
 
 
 def _crash(p: _Probe, crash: str) -> list:
+    p.log.append(Kind.START, "first")
     if crash == "exception":
         crashed = p.child("start", "first", fail_dir=str(p.fail_dir)).result
         if _etype(crashed["error"]) != "InjectedCrash":
             raise HarnessError(f"the injected exception did not surface: {crashed['error']}")
+        p.log.append(Kind.CRASH, "first", detail={"how": "exception", "where": "NodeB"})
     elif crash in ("sigkill-before-effect", "sigkill-after-effect"):
         p.child("start", "first", park_at=f"nodeB.{crash.split('-', 1)[1]}")
+        p.log.append(Kind.CRASH, "first", detail={"how": "SIGKILL", "where": f"nodeB.{crash.split('-', 1)[1]}"})
         crashed = {"statuses": p.statuses()}
     else:
         p.child("start", "first", park_at="between", pause_after_a=True)
+        p.log.append(Kind.CRASH, "first", detail={"how": "SIGKILL", "where": "between"})
         crashed = {"statuses": p.statuses()}
+    p.log.append(Kind.RECOVER, "recover")
     rec = p.child("recover", "recover").result
     return _recovery_verdicts(p, crash, crashed, rec)
 
@@ -130,9 +130,13 @@ def _stray(p: _Probe) -> list:
         raise HarnessError(f"the clean run did not end with 11: {first}")
     rec = p.child("recover", "stray").result
     total = p.ledger.counts()
-    ok, ev = at_most_once(total)
+    ok, ev = exactly_once(total, ["A", "B"])
     ev = {**ev, "stray_error": _etype(rec["error"]), "stray_outcome": rec["outcome"]}
-    return [SUBJECT.verdict(Property.CO, "stray-after-completion", ok, ev,
+    return [SUBJECT.not_applicable(
+        Property.FI, "stray-after-completion",
+        "iter_from_persistence resumes the one persisted run from its next snapshot; there is no operation that "
+        "answers a pause with a value, so no resume that could declare FORK or RETRY"),
+            SUBJECT.verdict(Property.CO, "stray-after-completion", ok, ev,
                             f"iter_from_persistence on the completed run: "
                             f"{'raised ' + _etype(rec['error']) if rec['error'] else 'ran again'}; effects {total}")]
 
@@ -152,7 +156,7 @@ def _race(p: _Probe) -> list:
     for i, o in enumerate(race.outcomes):
         cross_check(o.value["counter"], p.ledger, f"racer-{i}")
     total = p.ledger.counts()
-    ok, ev = at_most_once(total)
+    ok, ev = exactly_once(total, ["A", "B"])
     finished = sum(1 for o in race.outcomes if o.value["error"] is None)
     ev = {**ev, "racers_finished": finished,
           "racer_errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
@@ -174,7 +178,7 @@ def _claimed(p: _Probe) -> list:
     ev = {**ev, "statuses_after_claim": claimed, "effect_counts": p.ledger.counts()}
     return [SUBJECT.verdict(Property.LV, "claimed-pause", ok, ev,
                             f"paused after NodeA, claimed by a process that was SIGKILLed (status "
-                            f"{claimed[-1][2] if claimed else '?'}): {detail}", doc=None if ok else RESTORE_DOC)]
+                            f"{claimed[-1][2] if claimed else '?'}): {detail}")]
 
 
 def _invalid_write(p: _Probe) -> list:
@@ -213,16 +217,13 @@ def _tamper(p: _Probe) -> list:
             snaps = json.loads(data)
             snaps[-1]["status"] = "created"
             Path(p.file).write_text(json.dumps(snaps))
-        rec = p.child("recover", inc).result
-        counts = p.ledger.counts(inc)
-        loud = rec["error"] is not None and not counts
-        total_b = p.ledger.counts().get("B", 0)
-        ev = {"error": _etype(rec["error"]), "effect_counts": counts, "outcome": rec["outcome"],
-              "B_in_all": total_b}
-        summary = (f"refused loudly ({_etype(rec['error'])}) before any effect" if loud else
-                   f"accepted silently; output {rec['outcome']}, effects during recovery {counts}, "
-                   f"B fired {total_b} time(s) in all")
-        verdicts.append(TAMPERED.verdict(Property.CV, f"tamper:{kind}", loud, ev, summary))
+
+        def restore(inc: str = inc) -> tuple[str | None, str, Any]:
+            rec = p.child("recover", inc).result
+            return _etype(rec["error"]), "recover", rec["outcome"]
+
+        verdicts.append(p.tampered_restore(TAMPERED, kind, inc, restore,
+                                           lambda: {"B_in_all": p.ledger.counts().get("B", 0)}))
     return verdicts
 
 
@@ -248,16 +249,25 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     from probes.headline import Measured
 
-    order = {"U": 4, "✗": 3, "D": 2, "✓": 1, "n/a": 0}
     mid = ("crash:exception", "crash:sigkill-before-effect", "crash:sigkill-after-effect")
-    lv = [v.label.value for r in receipts for v in r.verdicts if v.path in mid and v.property is Property.LV]
-    safety = [v.label.value for r in receipts for v in r.verdicts
-              if v.path in mid and v.property in (Property.EO, Property.PC)]
+    lv = [v.label for r in receipts for v in r.verdicts if v.path in mid and v.property is Property.LV]
+    safety = [v for r in receipts for v in r.verdicts if v.path in mid and v.property in (Property.EO, Property.PC)]
     if not lv:
         return {"pydantic_graph.liveness": "no mid-node crash probe in these receipts"}
-    value = {"LV": max(lv, key=order.get), "safety": max(safety, key=order.get) if safety else "not measured",
+    worst_safety = collapse(v.label for v in safety)
+    value = {"LV": collapse(lv).value, "safety": worst_safety.value if worst_safety else "not measured",
              "mid_node_crash_probes": len(lv)}
-    return {"pydantic_graph.liveness": Measured(value, why="", compare_keys=("LV", "safety"),
+    unfinished = sorted(v.path for v in safety if v.property is Property.EO and v.label.violates
+                        and v.evidence.get("completed") is False)
+    docs = sorted({f"{v.doc.source} ({'documents the deviation' if v.doc.stance == 'deviation' else 'claims'})"
+                   for r in receipts for v in r.verdicts
+                   if v.path in mid and v.property is Property.LV and v.doc is not None})
+    why = f"LV {value['LV']} rests on {', '.join(docs)} in ../shared/DOCS.md. " if docs else ""
+    if unfinished:
+        why += (f"EO is exactly-once and completion: the runs on {', '.join(unfinished)} never completed (LV "
+               f"{value['LV']}), so their EO is not ✓ even though no effect fired twice "
+               f"(effect counts {sorted({str(v.evidence.get('effect_counts')) for v in safety if v.path in unfinished})})")
+    return {"pydantic_graph.liveness": Measured(value, why=why, compare_keys=("LV", "safety"),
                                                 receipts=tuple(r.probe for r in receipts))}
 
 

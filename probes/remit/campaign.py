@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import functools
 import multiprocessing as mp
-from dataclasses import replace
 from typing import Any, Mapping
 
 from probes.core import checker
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject, Verdict
+from probes.core.checker import Property, Subject
+from probes.remit.verdicts import FRAMEWORK, SAVER_ONLY, row
 from probes.core.errors import HarnessError
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
 
-FRAMEWORK = "langgraph+remit"
-SAVER_ONLY = "langgraph+remit (saver only, no effect ledger)"
 BACKENDS = ("memory", "sqlite", "postgres")
-LG_KINDS = ("fd", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
+LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
 LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
 GATE_OPTIONS = {"consume_gate": True}
@@ -35,7 +33,7 @@ W = "probes.remit.workloads:"
 
 PARAMS = (
     Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"], "checkpoint savers", BACKENDS),
-    Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "cv", "co_stray", "eo_interrupt"],
+    Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "fi", "cv", "co_stray", "eo_interrupt"],
           "LangGraph campaign probe kinds rerun through REMIT", LG_KINDS),
     Param("kill_points", "list[str]", ["exc", "A", "C", "window"], ["exc"],
           "crash points of the reused LangGraph crash probes (see the langgraph campaign)"),
@@ -67,7 +65,10 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 
     for spec in plan_for(_lg_params(params), "remit"):
         if spec.args.get("kind") in params["langgraph_kinds"]:
-            specs.append(ProbeSpec("lg." + spec.id, {**spec.args, "remit_options": dict(GATE_OPTIONS)}))
+            # The reused crash probes measure the wrapper alone (no effect ledger around the task):
+            # their verdicts are about that subject from the start, never relabelled afterwards.
+            subject = {"framework": SAVER_ONLY} if spec.args.get("kind") == "crash" else {}
+            specs.append(ProbeSpec("lg." + spec.id, {**spec.args, "remit_options": dict(GATE_OPTIONS), **subject}))
     for b in params["backends"]:
         for point in params["ledger_points"]:
             if b == "memory" and point != "exc":
@@ -184,7 +185,7 @@ def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     fires = Ledger(ledger).counts().get("gate", 0)
     res.observations = {"reader_saw": seen, "recovery": rec}
     subject = _subject(backend)
-    holds, ev = checker.at_most_once({"gate": fires})
+    holds, ev = checker.exactly_once({"gate": fires}, ["gate"])
     ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"]})
     holds = holds and seen["claims"] == 1
     res.verdicts.append(subject.verdict(
@@ -305,51 +306,18 @@ def probe_mutant(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                                      "killed": bool(killed_by), "killed_by": killed_by, "detectors": got})
 
 
-def _saver_only(v: Verdict) -> bool:
-    """EO/PC on the reused crash probes: the wrapper alone, with no effect ledger around the task."""
-    return (v.framework == FRAMEWORK and v.property.value in ("EO", "PC")
-            and v.path.startswith(("crash", "durability")) and not v.path.endswith("/ledger"))
-
-
-def _split_saver_only(result: ProbeResult) -> ProbeResult:
-    """Give the saver-only crash cells their own matrix row: REMIT's EO guarantee needs the ledger."""
-    result.verdicts = [replace(v, framework=SAVER_ONLY) if _saver_only(v) else v for v in result.verdicts]
-    return result
-
-
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     kind = spec.args["kind"]
     if kind in LG_KINDS:
         from probes.langgraph.campaign import run_probe as lg_run
 
-        return _split_saver_only(lg_run(spec, ctx))
+        return lg_run(spec, ctx)
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
             "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
             "mutant": probe_mutant}[kind](spec, ctx)
 
 
 # ---- headline --------------------------------------------------------------------------------------
-
-
-def row(receipts: list[Receipt]) -> dict[str, str]:
-    """The REMIT row from verdicts: per property, ✓ if every measured path holds, else ✗.
-
-    EO counts the interrupt/park paths and the crash path *through the ledger*; PC the
-    interrupt/park paths (the published row's scope). The reused crash probes measure
-    what the saver alone does on the crash path and are reported separately as
-    ``EO crash (saver only)`` / ``PC crash (saver only)``: a checkpointer cannot stop a
-    task's code from running again, nor a re-submitted input from starting a new run.
-    """
-    by: dict[str, list[bool]] = {}
-    for r in receipts:
-        for v in r.verdicts:
-            if v.framework not in (FRAMEWORK, SAVER_ONLY) or v.label.value == "n/a":
-                continue
-            prop = v.property.value
-            if v.framework == SAVER_ONLY or _saver_only(v):
-                prop = f"{prop} crash (saver only)"
-            by.setdefault(prop, []).append(not v.label.violates)
-    return {p: ("✓" if all(hs) else "✗") for p, hs in sorted(by.items())}
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:

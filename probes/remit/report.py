@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from probes.core.checker import Label, collapse
 from probes.core.receipt import Receipt
 
 PROPS = ("FD", "CV", "CO", "EO", "PC", "RD", "LV")
@@ -26,8 +27,7 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
     """Per property x backend: the worst label over paths, stock LangGraph beside LangGraph+REMIT."""
     import pandas as pd
 
-    order = {"✓": 0, "n/a": -1, "D": 2, "U": 2, "✗": 2}
-    cells: dict[tuple[str, str], dict[str, str]] = {}
+    cells: dict[tuple[str, str], dict[str, list[Label]]] = {}
     for arm, recs in (("langgraph", stock), ("langgraph+remit", remit)):
         for r in recs:
             for v in r.verdicts:
@@ -40,11 +40,10 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
                     prop = f"{prop} interrupt/park"
                 if prop == "CO" and v.path.startswith("cross-process"):
                     prop = "CO cross-process"
-                key = (arm, v.backend)
-                cur = cells.setdefault(key, {}).get(prop)
-                if cur is None or order[v.label.value] > order[cur]:
-                    cells[key][prop] = v.label.value
-    df = pd.DataFrame.from_dict(cells, orient="index").sort_index()
+                cells.setdefault((arm, v.backend), {}).setdefault(prop, []).append(v.label)
+    collapsed = {key: {prop: collapse(labels).value for prop, labels in props.items()}
+                 for key, props in cells.items()}
+    df = pd.DataFrame.from_dict(collapsed, orient="index").sort_index()
     df.index = pd.MultiIndex.from_tuples(df.index, names=["arm", "backend"])
     return df.reindex(sorted(df.columns), axis=1).fillna("")
 

@@ -26,13 +26,16 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject
-from probes.core.errors import UsageError
+from probes.core.checker import Property, Subject, tlc_checks
+from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult, Receipt
 
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
-                           "inductive")
+                           "inductive", "refinement", "proposition1", "traces", "reduction", "distributed")
 FRAMEWORK = "tla-reference"
+# Campaigns whose receipts may carry probe histories (probes.core.history).
+TRACE_CAMPAIGNS: tuple[str, ...] = ("langgraph", "crewai", "llamaindex", "autogen", "pydantic_graph", "dbos", "remit",
+                                    "consume_race", "live")
 BACKEND = "TLC 2.15"
 
 
@@ -49,7 +52,16 @@ def _configs(group: str, key: str, params: Mapping[str, Any]) -> list:
         cells = [c.fault(key, bounds, p) for p in c.PROPERTIES] if params["footprint"] else []
         return [c.fault(key, bounds)] + cells
     if group == "scaled":
-        return [c.scaled(scaled, None if key == "clean" else key)]
+        reduction = params["scaled_reduction"]
+        if key != "clean" or reduction == "none":
+            return [c.scaled(scaled, None if key == "clean" else key)]
+        from dataclasses import replace
+
+        from probes.tla.reduction import reduced
+
+        (cfg,) = reduced(scaled, kinds=(reduction,))
+        return [replace(cfg, name="R8_scaled", title=f"scaled bounds, reference semantics, reduction: {reduction}",
+                        tags={"group": "scaled", "fault": "none", "reduction": reduction})]
     if group == "langgraph_fork":
         return [c.langgraph_fork(False, "FD"), c.langgraph_fork(False, "ReplayIdempotent"), c.langgraph_fork(True)]
     if group == "consume_race":
@@ -59,7 +71,126 @@ def _configs(group: str, key: str, params: Mapping[str, Any]) -> list:
     if group == "inductive":
         index = int(key.removeprefix("set")) - 1
         return [c.inductive_base(index), c.inductive(index)]
+    if group == "refinement":
+        return [c.refinement(bounds)] + [c.refinement(bounds, f) for f in c.FAULTS + (c.WIRE_FAULT,)]
+    if group in ("traces", "distributed", "large"):
+        return []
+    if group == "reduction":
+        from probes.tla.reduction import reduced
+
+        return reduced(params["reduction_bounds"])
+    if group == "proposition1":
+        return [c.intent(False), c.intent(True)] + [c.no_intent(bounds, p) for p in c.CONTRACT_INVARIANTS]
     raise UsageError(f"unknown configuration group {group!r}; choose from {', '.join(GROUPS)}")
+
+
+def _traces_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    """Trace validation: the known-behaviour corpus and every history the campaigns recorded.
+
+    Which histories: those in the receipts of the run the book shows for each campaign in
+    ``trace_campaigns`` (probes.core.runs.shown_run). The result per history is an
+    observation (the settings of ResumePlane that admit it), never a verdict label.
+    """
+    from probes import campaigns
+    from probes.core.receipt import load_campaign
+    from probes.core.runs import shown_run
+    from probes.tla import known_histories as known
+    from probes.tla import trace as T
+
+    result = ProbeResult()
+    items: list[tuple[dict[str, Any], Any]] = []
+    for name, history in known.HISTORIES.items():
+        items.append(({"name": f"known/{name}", "campaign": "known behaviours", "framework": "hand-built",
+                       "family": name, "expected": known.EXPECTED[name]},
+                      T.observations(history, f"known/{name}", known.STEPS, known.GATE)))
+    sources: dict[str, Any] = {}
+    for campaign in ctx.params["trace_campaigns"]:
+        run = shown_run(campaign) if campaign in campaigns.available() else None
+        if run is None:
+            sources[campaign] = {"run": None, "histories": 0, "receipts_without_history": 0}
+            continue
+        recorded, without = T.recorded_histories(campaign, load_campaign(run.directory, verify=False))
+        sources[campaign] = {"run": run.run_id, "source": run.source, "histories": len(recorded),
+                             "receipts_without_history": without}
+        for rec in recorded:
+            try:
+                trace = T.observations(rec.history, rec.name, rec.steps, rec.gate)
+            except UsageError as exc:
+                items.append(({"name": rec.name, "campaign": campaign, "framework": rec.framework,
+                               "family": rec.family, "mapping_error": str(exc)}, None))
+                continue
+            items.append(({"name": rec.name, "campaign": campaign, "framework": rec.framework,
+                           "family": rec.family}, trace))
+    traces = [t for _, t in items if t is not None]
+    try:
+        verdicts = T.explain(traces)
+    except UsageError as exc:
+        result.harness_errors.append(str(exc))
+        return result
+    rows = []
+    for meta, trace in items:
+        row = dict(meta)
+        if trace is not None:
+            v = verdicts[trace.name]
+            row.update({"observations": len(trace.observations), "reference": v.reference,
+                        "explained_by": v.explained_by, "admitted_by": sorted(k for k, ok in v.accepted.items() if ok),
+                        "notes": list(trace.notes), "steps": list(trace.steps), "gate_task": trace.ip})
+        rows.append(row)
+    result.observations = {"group": "traces", "key": "traces", "traces": rows, "sources": sources,
+                           "settings": [T.setting_name(s) for s in T.DEFAULT_SETTINGS]}
+    return result
+
+
+def _distributed_probe(group: str, params: Mapping[str, Any]) -> ProbeResult:
+    """TLC's distributed mode: a server and worker processes on 127.0.0.1.
+
+    ``distributed``: the reference at ``distributed_bounds``, no reduction (its distinct
+    count must equal the one-process count at the same bounds, which the reduction group
+    or a test measures). ``large`` (non-default): the reference at ``large_bounds`` with
+    the view and value symmetry (both sound for the safety invariants), the largest bounds
+    this project checks.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from probes.tla import configs as c
+    from probes.tla.distributed import run_distributed
+    from probes.tla.reduction import reduced, with_symmetric_copy
+    from probes.tla.runner import TlcError
+
+    result = ProbeResult()
+    workers, threads = int(params["distributed_workers"]), int(params["distributed_threads"])
+    with tempfile.TemporaryDirectory(prefix="tlc-dist-models-") as tmp:
+        if group == "large":
+            tla_dir = with_symmetric_copy(Path(tmp) / "tla")
+            (cfg,) = reduced(params["large_bounds"], prefix="large", kinds=("view+symmetry",))
+            heap, timeout = 6144, 7200.0
+        else:
+            tla_dir = c.TLA_DIR
+            cfg = c.reference(params["distributed_bounds"], name="dist.reference")
+            heap, timeout = 1024, 1200.0
+        try:
+            dist = run_distributed(cfg, workers, threads, tla_dir=tla_dir, heap_mb=heap,
+                                   worker_heap_mb=max(512, heap // 2), timeout=timeout)
+        except TlcError as exc:
+            result.harness_errors.append(str(exc))
+            return result
+    res = dist.result
+    entry = res.stable
+    entry.update({"search_depth": res.search_depth, "initial": res.initial, "exit_code": res.exit_code,
+                  "tags": {"group": group, "workers": workers, "threads": threads, "fpsets": dist.fpsets},
+                  "title": f"{cfg.title}: TLC server + {workers} worker processes on 127.0.0.1",
+                  "module": cfg.module, "constants": dict(cfg.constants), "invariants": list(cfg.invariants),
+                  "properties": [], "trace": [{"index": s.index, "action": s.action, "values": s.values}
+                                              for s in res.trace]})
+    result.observations = {"group": group, "key": group, "runs": {cfg.name: entry}}
+    result.metrics[cfg.name] = {"seconds": dist.seconds, "workers": workers * threads,
+                                "states_per_second": round(res.distinct / dist.seconds, 1)
+                                if res.distinct and dist.seconds else None,
+                                "per_worker": dist.per_worker(), "registrations": dist.registrations}
+    if res.result == "error":
+        result.harness_errors.append(f"{cfg.name}: {res.error}")
+    return result
 
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
@@ -67,6 +198,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 
     c.check_bounds(params["bounds"], "bounds")
     c.check_bounds(params["scaled_bounds"], "scaled_bounds")
+    for name in ("reduction_bounds", "distributed_bounds", "large_bounds"):
+        c.check_bounds(params[name], name)
     specs: list[tuple[str, str, str]] = []
     chosen = params["configurations"]
     for group in GROUPS:
@@ -80,6 +213,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             specs += [(f"inductive.set{i + 1}", group, f"set{i + 1}") for i in range(len(c.INDUCTIVE_SETS))]
         else:
             specs.append((group, group, group))
+    if params["include_large"]:
+        specs.append(("large", "large", "large"))
     if params["include_scaled"]:
         specs += [("scaled.clean", "scaled", "clean"), ("scaled.ForkIgnore", "scaled", "ForkIgnore"),
                   ("scaled.DoubleConsume", "scaled", "DoubleConsume")]
@@ -92,40 +227,76 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 
 def _bounds_text(cfg: Any) -> str:
     k = dict(cfg.constants)
+    if not all(b in k for b in ("N", "IP", "NV", "MaxResumes", "MaxCrashes", "MaxStrays")):
+        return ", ".join(f"{name}={value}" for name, value in cfg.constants)
     return (f"N={k['N']}, IP={k['IP']}, |V|={k['NV']}, {k['MaxResumes']} resumes, "
             f"{k['MaxCrashes']} crash(es), {k['MaxStrays']} stray(s)")
 
 
+def reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> tuple[list, list[str]]:
+    """One TLC result of the reference semantics -> (verdicts, harness errors); nothing is dropped."""
+    if res.result == "error":
+        return [], [f"{cfg.name}: {res.error}"]
+    try:
+        return _reference_verdicts(cfg, res, path, deterministic_depth), []
+    except HarnessError as exc:
+        return [], [f"{cfg.name}: {exc}"]
+
+
 def _reference_verdicts(cfg: Any, res: Any, path: str, deterministic_depth: bool) -> list:
+    """The reference semantics' verdicts from one TLC run, through ``checker.tlc_checks``.
+
+    Every checked property that holds, every violated invariant or temporal property and
+    a deadlock become a verdict; an error or an unmappable result raises ``HarnessError``.
+    """
     subject = Subject(FRAMEWORK, BACKEND)
     evidence_base = {"config": cfg.name, "tlc_result": res.result, "violated": res.violated,
                      "generated": res.generated, "distinct": res.distinct}
     if deterministic_depth:
         evidence_base["depth"] = res.depth
     verdicts = []
-    if cfg.properties:  # liveness run
-        holds = res.result == "holds"
-        summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
-                   f"({_bounds_text(cfg)})" if holds else
-                   f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}")
-        return [subject.verdict(Property.LV, path, holds, evidence_base, summary)]
-    for prop in ("PC", "EO", "FD", "CV", "CO", "RD"):
-        if res.result == "holds":
-            verdicts.append(subject.verdict(Property(prop), path, True, evidence_base,
-                                            f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
-                                            f"of the reference semantics ({_bounds_text(cfg)})"))
-        elif res.violated == prop:
-            verdicts.append(subject.verdict(Property(prop), path, False, evidence_base,
-                                            f"TLC: invariant {prop} violated by the reference semantics "
-                                            f"at depth {res.depth} ({_bounds_text(cfg)})"))
+    for c in tlc_checks(res.result, res.violated, cfg.invariants, cfg.properties):
+        prop = c.property.value
+        if c.holds and prop == "LV":
+            summary = (f"TLC: under WF_vars(Next) every behaviour completes with each effect fired exactly once "
+                       f"({_bounds_text(cfg)})")
+        elif c.holds and prop == "FI":
+            summary = (f"TLC: invariant FI holds in all {res.distinct} distinct states: every resume at the "
+                       f"answered interrupt checkpoint carries its caller's intent (fork/retry) on the wire "
+                       f"({_bounds_text(cfg)})")
+        elif c.holds:
+            summary = (f"TLC: invariant {prop} holds in all {res.distinct} distinct states "
+                       f"of the reference semantics ({_bounds_text(cfg)})")
+        elif res.result == "deadlock":
+            summary = f"TLC: the reference semantics deadlocks at depth {res.depth} ({_bounds_text(cfg)})"
+        elif prop == "LV":
+            summary = f"TLC: liveness violated ({res.violated}) at {_bounds_text(cfg)}"
+        else:
+            summary = (f"TLC: invariant {res.violated} violated by the reference semantics "
+                       f"at depth {res.depth} ({_bounds_text(cfg)})")
+        evidence = evidence_base
+        if not c.holds:  # TLC stops at the first violation: say what this run did not establish
+            checked = [i for i in cfg.invariants if i in Property.__members__] + (["LV"] if cfg.properties else [])
+            rest = [p for p in dict.fromkeys(checked) if p != prop]
+            evidence = dict(evidence_base, not_established=rest) if rest else evidence_base
+        verdicts.append(subject.verdict(c.property, path, c.holds, evidence, summary))
     return verdicts
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
+    import tempfile
+    from pathlib import Path
+
+    from probes.tla.configs import TLA_DIR
+    from probes.tla.reduction import with_symmetric_copy
     from probes.tla.runner import TlcError, run_many
 
     params = ctx.params
     group, key = spec.args["group"], spec.args["key"]
+    if group == "traces":
+        return _traces_probe(spec, ctx)
+    if group in ("distributed", "large"):
+        return _distributed_probe(group, params)
     cfgs = _configs(group, key, params)
     result = ProbeResult()
     if [c.name for c in cfgs] != spec.args["configs"]:
@@ -137,15 +308,21 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     # reproducible (with two, both vary with the thread schedule).
     workers = int(params["workers"]) if big and key == "clean" else 1
     try:
-        runs = run_many(cfgs, parallel=int(params["parallel"]), workers=workers,
-                        heap_mb=3072 if big else 768, timeout=5400.0 if big else 600.0, short=not big)
+        with tempfile.TemporaryDirectory(prefix="tlc-models-") as tmp:
+            # the reduction group's symmetric runs need the model-value copy of the plane
+            # the symmetric runs (reduction group, a reduced scaled run) need the model-value copy
+            tla_dir = with_symmetric_copy(Path(tmp) / "tla") if group in ("reduction", "scaled") else TLA_DIR
+            runs = run_many(cfgs, parallel=1 if group == "reduction" else int(params["parallel"]), workers=workers,
+                            heap_mb=3072 if big or group == "reduction" else 768,
+                            timeout=5400.0 if big else 600.0, short=not big, tla_dir=tla_dir)
     except TlcError as exc:
         result.harness_errors.append(str(exc))
         return result
     observations: dict[str, Any] = {"group": group, "key": key, "runs": {}}
     for cfg, res in zip(cfgs, runs):
         entry = res.stable
-        entry.update({"search_depth": res.search_depth, "exit_code": res.exit_code, "tags": dict(cfg.tags),
+        entry.update({"search_depth": res.search_depth, "initial": res.initial, "exit_code": res.exit_code,
+                      "tags": dict(cfg.tags),
                       "title": cfg.title, "module": cfg.module, "constants": dict(cfg.constants),
                       "invariants": list(cfg.invariants), "properties": list(cfg.properties),
                       "trace": [{"index": s.index, "action": s.action, "values": s.values} for s in res.trace]})
@@ -153,13 +330,14 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         result.metrics[cfg.name] = {"seconds": res.seconds, "workers": res.workers,
                                     "states_per_second": round(res.distinct / res.seconds, 1)
                                     if res.distinct and res.seconds else None}
-        if res.result == "error":
-            result.harness_errors.append(f"{cfg.name}: {res.error}")
-            continue
         if group in ("reference", "liveness"):
-            result.verdicts += _reference_verdicts(cfg, res, "reference bounds", True)
+            verdicts, errors = reference_verdicts(cfg, res, "reference bounds", True)
         elif group == "scaled" and key == "clean":
-            result.verdicts += _reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+            verdicts, errors = reference_verdicts(cfg, res, "scaled bounds", workers == 1)
+        else:
+            verdicts, errors = [], [f"{cfg.name}: {res.error}"] if res.result == "error" else []
+        result.verdicts += verdicts
+        result.harness_errors += errors
     result.observations = observations
     return result
 
@@ -218,6 +396,10 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         "InvalidPersist": "in our module any task's output may be schema-invalid, so the shortest witness "
                           "persists an invalid record for task 1 (depth 2); the published witness reaches "
                           "it after the interrupt (depth 5)",
+        "NondetRecovery": "in our module the fault is a mechanism, not a nondeterministic choice: the next-task "
+                          "pointer is a second write racing the task record and recovery reads it, so the RD "
+                          "witness needs the pointer write to land between the two recoveries (one more state "
+                          "than a free choice of decision)",
     }
     for hid, (fault_name, prop) in singles.items():
         name = f"{c.FAULT_RUN_ID[fault_name]}_{fault_name}.{prop}"
@@ -251,11 +433,14 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         fork, dbl = runs.get("R8_scaled.R2_ForkIgnore"), runs.get("R8_scaled.R5_DoubleConsume")
         out["tlc.r8_scale"] = Measured(
             {"result": sc["result"], "generated": sc["generated"], "distinct": sc["distinct"],
+             "reduction": sc["tags"].get("reduction", "none"),
              "depth": sc["depth"], "seconds": sc["seconds"],
              "states_per_second": round(sc["distinct"] / sc["seconds"]) if sc["distinct"] and sc["seconds"] else None,
              "fork_ignore_depth": fork["depth"] if fork else None,
              "double_consume_depth": dbl["depth"] if dbl else None},
-            why=enc + "; seconds depend on the machine (2 cores shared with other jobs here)",
+            why=enc + "; a later resume may also be a retry (FI), which multiplies the states; the complete search "
+                      "runs with the reduction named in 'reduction' (sound for the safety invariants), so its "
+                      "counts are of equivalence classes; seconds depend on the machine (2 cores shared here)",
             compare_keys=("result", "depth"), receipts=receipts_of("R8_scaled"))
     else:
         out["tlc.r8_scale"] = "scaled bounds not run in this profile (include_scaled=False)"
@@ -323,6 +508,23 @@ CAMPAIGN = Campaign(
         Param("workers", "int", 2, 1, "TLC worker threads for the complete scaled search (every other run uses 1: "
               "deterministic counterexamples and counts)", minimum=1),
         Param("parallel", "int", 2, 2, "TLC processes run at the same time within a probe", minimum=1),
+        Param("scaled_reduction", "str", "view+symmetry", "view+symmetry",
+              "state-space reduction of the complete scaled search (VIEW StateView and value symmetry are both "
+              "sound for the safety invariants; 'none' explores every state: tens of minutes on 2 cores)",
+              choices=("none", "view", "symmetry", "view+symmetry")),
+        Param("reduction_bounds", "list[int]", [6, 3, 3, 4, 2, 2], [4, 2, 2, 3, 1, 1],
+              "bounds at which the reduction group compares no reduction, VIEW, value symmetry and both", minimum=0),
+        Param("distributed_bounds", "list[int]", [5, 3, 3, 3, 2, 2], [3, 2, 2, 2, 1, 1],
+              "bounds of the distributed group's run (TLC server + worker processes on 127.0.0.1)", minimum=0),
+        Param("distributed_workers", "int", 2, 2, "worker processes of the distributed runs", minimum=1),
+        Param("distributed_threads", "int", 1, 1, "threads per worker process", minimum=1),
+        Param("include_large", "bool", False, False,
+              "also check large_bounds with distributed TLC, VIEW and value symmetry (tens of minutes)"),
+        Param("large_bounds", "list[int]", [12, 6, 4, 6, 5, 5], [12, 6, 4, 6, 5, 5],
+              "[N, IP, |V|, MaxResumes, MaxCrashes, MaxStrays] of the large run", minimum=0),
+        Param("trace_campaigns", "list[str]", list(TRACE_CAMPAIGNS), list(TRACE_CAMPAIGNS),
+              "campaigns whose recorded probe histories the traces group validates (the run the book shows)",
+              choices=TRACE_CAMPAIGNS, allow_empty=True),
     ),
     plan=plan,
     run_probe=run_probe,

@@ -22,10 +22,15 @@ CFG_DIR = TLA_DIR / "cfg"
 FAULTS: tuple[str, ...] = ("Replay", "ForkIgnore", "InvalidPersist", "NondetRecovery", "DoubleConsume",
                            "PrefixReplay")
 PROPERTIES: tuple[str, ...] = ("PC", "EO", "FD", "CV", "CO", "RD")
+# FI (fork intent) is a protocol obligation, checked beside the six (CONTRACT.md section 2).
+CONTRACT_INVARIANTS: tuple[str, ...] = PROPERTIES + ("FI",)
+# A switch of the wire, not of the six deployed mechanisms: the footprint matrix stays the published six rows.
+WIRE_FAULT = "NoIntent"
 SEPARATIONS: tuple[str, ...] = ("NondetRegate", "StateRebuild", "EffectRedelivery")
 # The published run ids (CONTRACT.md section 4) of the fault configurations.
 FAULT_RUN_ID: dict[str, str] = {"Replay": "R1", "ForkIgnore": "R2", "InvalidPersist": "R3",
-                                "NondetRecovery": "R4", "DoubleConsume": "R5", "PrefixReplay": "R9"}
+                                "NondetRecovery": "R4", "DoubleConsume": "R5", "PrefixReplay": "R9",
+                                "NoIntent": "R10"}
 BOUND_NAMES: tuple[str, ...] = ("N", "IP", "NV", "MaxResumes", "MaxCrashes", "MaxStrays")
 REFERENCE_BOUNDS: tuple[int, ...] = (3, 2, 2, 2, 1, 1)
 SCALED_BOUNDS: tuple[int, ...] = (10, 5, 4, 5, 4, 4)
@@ -58,6 +63,8 @@ def _tla(value: Any) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
+        return value   # a set of model values, e.g. "{v1, v2}"
     raise TypeError(f"no TLA+ rendering for constant value {value!r}")
 
 
@@ -74,6 +81,8 @@ class TlcConfig:
     init: str | None = None
     next: str | None = None
     check_deadlock: bool = True
+    view: str | None = None          # VIEW: a state abstraction TLC fingerprints instead of the state
+    symmetry: str | None = None      # SYMMETRY: a set of permutations of model values
     title: str = ""
     tags: Mapping[str, Any] = field(default_factory=dict)
 
@@ -91,6 +100,10 @@ class TlcConfig:
             lines.append("INVARIANTS " + " ".join(self.invariants))
         if self.properties:
             lines.append("PROPERTIES " + " ".join(self.properties))
+        if self.view:
+            lines.append(f"VIEW {self.view}")
+        if self.symmetry:
+            lines.append(f"SYMMETRY {self.symmetry}")
         return "\n".join(lines) + "\n"
 
     def constant(self, name: str) -> Any:
@@ -99,14 +112,15 @@ class TlcConfig:
 
 def plane_constants(bounds: Iterable[int], **switches: bool) -> tuple[tuple[str, Any], ...]:
     consts = check_bounds(bounds)
-    unknown = set(switches) - set(FAULTS)
+    known = FAULTS + (WIRE_FAULT,)
+    unknown = set(switches) - set(known)
     if unknown:
-        raise UsageError(f"unknown fault switch(es) {sorted(unknown)}; known: {', '.join(FAULTS)}")
-    return tuple(consts.items()) + tuple((f, bool(switches.get(f, False))) for f in FAULTS)
+        raise UsageError(f"unknown fault switch(es) {sorted(unknown)}; known: {', '.join(known)}")
+    return tuple(consts.items()) + tuple((f, bool(switches.get(f, False))) for f in known)
 
 
 def reference(bounds: Iterable[int], name: str = "R0_reference") -> TlcConfig:
-    return TlcConfig(name, "ResumePlane", plane_constants(bounds), ("TypeOK",) + PROPERTIES,
+    return TlcConfig(name, "ResumePlane", plane_constants(bounds), ("TypeOK",) + CONTRACT_INVARIANTS,
                      title="reference semantics: every invariant", tags={"group": "reference"})
 
 
@@ -126,10 +140,10 @@ def _fault_bounds(fault: str, bounds: Iterable[int]) -> list[int]:
 
 def fault(fault_name: str, bounds: Iterable[int], invariant: str | None = None, prefix: str = "") -> TlcConfig:
     """A fault config: every invariant (first violation wins) or one invariant (a footprint cell)."""
-    if fault_name not in FAULTS:
-        raise UsageError(f"unknown fault {fault_name!r}; known: {', '.join(FAULTS)}")
+    if fault_name not in FAULTS + (WIRE_FAULT,):
+        raise UsageError(f"unknown fault {fault_name!r}; known: {', '.join(FAULTS + (WIRE_FAULT,))}")
     run = FAULT_RUN_ID[fault_name]
-    invariants = ("TypeOK",) + (PROPERTIES if invariant is None else (invariant,))
+    invariants = ("TypeOK",) + (CONTRACT_INVARIANTS if invariant is None else (invariant,))
     name = f"{prefix}{run}_{fault_name}" + (f".{invariant}" if invariant else "")
     return TlcConfig(name, "ResumePlane", plane_constants(_fault_bounds(fault_name, bounds), **{fault_name: True}),
                      invariants, title=f"fault {fault_name}: " + (f"invariant {invariant}" if invariant else "every invariant"),
@@ -181,7 +195,7 @@ def inductive(index: int) -> TlcConfig:
     """Inv /\\ Next => Inv' and Inv => contract, from every Inv state."""
     bounds = INDUCTIVE_SETS[index]
     return TlcConfig(f"ind.set{index + 1}.step", "IndInv", plane_constants(bounds),
-                     ("Inv", "TypeOK") + PROPERTIES, specification=None, init="IndInit", next="Next",
+                     ("Inv", "TypeOK") + CONTRACT_INVARIANTS, specification=None, init="IndInit", next="Next",
                      title=f"inductive step from every Inv state, bounds {list(bounds)}",
                      tags={"group": "inductive", "set": index + 1, "check": "step", "bounds": list(bounds)})
 
@@ -192,6 +206,43 @@ def inductive_base(index: int) -> TlcConfig:
     return TlcConfig(f"ind.set{index + 1}.base", "IndInv", plane_constants(bounds), ("Inv",),
                      title=f"Init => Inv over the reachable states, bounds {list(bounds)}",
                      tags={"group": "inductive", "set": index + 1, "check": "base", "bounds": list(bounds)})
+
+
+def refinement(bounds: Iterable[int], fault_name: str | None = None) -> TlcConfig:
+    """ResumePlane checked against the abstract ResumeContract (module Refinement).
+
+    The reference must refine it (safety: ``AbsSpec``; liveness: ``AbsCompletes``);
+    every fault switch must break the refinement (``AbsSpec`` alone, so a violation
+    names it).
+    """
+    if fault_name is None:
+        return TlcConfig("refine.reference", "Refinement", plane_constants(bounds), ("TypeOK",),
+                         ("AbsSpec", "AbsCompletes"),
+                         title="reference semantics refines the abstract ResumeContract",
+                         tags={"group": "refinement", "fault": "none"})
+    if fault_name not in FAULTS + (WIRE_FAULT,):
+        raise UsageError(f"unknown fault {fault_name!r}; known: {', '.join(FAULTS + (WIRE_FAULT,))}")
+    return TlcConfig(f"refine.{fault_name}", "Refinement",
+                     plane_constants(_fault_bounds(fault_name, bounds), **{fault_name: True}), ("TypeOK",),
+                     ("AbsSpec",), title=f"fault {fault_name} against the abstract ResumeContract",
+                     tags={"group": "refinement", "fault": fault_name})
+
+
+def intent(discriminator: bool, values: int = 2) -> TlcConfig:
+    """Proposition 1: TLC ranges over every deterministic responder (module Intent)."""
+    arm = "discriminator" if discriminator else "no_discriminator"
+    return TlcConfig(f"P1.{arm}", "Intent", (("NV", values), ("Discriminator", discriminator)),
+                     ("TypeOK", "NoneConforms"),
+                     title=f"Proposition 1, {arm.replace('_', ' ')} on the wire: every responder, every execution",
+                     tags={"group": "proposition1", "arm": arm, "values": values})
+
+
+def no_intent(bounds: Iterable[int], invariant: str) -> TlcConfig:
+    """The reference semantics with a wire that carries no fork/retry discriminator."""
+    cfg = fault(WIRE_FAULT, bounds, invariant)
+    return TlcConfig(cfg.name, cfg.module, cfg.constants, cfg.invariants,
+                     title=f"wire without intent (NoIntent): invariant {invariant}",
+                     tags={"group": "proposition1", "fault": WIRE_FAULT, "invariant": invariant})
 
 
 def catalogue(bounds: Iterable[int] = REFERENCE_BOUNDS,
@@ -205,6 +256,8 @@ def catalogue(bounds: Iterable[int] = REFERENCE_BOUNDS,
     out += [scaled(scaled_bounds)] + [scaled(scaled_bounds, f) for f in ("ForkIgnore", "DoubleConsume")]
     out += [langgraph_fork(False, "FD"), langgraph_fork(False, "ReplayIdempotent"), langgraph_fork(True)]
     out += [consume_race(reach, inv) for reach in (False, True) for inv in RACE_INVARIANTS]
+    out += [refinement(bounds)] + [refinement(bounds, f) for f in FAULTS + (WIRE_FAULT,)]
+    out += [intent(False), intent(True)] + [no_intent(bounds, p) for p in CONTRACT_INVARIANTS]
     out += [separation(s, p) for s in SEPARATIONS for p in PROPERTIES]
     for i in range(len(INDUCTIVE_SETS)):
         out += [inductive_base(i), inductive(i)]

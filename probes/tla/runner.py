@@ -31,10 +31,14 @@ from probes.tla.configs import TLA_DIR, TlcConfig
 
 # Message codes of TLC 2.15's -tool stream (TOOLCHAIN.md).
 MSG_INVARIANT_VIOLATED = 2110
+MSG_INVARIANT_VIOLATED_INITIAL = 2107
+MSG_PROPERTY_VIOLATED_INITIAL = 2108
+MSG_ACTION_PROPERTY_VIOLATED = 2112
 MSG_TEMPORAL_VIOLATED = (2116, 2264)
 MSG_DEADLOCK = 2114
 MSG_TRACE_STATE = (2217, 2218)
 MSG_STATS = 2199
+MSG_INIT_DONE = 2190
 MSG_DEPTH = 2194
 MSG_NO_ERROR = 2193
 MSG_FINISHED = 2186
@@ -75,9 +79,12 @@ class TlcResult:
     distinct: int | None = None
     depth: int | None = None        # counterexample length if violated, else search depth
     search_depth: int | None = None
+    initial: int | None = None      # distinct initial states
     exit_code: int | None = None
     exit_meaning: str = ""
     trace: list[TraceState] = field(default_factory=list)
+    # with -continue: every violation's trace (trace is the first of them)
+    violations: list[list[TraceState]] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
     workers: int = 1
@@ -89,6 +96,7 @@ class TlcResult:
     def from_json(cls, data: dict[str, Any]) -> "TlcResult":
         data = dict(data)
         data["trace"] = [TraceState(**s) for s in data.get("trace", [])]
+        data["violations"] = [[TraceState(**s) for s in v] for v in data.get("violations", [])]
         return cls(**data)
 
     @property
@@ -180,8 +188,14 @@ def _error_line(text: str, module_dir: Path, fallback: str) -> str:
     return f"{module_dir / (module + '.tla')}:{line}:{col}: {detail}"
 
 
-def parse_output(config: str, output: str, exit_code: int | None, module_dir: Path) -> TlcResult:
-    """The ``-tool`` stream (plus SANY's plain text) -> ``TlcResult``."""
+def parse_output(config: str, output: str, exit_code: int | None, module_dir: Path,
+                 properties: Sequence[str] = ()) -> TlcResult:
+    """The ``-tool`` stream (plus SANY's plain text) -> ``TlcResult``.
+
+    ``properties``: the configuration's PROPERTIES. TLC names a violated action
+    property (``[][A]_v``, e.g. a refinement) only by its source location; with one
+    property checked, that property is the one violated.
+    """
     res = TlcResult(config=config, result="error", exit_code=exit_code,
                     exit_meaning=EXIT_MEANING.get(exit_code or 0, f"exit {exit_code}"))
     messages = [(int(c), int(k), body) for c, k, body in _MSG.findall(output)]
@@ -190,10 +204,16 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
     other_errors: list[str] = []
     for code, _cls, body in messages:
         text = body.strip()
-        if code == MSG_INVARIANT_VIOLATED:
+        if code in (MSG_INVARIANT_VIOLATED, MSG_INVARIANT_VIOLATED_INITIAL):
+            res.violations.append([])
             res.result = "violated"
             m = re.search(r"Invariant (\w+) is violated", text)
             res.violated = m.group(1) if m else text
+        elif code in (MSG_ACTION_PROPERTY_VIOLATED, MSG_PROPERTY_VIOLATED_INITIAL):
+            res.result = "violated"
+            where = _LOCATION.search(text)
+            at = f"action property at line {where.group(1)} of module {where.group(3)}" if where else text
+            res.violated = properties[0] if len(properties) == 1 else at
         elif code in MSG_TEMPORAL_VIOLATED:
             res.result = "violated"
             res.violated = res.violated or "temporal properties"
@@ -201,9 +221,15 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
             res.result = "deadlock"
             res.violated = "deadlock"
         elif code in MSG_TRACE_STATE:
-            res.trace.append(_parse_state(body))
+            state = _parse_state(body)
+            if res.violations:
+                res.violations[-1].append(state)
+            if len(res.violations) <= 1:
+                res.trace.append(state)
         elif code == MSG_STATS and (m := _STATS.search(text)):
             res.generated, res.distinct = _int(m.group(1)), _int(m.group(2))
+        elif code == MSG_INIT_DONE and (m := re.search(r"([\d,]+) distinct state", text)):
+            res.initial = _int(m.group(1))
         elif code == MSG_DEPTH and (m := _DEPTH.search(text)):
             res.search_depth = int(m.group(1))
         elif code == MSG_NO_ERROR:
@@ -250,7 +276,7 @@ def parse_output(config: str, output: str, exit_code: int | None, module_dir: Pa
 
 def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_dir: Path = TLA_DIR,
             heap_mb: int = 1024, timeout: float = 1800.0, extra_cfg: str | None = None,
-            short: bool = True) -> TlcResult:
+            short: bool = True, tlc_args: Sequence[str] = ()) -> TlcResult:
     """Run TLC on one configuration in its own directory; errors come back in ``result.error``.
 
     ``short``: the run takes seconds, so JVM start-up dominates; stopping the JIT at
@@ -281,6 +307,7 @@ def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_d
                "-metadir", str(base / "meta"), "-config", f"{cfg.name}.cfg"]
         if not cfg.check_deadlock:
             cmd.append("-deadlock")
+        cmd += list(tlc_args)
         cmd.append(f"{cfg.module}.tla")
         started = time.monotonic()
         try:
@@ -288,7 +315,7 @@ def run_tlc(cfg: TlcConfig, workdir: Path | None = None, workers: int = 1, tla_d
         except subprocess.TimeoutExpired:
             return TlcResult(cfg.name, "error", error=f"TLC did not finish within {timeout:.0f} s",
                              seconds=round(time.monotonic() - started, 3), workers=workers)
-        result = parse_output(cfg.name, proc.stdout, proc.returncode, tla_dir)
+        result = parse_output(cfg.name, proc.stdout, proc.returncode, tla_dir, cfg.properties)
         result.seconds = round(time.monotonic() - started, 3)
         result.workers = workers
         if result.result == "error" and result.error and "exit code" in result.error and proc.stderr.strip():

@@ -1,0 +1,33 @@
+"""The REMIT row: per property, one label from the langgraph+remit verdicts.
+
+Kept apart from the campaign so the row's logic is small and mutation-tested on its
+own (``mutation/remit_row.toml``).
+"""
+
+from __future__ import annotations
+
+from probes.core.checker import Label, collapse
+from probes.core.receipt import Receipt
+
+FRAMEWORK = "langgraph+remit"
+SAVER_ONLY = "langgraph+remit (saver only, no effect ledger)"
+
+
+def row(receipts: list[Receipt]) -> dict[str, str]:
+    """The REMIT row from verdicts: per property, the collapsed label (``checker.collapse``).
+
+    EO counts the interrupt/park paths and the crash path *through the ledger*; PC the
+    interrupt/park paths (the published row's scope). The reused crash probes measure
+    what the saver alone does on the crash path and are reported separately as
+    ``EO crash (saver only)`` / ``PC crash (saver only)``: a checkpointer cannot stop a
+    task's code from running again, nor a re-submitted input from starting a new run.
+    A property with only n/a paths is left out (nothing was measured).
+    """
+    suffix = {FRAMEWORK: "", SAVER_ONLY: " crash (saver only)"}
+    by: dict[str, list[Label]] = {}
+    for r in receipts:
+        for v in r.verdicts:
+            if v.framework in suffix:
+                by.setdefault(v.property.value + suffix[v.framework], []).append(v.label)
+    out = {p: collapse(labels) for p, labels in sorted(by.items())}
+    return {p: ("✗" if lab.violates else lab.value) for p, lab in out.items() if lab not in (None, Label.NA)}

@@ -1,0 +1,450 @@
+"""Trace validation: is a recorded probe history a behaviour of the TLA+ model, and if not, which fault explains it?
+
+The approach of "Validating Traces of Distributed Programs Against TLA+
+Specifications" (arXiv 2404.16075): a recorded history becomes a sequence of
+*observations* in the model's vocabulary (``Observation``); module
+``tla/TraceResumePlane.tla`` constrains ResumePlane to follow it step by step
+(each observed step must be the model action it records and reproduce the observed
+values: the effect oracle's counts, the value consumed, the outcome a fork saw, where
+recovery resumed), with the steps no history records (the pointer write landing, a
+memoised gate serving its record) in between. TLC then answers, per fault-switch
+setting, whether some behaviour matches the whole trace.
+
+``explain`` checks a batch of traces against the reference semantics and each single
+fault switch (and, for traces no single switch admits, each pair): one TLC run per
+(workflow shape, switch setting), all traces of that shape at once.
+
+Input. ``observations(history)`` takes the ordered events of one probe: anything with
+a ``kind`` and, as the kind needs, ``step``, ``value``, ``intent``, ``observed``,
+``valid`` -- dicts or objects with those attributes (``probes.core.history`` events
+fit). Kinds: ``start step_begin effect step_end pause answer resume consume fork
+retry crash recover complete``; unknown kinds are an error, so a new event kind is
+noticed, not ignored. The workflow (task order, gated task) is inferred from the
+history or given.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from probes.core.errors import UsageError
+from probes.tla import configs
+from probes.tla.configs import TLA_DIR, TlcConfig
+
+SWITCHES: tuple[str, ...] = configs.FAULTS + (configs.WIRE_FAULT,)
+# Event kinds (probes.core.history.Kind) and what the mapping does with them.
+HARNESS_RESUMES = frozenset({"answer", "resume", "fork", "retry", "stray"})
+SILENT = frozenset({"start", "step_end", "persist", "refuse", "complete", "step_begin"})
+KINDS = frozenset({"effect", "pause", "consume", "crash", "error", "recover", "tamper"}) | HARNESS_RESUMES | SILENT
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One model step a history records (see TraceResumePlane.tla)."""
+
+    kind: str                        # exec interrupt consume fork retry crash stray
+    task: int = 0                    # exec: the task whose effect fired
+    v: int = 0                       # consume/fork: the resume value's index (1..)
+    out: int = 0                     # fork/retry: index of the value the outcome is f of; 0 = not recorded
+    at: int = 0                      # crash: the task the recovered run continued at; 0 = not recorded
+    valid: str = "any"               # exec/consume: "valid" | "invalid" | "any"
+    effects: tuple[int, ...] = ()    # exec/consume/stray: effect counts per task after the step
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A probe's history in the model's vocabulary."""
+
+    name: str
+    n: int                           # tasks (a virtual gate N+1 when the workflow has none)
+    ip: int                          # the gated task
+    observations: tuple[Observation, ...]
+    values: tuple[str, ...]          # resume values, index i+1 <-> values[i]
+    steps: tuple[str, ...] = ()      # task names in order
+    notes: tuple[str, ...] = ()      # what the mapping could not express
+
+    def count(self, *kinds: str) -> int:
+        return sum(o.kind in kinds for o in self.observations)
+
+
+def _get(event: Any, name: str, default: Any = None) -> Any:
+    value = event.get(name, default) if isinstance(event, Mapping) else getattr(event, name, default)
+    return getattr(value, "value", value) if name == "kind" else value   # Kind enum -> its string
+
+
+def _detail(event: Any, name: str) -> Any:
+    detail = _get(event, "detail") or {}
+    return detail.get(name) if isinstance(detail, Mapping) else None
+
+
+def infer_workflow(history: Sequence[Any]) -> tuple[tuple[str, ...], str | None]:
+    """Task order = first appearance of each step; the gate = the step at the first pause."""
+    steps: list[str] = []
+    gate = None
+    for e in history:
+        step = _get(e, "step")
+        if step is not None and str(step) not in steps and _get(e, "kind") in ("step_begin", "effect", "step_end",
+                                                                                 "pause"):
+            steps.append(str(step))
+        if _get(e, "kind") == "pause" and gate is None and step is not None:
+            gate = str(step)
+    return tuple(steps), gate
+
+
+def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[str] | None = None,
+                 gate: str | None = None) -> Trace:
+    """An ordered history -> a ``Trace``.
+
+    The mapping, event by event (the model step each one is, or why none):
+
+    * ``effect`` of task t: the model's atomic completion of t (``exec``), or, at the
+      gate with an answer delivered, ``consume``; on a fork's branch (after ``fork`` or
+      a ``resume`` with mode fork/retry, until the next harness event) it is the
+      branch's own effect and not the primary run's;
+    * ``pause``: ``interrupt``; ``answer``/``resume``/``consume`` while parked: the
+      value the gate will consume (``consume`` carries the value the gate saw);
+    * ``fork`` or ``resume`` with mode fork/retry after the answer: ``fork``/``retry``;
+      the branch's ``consume`` is the value it observed (its outcome);
+    * a ``resume`` (no mode) on a completed run: ``stray``, with any effects it causes;
+    * ``crash`` and ``error`` (an incarnation ended): ``crash``; where the recovered run
+      continues is the step of the next ``step_begin``/``effect``/``pause`` (or the
+      ``recover`` event's step);
+    * ``step_end`` with ``valid`` (or detail ``valid``): the completion record's schema
+      validity; ``start``, ``step_begin``, ``persist``, ``refuse``, ``complete``: no
+      model step (a refusal leaves the state unchanged);
+    * ``tamper`` (the harness edited durable state): outside the model -- noted, and
+      the trace cannot be a behaviour of any setting.
+
+    An unknown kind raises UsageError: a new event kind is noticed, not ignored.
+    """
+    inferred_steps, inferred_gate = infer_workflow(history)
+    steps = tuple(str(s) for s in (steps or inferred_steps))
+    gate = gate if gate is not None else inferred_gate
+    if not steps:
+        raise UsageError(f"{name}: the history names no step; give the workflow's steps")
+    index = {s: i + 1 for i, s in enumerate(steps)}
+    notes: list[str] = []
+    if gate is None:  # no interrupt in this workflow: a virtual gate after the last task, never reached
+        n, ip = len(steps) + 1, len(steps) + 1
+    else:
+        if str(gate) not in index:
+            raise UsageError(f"{name}: the gate {gate!r} is not one of the steps {list(steps)}")
+        n, ip = len(steps), index[str(gate)]
+        if ip < 2:
+            raise UsageError(f"{name}: the gated step {gate!r} is the first step; the model needs 2 <= IP <= N")
+    values: list[str] = []
+
+    def vidx(value: Any) -> int:
+        key = repr(value)
+        if key not in values:
+            values.append(key)
+        return values.index(key) + 1
+
+    counts = [0] * n
+    obs: list[Observation] = []
+    pending_value: int | None = None   # a resume value the gate has not consumed yet
+    paused = False                     # parked at the gate's interrupt
+    answered = False                   # the interrupt has been consumed
+    completed = False
+    awaiting_recovery = False          # crashed: the next step tells where recovery resumed
+    stray_open = False                 # a stray resume whose effects are still being collected
+    branch_open: int | None = None     # obs index of a fork/retry whose branch events follow
+    current: str | None = None         # the step being run (for effects that name no step)
+
+    def recovered_at(step: Any) -> None:
+        nonlocal awaiting_recovery
+        if awaiting_recovery:
+            obs.append(Observation("crash", at=index.get(str(step), 0) if step is not None else 0))
+            awaiting_recovery = False
+
+    for position, e in enumerate(history):
+        kind = _get(e, "kind")
+        if kind not in KINDS:
+            raise UsageError(f"{name}: event {position} has kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+        step = _get(e, "step")
+        if branch_open is not None:
+            # events of a fork's branch: its consume is the outcome it observed
+            if kind == "consume":
+                obs[branch_open] = replace(obs[branch_open], out=vidx(_get(e, "value")))
+                continue
+            if kind in ("step_begin", "effect", "step_end", "pause", "persist", "complete"):
+                continue
+            branch_open = None
+        if kind == "step_begin":
+            current = str(step) if step is not None else current
+            recovered_at(step)
+            continue
+        if kind == "effect":
+            where = str(step) if step is not None else current
+            recovered_at(where)
+            if where not in index:
+                raise UsageError(f"{name}: event {position}: effect {_get(e, 'effect')!r} of unknown step {where!r}")
+            t = index[where]
+            counts[t - 1] += 1
+            if stray_open:
+                obs[-1] = replace(obs[-1], effects=tuple(counts))
+                continue
+            if t == ip and pending_value is not None:
+                obs.append(Observation("consume", v=pending_value, effects=tuple(counts)))
+                pending_value, answered, paused = None, True, False
+            else:
+                obs.append(Observation("exec", task=t, effects=tuple(counts)))
+            continue
+        if kind == "step_end":
+            valid = _get(e, "valid", _detail(e, "valid"))
+            if valid is not None and obs and obs[-1].kind in ("exec", "consume"):
+                obs[-1] = replace(obs[-1], valid="valid" if valid else "invalid")
+            continue
+        if kind == "consume" and not stray_open:
+            if paused or pending_value is not None or not answered:
+                pending_value = vidx(_get(e, "value"))
+            continue
+        if kind in SILENT:
+            if kind == "complete":
+                recovered_at(None)
+                completed = True
+            continue
+        stray_open = False
+        if kind == "pause":
+            recovered_at(step)
+            obs.append(Observation("interrupt"))
+            paused = True
+            continue
+        if kind in HARNESS_RESUMES:
+            value = _get(e, "value")
+            mode = _get(e, "intent") or _detail(e, "mode") or _detail(e, "intent")
+            intent = "retry" if kind == "retry" or mode == "retry" else "fork" if kind == "fork" or mode == "fork" else None
+            if kind == "stray" or (completed and intent is None):
+                obs.append(Observation("stray", effects=tuple(counts)))
+                stray_open = True
+            elif intent is not None and answered and not paused:
+                observed = _get(e, "observed")
+                obs.append(Observation(intent, v=vidx(value) if value is not None else 0,
+                                       out=vidx(observed) if observed is not None else 0))
+                branch_open = len(obs) - 1
+            elif value is not None:
+                pending_value = vidx(value)
+            continue
+        if kind in ("crash", "error"):
+            if pending_value is not None:
+                notes.append(f"event {position}: the incarnation ended after a resume value was delivered, "
+                             f"before the gate fired")
+            pending_value = None
+            awaiting_recovery = True
+            completed = paused = False
+            continue
+        if kind == "recover":
+            if step is not None:
+                recovered_at(step)
+            continue
+        if kind == "tamper":
+            notes.append(f"event {position}: the harness edited durable state ({_detail(e, 'edit') or 'tamper'}); "
+                         f"the model has no such step")
+            obs.append(Observation("tamper"))
+            continue
+    if awaiting_recovery:
+        obs.append(Observation("crash"))
+    return Trace(name, n, ip, tuple(obs), tuple(values), steps, tuple(notes))
+
+
+# --- TLC ---------------------------------------------------------------------------
+
+def _tla_obs(o: Observation, n: int, nv: int) -> str:
+    effects = o.effects or (0,) * n
+    return (f'[kind |-> "{o.kind}", task |-> {o.task}, v |-> {o.v}, out |-> {o.out + nv if o.out else 0}, '
+            f'at |-> {o.at}, valid |-> "{o.valid}", effects |-> <<{", ".join(map(str, effects))}>>]')
+
+
+PLANE_VARIABLES = ("pc", "effects", "log", "frontier", "pointer", "pending", "consumed", "writes", "resumes",
+                   "crashes", "recHist", "strays", "reentered")
+
+
+def _module(name: str, traces: Sequence[Trace], nv: int, settings: Sequence[tuple[str, ...]]) -> str:
+    """A module checking every trace under every setting in one run: one INSTANCE of
+    TraceResumePlane per setting (the switches substituted by constants), the setting
+    and the trace chosen in the initial state."""
+    body = ",\n    ".join("<<" + ", ".join(_tla_obs(o, t.n, nv) for o in t.observations) + ">>" for t in traces)
+    lines = [f"---- MODULE {name} ----", "EXTENDS Naturals, Sequences", "\\* generated by probes/tla/trace.py",
+             "CONSTANTS N, IP, NV, MaxResumes, MaxCrashes, MaxStrays",
+             "VARIABLES " + ", ".join(PLANE_VARIABLES + ("tid", "l", "setting")),
+             f"TheTraces == <<\n    {body}\n>>"]
+    for i, setting in enumerate(settings, 1):
+        subst = ", ".join(f"{sw} <- {'TRUE' if sw in setting else 'FALSE'}" for sw in SWITCHES)
+        lines.append(f"S{i} == INSTANCE TraceResumePlane WITH Traces <- TheTraces, {subst}")
+    k = len(settings)
+    lines.append("RunInit ==")
+    lines.append(f"    /\\ setting \\in 1..{k}")
+    lines += [f"    {'/' + chr(92) if i == 1 else '  '} \\/ setting = {i} /\\ S{i}!TraceInit" for i in range(1, k + 1)]
+    lines.append("RunNext ==")
+    lines.append("    /\\ UNCHANGED setting")
+    lines += [f"    {'/' + chr(92) if i == 1 else '  '} \\/ setting = {i} /\\ S{i}!TraceNext" for i in range(1, k + 1)]
+    lines.append("NotAccepted == l <= Len(TheTraces[tid])")
+    lines.append("====")
+    return "\n".join(lines) + "\n"
+
+
+def _bounds(traces: Sequence[Trace]) -> dict[str, int]:
+    return {"N": traces[0].n, "IP": traces[0].ip, "NV": max([len(t.values) for t in traces] + [1]),
+            "MaxResumes": max([t.count("consume", "fork", "retry") for t in traces] + [1]),
+            "MaxCrashes": max(t.count("crash") for t in traces),
+            "MaxStrays": max(t.count("stray") for t in traces)}
+
+
+def setting_name(switches: Iterable[str]) -> str:
+    s = sorted(switches, key=SWITCHES.index)
+    return "+".join(s) if s else "reference"
+
+
+DEFAULT_SETTINGS: tuple[tuple[str, ...], ...] = (((),) + tuple((s,) for s in SWITCHES)
+                                                  + tuple(combinations(configs.FAULTS, 2)))
+
+
+@dataclass
+class Verdict:
+    """What TLC said about one trace."""
+
+    trace: str
+    accepted: dict[str, bool] = field(default_factory=dict)   # setting -> some behaviour matches the whole trace
+
+    @property
+    def reference(self) -> bool:
+        return self.accepted.get("reference", False)
+
+    @property
+    def explained_by(self) -> list[str]:
+        """The reference, else the smallest settings that admit the trace (singles before pairs)."""
+        if self.reference:
+            return ["reference"]
+        for size in (1, 2):
+            hits = [s for s, ok in self.accepted.items() if ok and s != "reference" and s.count("+") == size - 1]
+            if hits:
+                return sorted(hits, key=lambda s: [SWITCHES.index(x) for x in s.split("+")])
+        return []
+
+
+def check(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAULT_SETTINGS, tla_dir: Path = TLA_DIR,
+          timeout: float = 600.0) -> tuple[dict[str, dict[str, bool]], Any]:
+    """One TLC run: for each trace (one workflow shape) and each setting, is it a behaviour?"""
+    from probes.tla.runner import run_tlc
+
+    if not traces:
+        return {}, None
+    if len({(t.n, t.ip) for t in traces}) != 1:
+        raise UsageError("check() takes traces of one workflow shape (N, IP); explain() groups them")
+    for setting in settings:
+        unknown = set(setting) - set(SWITCHES)
+        if unknown:
+            raise UsageError(f"unknown fault switch(es) {sorted(unknown)}; known: {', '.join(SWITCHES)}")
+    bounds = _bounds(traces)
+    module = "TraceRun"
+    cfg = TlcConfig("trace-validation", module, tuple(bounds.items()), ("NotAccepted",), specification=None,
+                    init="RunInit", next="RunNext", check_deadlock=False)
+    workdir = Path(tempfile.mkdtemp(prefix="tlc-trace-"))
+    try:
+        modules = workdir / "modules"
+        modules.mkdir()
+        for path in Path(tla_dir).glob("*.tla"):
+            shutil.copy2(path, modules / path.name)
+        (modules / f"{module}.tla").write_text(_module(module, traces, bounds["NV"], settings))
+        res = run_tlc(cfg, workdir=workdir / "run", tla_dir=modules, timeout=timeout, tlc_args=("-continue",))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if res.result == "error":
+        raise UsageError(f"TLC could not check the traces: {res.error}")
+    accepted: set[tuple[int, int]] = set()
+    for violation in res.violations:
+        if violation:
+            first = violation[0].values
+            accepted.add((int(first["setting"]), int(first["tid"])))
+    return {t.name: {setting_name(s): (j, i) in accepted for j, s in enumerate(settings, 1)}
+            for i, t in enumerate(traces, 1)}, res
+
+
+def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAULT_SETTINGS,
+            tla_dir: Path = TLA_DIR) -> dict[str, Verdict]:
+    """Check every trace against the reference, each single switch and each pair of the
+    six deployed faults: one TLC run per workflow shape."""
+    names = [t.name for t in traces]
+    if len(set(names)) != len(names):
+        raise UsageError("trace names must be unique")
+    verdicts = {t.name: Verdict(t.name) for t in traces}
+    shapes: dict[tuple[int, int], list[Trace]] = {}
+    for t in traces:
+        shapes.setdefault((t.n, t.ip), []).append(t)
+    for group in shapes.values():
+        accepted, _ = check(group, settings, tla_dir)
+        for name, by_setting in accepted.items():
+            verdicts[name].accepted.update(by_setting)
+    return verdicts
+
+
+# --- recorded histories from other campaigns' receipts -----------------------------------
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded history and where it came from."""
+
+    name: str            # <campaign>/<probe>[/<trial>]
+    campaign: str
+    framework: str
+    family: str          # the probe family: the probe id up to its first dot
+    history: Any
+    steps: tuple[str, ...] | None = None
+    gate: str | None = None
+
+
+def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Recorded], int]:
+    """Histories stored in a campaign's receipts -> (histories, receipts without one).
+
+    A receipt carries its history as ``observations["history"]`` (a list of event
+    JSON, ``probes.core.history.History.to_json``) or several as
+    ``observations["histories"]`` (name -> list); the workflow, if the probe knows it,
+    as ``observations["workflow"] = {"steps": [...], "gate": ...}``.
+    """
+    from probes.core.history import History
+
+    out: list[Recorded] = []
+    without = 0
+    for receipt in receipts:
+        obs = receipt.observations or {}
+        found = {}
+        if isinstance(obs.get("history"), list):
+            found[""] = obs["history"]
+        if isinstance(obs.get("histories"), Mapping):
+            found.update({str(k): v for k, v in obs["histories"].items() if isinstance(v, list)})
+        if not found:
+            without += 1
+            continue
+        frameworks = sorted({v.framework for v in receipt.verdicts}) or [campaign]
+        workflow = obs.get("workflow") if isinstance(obs.get("workflow"), Mapping) else {}
+        for key, events in sorted(found.items()):
+            out.append(Recorded("/".join(x for x in (campaign, receipt.probe, key) if x), campaign,
+                                ",".join(frameworks), receipt.probe.split(".")[0], History.from_json(events),
+                                tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate")))
+    return out, without
+
+
+def explanations(campaign: str) -> dict[str, list[str]]:
+    """For a framework chapter: probe -> the settings that explain its recorded history
+    ("reference", or the fault switches), from the trace-validation receipt of the tlc run
+    the book shows. Empty when the tlc run has no traces group or the campaign recorded no
+    histories."""
+    from probes.core.receipt import load_campaign
+    from probes.core.runs import shown_run
+
+    run = shown_run("tlc")
+    if run is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for receipt in load_campaign(run.directory, verify=False):
+        if receipt.observations.get("group") != "traces":
+            continue
+        for row in receipt.observations.get("traces", []):
+            if row.get("campaign") == campaign and "explained_by" in row:
+                out[row["name"].split("/", 1)[1]] = list(row["explained_by"])
+    return out

@@ -1,0 +1,186 @@
+"""The matrix: the CLI and the book's page collapse cells with the same function.
+
+Cells come from the committed reference run's receipts (``data/reference``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from probes import matrix
+from probes.core import checker
+from probes.core.checker import DocRef, Label, Property
+from probes.matrix import COLUMNS, Cell, Cells, grid, load_all_verdicts, render_markdown, render_text
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "data" / "reference"
+
+
+@pytest.fixture(scope="module")
+def cells() -> Cells:
+    got = load_all_verdicts(REFERENCE)
+    assert len(got) > 100 and got.missing == []
+    return got
+
+
+def _cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, cells: Cells) -> str:
+    from probes.__main__ import cmd_matrix
+
+    monkeypatch.setattr(matrix, "load_all_verdicts", lambda *a, **k: cells)
+    assert cmd_matrix(argparse.Namespace()) == 0
+    return capsys.readouterr().out
+
+
+def _book(monkeypatch: pytest.MonkeyPatch, cells: Cells) -> str:
+    import probes.book as book
+
+    monkeypatch.setattr(book, "load_all_verdicts", lambda *a, **k: cells)
+    return book.matrix_markdown()
+
+
+def _cli_table(text: str) -> dict[tuple[str, str], str]:
+    lines = text.splitlines()
+    out = {}
+    for line in lines[1:]:
+        if "|" not in line:
+            break
+        name, first = line[: line.index("  ")].strip(), line[line.index("  "):]
+        for prop, lab in zip(COLUMNS, first.split("|")):
+            out[(name, prop.value)] = lab.strip()
+    return out
+
+
+def _book_table(page: str) -> dict[tuple[str, str], str]:
+    out = {}
+    for line in page.splitlines():
+        if line.startswith("| ") and not line.startswith(("| framework", "| property")) and line.count("|") == 10:
+            parts = [p.strip() for p in line.strip("|").split("|")]
+            for prop, text in zip(COLUMNS, parts[1:]):
+                out[(parts[0], prop.value)] = text
+        if line.startswith("## Every cell"):
+            break
+    return out
+
+
+def test_cli_and_book_show_the_collapsed_label_of_every_cell(monkeypatch, capsys, cells) -> None:
+    cli = _cli_table(_cli(monkeypatch, capsys, cells))
+    book = _book_table(_book(monkeypatch, cells))
+    rows = grid(cells)
+    assert set(cli) == set(book) == {(f, p.value) for f in rows for p in COLUMNS}
+    for framework, props in rows.items():
+        for p in COLUMNS:
+            labels = [c.label for c in props.get(p, [])]
+            want = checker.collapse(labels)
+            assert cli[(framework, p.value)] == (want.value if want else ""), (framework, p)
+            assert book[(framework, p.value)] == checker.cell_text(labels), (framework, p)
+            assert book[(framework, p.value)].split("×")[0] == cli[(framework, p.value)], (framework, p)
+
+
+def _best(labels) -> Label | None:
+    """The mutation the issue names: the best label of a cell instead of the worst."""
+    found = [Label(x) for x in labels]
+    measured = [x for x in found if x is not Label.NA] or found
+    return max(measured, key=checker.WORST_FIRST.index) if measured else None
+
+
+def test_cli_and_book_call_the_one_collapse_function(monkeypatch, capsys, cells) -> None:
+    """Replace checker.collapse by 'best label': both surfaces change with it (no private copy anywhere)."""
+    monkeypatch.setattr(checker, "collapse", _best)
+    cli = _cli_table(_cli(monkeypatch, capsys, cells))
+    book = _book_table(_book(monkeypatch, cells))
+    changed = 0
+    for framework, props in grid(cells).items():
+        for p in props:
+            labels = [c.label for c in props[p]]
+            assert cli[(framework, p.value)] == _best(labels).value
+            assert book[(framework, p.value)].split("×")[0] == _best(labels).value
+            changed += _best(labels) != checker.WORST_FIRST[min(checker.WORST_FIRST.index(x) for x in labels)]
+    assert changed > 0  # the reference run has split cells, so the mutation is visible
+    assert cli[("langgraph", "FD")] == "✓"
+
+
+def test_reference_matrix_has_the_worst_label_not_the_best(cells) -> None:
+    text = _cli_table(render_text(cells))
+    assert text[("langgraph", "FD")] in ("U", "✗")  # the reference run's FD cells: ✓ on two paths, violated on two
+    assert text[("tla-reference", "EO")] == "✓"
+
+
+def test_split_cells_and_citations_on_the_page() -> None:
+    doc = DocRef("https://example.invalid/p", "the step | is re-run", "deviation", "X-9", "x 2.0")
+    cs = Cells([Cell("fw", "sqlite", Property.EO, "a", Label.PASS, "ok", "receipts/c/a.json"),
+                Cell("fw", "sqlite", Property.EO, "b", Label.DOC, "re-ran", "receipts/c/b.json", doc),
+                Cell("fw", "sqlite", Property.EO, "c", Label.NA, "nothing", "receipts/c/c.json")])
+    page = render_markdown(cs)
+    assert "| fw |  | D×1 · ✓×1 |" in page
+    assert "X-9: “the step \\| is re-run” (https://example.invalid/p; x 2.0)" in page
+    assert matrix.citation(None) == ""
+    assert matrix.citation(DocRef("p", "q", "claims")) == "“q” (p)"
+    assert "D" in render_text(cs).splitlines()[1]
+
+
+def test_missing_campaign_index_is_reported_not_dropped(tmp_path: Path) -> None:
+    done = tmp_path / "tlc"
+    for name in ("reference.json", "_campaign.json", "verdicts.json"):
+        (done / name).parent.mkdir(parents=True, exist_ok=True)
+        (done / name).write_bytes((REFERENCE / "tlc" / name).read_bytes())
+    index = json.loads((done / "_campaign.json").read_text())
+    index["receipts"] = {"reference": index["receipts"]["reference"]}
+    (done / "_campaign.json").write_text(json.dumps(index))
+    (tmp_path / "langgraph").mkdir()
+    (tmp_path / "langgraph" / "crash.A.none.sqlite.json").write_text("{}")
+    got = load_all_verdicts(tmp_path)
+    assert {c.framework for c in got} == {"tla-reference"}
+    assert any(m.startswith("langgraph: no campaign index") for m in got.missing)
+    assert any(m.startswith("crewai: no results in") for m in got.missing)
+    assert "not in the matrix: langgraph: no campaign index" in render_text(got)
+    page = render_markdown(got)
+    assert "## Not in the matrix" in page and "- langgraph: no campaign index" in page
+    empty = Cells([], ["x: no results"])
+    assert render_text(empty).endswith("not in the matrix: x: no results")
+    assert "*No receipts yet.*" in render_markdown(empty) and "- x: no results" in render_markdown(empty)
+
+
+def test_worst_of_nothing_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        matrix.worst([])
+    assert matrix.worst([Label.NA, Label.PASS, Label.DOC]) is Label.DOC
+
+
+def test_cli_text_exactly() -> None:
+    cs = Cells([Cell("fw", "sqlite", Property.EO, "a", Label.PASS, "ok", "r"),
+                Cell("fw", "sqlite", Property.EO, "b", Label.DOC, "x", "r"),
+                Cell("longer-name", "-", Property.LV, "c", Label.NA, "n", "r")], ["z: gone"])
+    cols = "    |     ".join(p.value for p in COLUMNS)
+    assert render_text(cs).splitlines() == [
+        "framework        " + cols + "   ",
+        "fw                     |     D     |           |           |           |           |           |          ",
+        "longer-name            |           |           |           |           |           |           |    n/a   ",
+        "",
+        "worst label per cell shown; per-path detail: the book's matrix page or the receipts.",
+        "not in the matrix: z: gone",
+    ]
+
+
+def test_without_a_root_the_shown_runs_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from probes import campaigns
+    from probes.core import runs
+
+    shown = {"tlc": type("Run", (), {"directory": REFERENCE / "tlc"})()}
+    monkeypatch.setattr(campaigns, "available", lambda: ["dbos", "tlc"])
+    monkeypatch.setattr(runs, "shown_run", lambda name: shown.get(name))
+    got = load_all_verdicts()
+    assert {c.framework for c in got} == {"tla-reference"} and len(got) > 5
+    assert got.missing == ["dbos: no complete run on this machine and no reference run"]
+    assert all(c.receipt.startswith("receipts/tlc/") for c in got)
+
+
+def test_cells_are_records() -> None:
+    import dataclasses
+
+    c = Cell("fw", "-", Property.EO, "p", Label.PASS, "s", "r")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.label = Label.FAIL  # type: ignore[misc]

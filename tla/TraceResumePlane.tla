@@ -1,0 +1,68 @@
+--------------------------- MODULE TraceResumePlane ---------------------------
+(***************************************************************************)
+(* Trace validation: is a recorded probe history a behaviour of            *)
+(* ResumePlane (with the fault switches of the configuration)?             *)
+(*                                                                         *)
+(* In the style of "Validating Traces of Distributed Programs Against TLA+ *)
+(* Specifications" (Cirstea, Kuppe, Merz et al., arXiv 2404.16075): the    *)
+(* trace is a constant sequence of observations; each step of TraceNext    *)
+(* either matches the next observation with the model action it records    *)
+(* (and the observed values: the effect oracle's counts, the value         *)
+(* consumed, the outcome a fork observed, where recovery resumed) or is an *)
+(* action no history records (the pointer write landing, a memoised gate   *)
+(* serving its record, an interrupt the harness did not log).              *)
+(*                                                                         *)
+(* Several traces are checked in one run: Init picks tid, the trace.  The  *)
+(* invariant NotAccepted is violated exactly in the states where a trace   *)
+(* has been matched to its end; probes/tla/trace.py runs TLC with          *)
+(* -continue and reads which tids reached such a state.                    *)
+(***************************************************************************)
+EXTENDS ResumePlane
+
+CONSTANT Traces   \* <<trace_1, ..., trace_k>>; a trace: <<obs_1, ..., obs_n>>
+
+\* An observation: [kind, task, v, out, at, valid, effects]
+\*   kind    "exec" | "interrupt" | "consume" | "fork" | "retry" | "crash" | "stray"
+\*   task    the task whose effect fired (exec)
+\*   v       the resume value (consume, fork)
+\*   out     the outcome observed, as Out(value) (fork, retry); 0 = not recorded
+\*   at      where the recovered run continued (crash); 0 = not recorded
+\*   valid   "valid" | "invalid" | "any": the completion record's schema validity
+\*   effects the effect oracle's counts after the step, <<e_1, ..., e_N>>
+
+VARIABLES tid, l
+
+tvars == <<vars, tid, l>>
+
+Obs == Traces[tid][l]
+
+TraceInit == Init /\ tid \in DOMAIN Traces /\ l = 1
+
+EffectsAre(e) == \A t \in 1..N : effects'[t] = e[t]
+Validity(o) == o.valid = "any" \/ (log'[Len(log')].valid = (o.valid = "valid"))
+LastOut(o) == o.out = 0 \/ resumes'[Len(resumes')].out = o.out
+
+Match(o) ==
+    \/ o.kind = "exec"      /\ pc = o.task /\ Execute /\ Validity(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "interrupt" /\ Interrupt
+    \/ o.kind = "consume"   /\ Consume(o.v) /\ Validity(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "fork"      /\ Fork(o.v) /\ LastOut(o)
+    \/ o.kind = "retry"     /\ Retry /\ LastOut(o)
+    \/ o.kind = "crash"     /\ CrashRecover /\ (o.at = 0 \/ pc' = o.at)
+    \/ o.kind = "stray"     /\ Stray /\ EffectsAre(o.effects)
+
+\* Steps no history records.
+Unobserved == Interrupt \/ ServeGateFromRecord \/ LandPointer
+
+TraceNext ==
+    \/ /\ l <= Len(Traces[tid])
+       /\ Match(Obs)
+       /\ l' = l + 1
+       /\ UNCHANGED tid
+    \/ Unobserved /\ UNCHANGED <<tid, l>>
+
+TraceSpec == TraceInit /\ [][TraceNext]_tvars
+
+\* Violated exactly when trace tid has been matched to its end.
+NotAccepted == l <= Len(Traces[tid])
+=============================================================================
