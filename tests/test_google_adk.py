@@ -28,7 +28,7 @@ def test_a_clean_run_completes(verdicts: dict) -> None:
 
 
 def test_the_answered_interrupt_answered_again_is_inert(verdicts: dict) -> None:
-    assert verdicts[("CO", "retry:same-pause×2")].evidence["effect_counts"] == {"e2": 1}
+    assert verdicts[("CO", "retry:same-pause×2")].evidence["gate_fires"] == 1
     fd = verdicts[("FD", "fork:same-pause")]
     assert fd.evidence["observed"] != fd.evidence["expected_f_v"]
 

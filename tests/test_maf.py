@@ -28,18 +28,18 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_park_kill_and_stray_answer_are_survived(verdicts: dict) -> None:
     assert verdicts[("EO", "park-kill")].label.value == "✓"
-    assert verdicts[("CO", "stray-after-completion")].evidence["effect_counts"] == {"e2": 1}
+    assert verdicts[("CO", "stray-after-completion")].evidence["gate_fires"] == 1
 
 
 def test_an_answered_checkpoint_answered_again_fires_the_gated_effect_again(verdicts: dict) -> None:
     retry = verdicts[("CO", "retry:same-pause×3")]
-    assert retry.evidence["effect_counts"] == {"e2": 3} and retry.label.value == "U"
-    assert verdicts[("CO", "race:same-pause×2")].evidence["effect_counts"]["e2"] >= 1
+    assert retry.evidence["gate_fires"] == 3 and retry.label.value == "U"
+    assert verdicts[("CO", "race:same-pause×2")].evidence["gate_fires"] >= 1
 
 
 def test_a_checkpoint_emptied_of_its_fields_is_refused_before_any_effect(verdicts: dict) -> None:
     v = verdicts[("CV", "tamper:empty-object")]
-    assert v.label.value == "✓" and v.evidence["effects_after_edit"] == {}
+    assert v.label.value == "✓" and v.evidence["effects_before_refusal"] == {}
 
 
 def test_kills_inside_the_checkpoint_write(verdicts: dict) -> None:

@@ -45,4 +45,4 @@ def test_recovery_modes_differ_after_a_kill_inside_s1(verdicts: dict) -> None:
 
 
 def test_the_same_run_state_approved_twice_runs_the_tool_twice(verdicts: dict) -> None:
-    assert verdicts[("CO", "retry:same-pause×2")].evidence["effect_counts"] == {"e2": 2}
+    assert verdicts[("CO", "retry:same-pause×2")].evidence["gate_fires"] == 2

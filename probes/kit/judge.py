@@ -50,62 +50,48 @@ class Judge:
     def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:
         return self.subject.not_applicable(prop, path, why)
 
-    # --- properties over a history ----------------------------------------------------
+    # --- properties over a history: the checker layer decides (probes.core.checker) ------
+    def _label(self, check: checker.Check, path: str, summary: str, witness: bool = True, **extra: Any) -> Verdict:
+        return check.verdict(self.subject, path, summary, cite(self.citations, check.property, path),
+                             witness_in_evidence=witness, **extra)
+
     def effects_once(self, prop: Property, path: str, h: History, completed: bool, what: str,
                      expected: tuple[str, ...] = ("e1", "e2")) -> Verdict:
         """EO: every effect at most once; exactly once (the ``expected`` ones) when the run completed."""
+        expect = checker.Expectation(effects=expected if completed else (), complete=completed)
         counts = h.effect_counts()
-        if completed:
-            holds, ev = checker.exactly_once(counts, list(expected))
-        else:
-            holds, ev = checker.at_most_once(counts)
-        ev = {**ev, "completed": completed, "witness": witness(h, (Kind.CRASH, Kind.RECOVER, Kind.EFFECT))}
-        return self.verdict(prop, path, holds, ev, f"{what}: effects {counts}, completed {completed}")
+        return self._label(checker.check_eo(h, expect), path, f"{what}: effects {counts}, completed {completed}")
 
-    def gated_once(self, path: str, h: History, what: str) -> Verdict:
-        """CO: the gated effect e2 fired at most once whatever was delivered to the pause."""
-        counts = {"e2": h.effect_counts().get("e2", 0)}
-        holds, ev = checker.at_most_once(counts)
-        consumed = [e.value for e in h.of(Kind.CONSUME)]
-        ev = {**ev, "consumed": consumed, "refusals": [e.value for e in h.of(Kind.REFUSE)]}
-        return self.verdict(Property.CO, path, holds, ev,
-                            f"{what}: the gated effect fired {counts['e2']} time(s); the answer was consumed "
-                            f"{len(consumed)} time(s)")
+    def gated_once(self, path: str, h: History, what: str, witness: bool = True) -> Verdict:
+        """CO: the gated effect e2 fired once whatever was delivered to the pause (no double, no loss)."""
+        check = checker.check_co(h, checker.Expectation(gate="e2"))
+        consumed = len(h.of(Kind.CONSUME))
+        return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} time(s); "
+                                        f"the answer was consumed {consumed} time(s)", witness)
 
     def prefix(self, path: str, h: History) -> Verdict:
         """PC: no step whose completion was durable before the crash begins again after recovery."""
         crash = next(iter(h.of(Kind.CRASH)), None)
-        recover = next(iter(h.of(Kind.RECOVER)), None)
         durable = durable_prefix(h, crash) if crash else []
-        after = h.after(recover) if recover else History()
-        runs = {s: sum(1 for e in after.of(Kind.STEP_BEGIN) if e.step == s) for s in ("s1", "s2")}
-        holds, ev = checker.prefix_not_reentered(runs, durable)
-        return self.verdict(Property.PC, path, holds, ev,
-                            f"durable prefix {durable or 'empty'} at the crash; after recovery steps began {runs}")
+        check = checker.check_pc(h, checker.Expectation(prefix=tuple(durable)))
+        return self._label(check, path, f"durable prefix {durable or 'empty'} at the crash; re-entered after "
+                                        f"recovery: {check.evidence['reentered'] or 'nothing'}")
 
     def live(self, path: str, h: History, what: str) -> Verdict:
-        completes = bool(h.of(Kind.COMPLETE))
-        last = h.events[-1].kind.value if h.events else "nothing"
-        holds, ev = checker.completes(completes, f"last event: {last}")
-        return self.verdict(Property.LV, path, holds, ev, f"{what}: {'completed' if completes else 'did not complete'}")
+        check = checker.check_lv(h)
+        return self._label(check, path, f"{what}: {'completed' if check.holds else 'did not complete'}")
 
-    def fork(self, observed: Any, expected: Any, first: Any) -> Verdict:
-        holds, ev = checker.fork_outcome(observed, expected, first)
-        return self.verdict(Property.FD, "fork:same-pause", holds, ev,
-                            f"second answer at the answered pause gave {observed!r}; its own outcome is {expected!r}")
+    def fork(self, h: History, expected: Any) -> Verdict:
+        check = checker.check_fd(h, checker.Expectation(outcome=expected))
+        return self._label(check, "fork:same-pause", f"second answer at the answered pause gave "
+                                                     f"{check.evidence['observed']!r}; its own outcome is {expected!r}")
 
-    def refused(self, path: str, h: History, tamper: Event) -> Verdict:
+    def refused(self, path: str, h: History) -> Verdict:
         """CV: a structurally broken durable state is refused loudly before any effect."""
-        after = h.after(tamper)
-        refusal = next(iter(after.of(Kind.REFUSE)), None)
-        effects = after.effect_counts()
-        loud = refusal is not None and not any(e.seq < refusal.seq for e in after.of(Kind.EFFECT))
-        holds, ev = checker.invalid_state_refused(loud, not loud and bool(after.of(Kind.COMPLETE, Kind.PAUSE)),
-                                                  refusal.value if refusal else None)
-        ev = {**ev, "effects_after_edit": effects, "witness": witness(after)}
-        summary = (f"refused loudly ({refusal.value}) before any effect" if loud else
-                   f"accepted; effects after the edit {effects}")
-        return self.verdict(Property.CV, path, holds, ev, summary)
+        check = checker.check_cv(h)
+        summary = (f"refused loudly ({check.evidence['error']}) before any effect" if check.holds else
+                   f"accepted; effects after the edit {h.after(h.of(Kind.TAMPER)[0]).effect_counts()}")
+        return self._label(check, path, summary)
 
 
 def durable_prefix(h: History, crash: Event) -> list[str]:
