@@ -25,14 +25,42 @@ def _overrides(pairs: list[str]) -> dict:
     return out
 
 
+def _adapter_campaign(args: argparse.Namespace):
+    """A third party's adapter as a campaign: ``--adapter module:Class`` (the conformance kit)."""
+    import os
+
+    from probes.kit.suite import kit_campaign
+
+    # children run from the project root: let them import the adapter from where the user is
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    sys.path.insert(0, os.getcwd())
+    if args.saver:  # any LangGraph checkpointer, through the kit's LangGraph adapter
+        os.environ["RC_KIT_SAVER"] = args.saver
+        adapter = "probes.kit.langgraph_saver:SaverAdapter"
+        name = args.campaign or args.saver.partition(":")[0].split(".")[0]
+        return kit_campaign(name, f"conformance kit: LangGraph with {args.saver}", adapter)
+    name = args.campaign or args.adapter.partition(":")[0].split(".")[0]
+    return kit_campaign(name, f"conformance kit: {args.adapter}", args.adapter)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    campaign = campaigns.get(args.campaign)
+    from pathlib import Path
+
+    if args.adapter and args.saver:
+        raise UsageError("give --adapter or --saver, not both")
+    if args.adapter or args.saver:
+        campaign = _adapter_campaign(args)
+    elif args.campaign:
+        campaign = campaigns.get(args.campaign)
+    else:
+        raise UsageError("name a campaign (python -m probes list) or give --adapter module:Class")
     overrides = _overrides(args.param)
     if args.versions is not None:  # shorthand for -p versions=[...] (atlas, langgraph, drift)
         overrides["versions"] = [v.strip() for v in args.versions.split(",") if v.strip()]
     params = campaign.resolve(overrides, quick=args.quick)
     backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any probe
-    result = run_campaign(campaign, params)
+    out = Path(args.out) if args.out else (Path("kit-results") if args.adapter or args.saver else None)
+    result = run_campaign(campaign, params, out)
     print(f"{campaign.name}: {len(result.receipts)} receipts ({len(result.ran)} run, "
           f"{len(result.reused)} reused) in {result.directory}")
     for error in result.harness_errors:
@@ -66,7 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m probes", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run (or resume) a campaign and write its receipts")
-    run.add_argument("campaign")
+    run.add_argument("campaign", nargs="?", help="a campaign name; with --adapter, the name of the results")
+    run.add_argument("--adapter", metavar="MODULE:CLASS",
+                     help="run the conformance kit on your own adapter (a probes.kit.adapter.Adapter subclass)")
+    run.add_argument("--saver", metavar="MODULE:FACTORY",
+                     help="run the kit on LangGraph with your checkpointer: FACTORY(sqlite path or DSN) -> saver")
+    run.add_argument("--out", metavar="DIR", help="write results to DIR/<name> (default with --adapter: "
+                                                   "./kit-results; otherwise this machine's run directory)")
     run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
     run.add_argument("--quick", action="store_true", help="small bounds (minutes) instead of the paper's")
     run.add_argument("--versions", metavar="X,Y", default=None,

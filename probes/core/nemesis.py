@@ -125,11 +125,14 @@ def run_child(
     park_at: str | None = None,
     timeout: float = 120.0,
     env: Mapping[str, str] | None = None,
+    python: str | None = None,
 ) -> ChildOutcome:
     """Run ``module:function(**args)`` in a fresh interpreter; kill it at ``park_at``.
 
     The function's return value (JSON-serialisable) comes back in ``result``. With
     ``park_at`` set, the child is SIGKILLed as soon as it signals the park point.
+    ``python`` runs it with another interpreter (a side environment's, see
+    ``probes.core.envs``); the project root is on its ``PYTHONPATH`` either way.
     """
     with tempfile.TemporaryDirectory(prefix="rc-child-") as tmp:
         args_path = Path(tmp) / "args.json"
@@ -150,7 +153,7 @@ def run_child(
         started = time.monotonic()
         with open(stderr_path, "wb") as stderr:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "probes.core.child", target],
+                [python or sys.executable, "-m", "probes.core.child", target],
                 env=child_env(extra),
                 pass_fds=(ready_w, hold_r),
                 stdin=subprocess.DEVNULL,

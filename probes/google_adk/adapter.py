@@ -1,0 +1,119 @@
+"""Google ADK: a graph ``Workflow`` whose middle node asks for input (``RequestInput``).
+
+Nodes ``s1`` -> ``ask`` -> ``s2``: ``s1`` runs the kit's first step; ``ask`` starts the
+second step and yields ``RequestInput(interrupt_id="answer")``, which surfaces as an
+``adk_request_input`` function call; the answer is a ``FunctionResponse`` with that id
+sent through ``Runner.run_async``, and becomes ``s2``'s input. The app is resumable
+(``ResumabilityConfig(is_resumable=True)``). Sessions (the event log: the durable
+state) live in ``SqliteSessionService`` or, on PostgreSQL, ``DatabaseSessionService``.
+A pause's handle is its interrupt id, so answering it again sends the same id.
+"""
+
+import asyncio
+import json
+import sqlite3
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+from probes.google_adk.citations import CITATIONS
+
+APP, USER, SESSION, INTERRUPT = "kit", "u", "s", "answer"
+
+
+def _app() -> Any:
+    from google.adk.apps.app import App, ResumabilityConfig
+    from google.adk.events.request_input import RequestInput
+    from google.adk.workflow import START, Workflow
+
+    def s1():
+        return runtime.step1()
+
+    def ask(node_input: str):
+        runtime.before_pause()
+        yield RequestInput(interrupt_id=INTERRUPT, message="answer?")
+
+    def s2(node_input: str):
+        return runtime.step2(node_input)
+
+    workflow = Workflow(name=APP, edges=[(START, s1), (s1, ask), (ask, s2)])
+    return App(name=APP, root_agent=workflow, resumability_config=ResumabilityConfig(is_resumable=True))
+
+
+class GoogleAdkAdapter(Adapter):
+    framework = "google-adk"
+    packages = ("google-adk",)
+    backends = ("sqlite", "postgres")
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("resume-invocation", "resend-input")
+    answers = ("yes", "no")
+    citations = CITATIONS
+
+    def _service(self) -> Any:
+        if self.backend == "postgres":
+            from google.adk.sessions.database_session_service import DatabaseSessionService
+            return DatabaseSessionService(self.store.replace("postgresql://", "postgresql+psycopg://", 1))
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+        return SqliteSessionService(self.store)
+
+    def hook(self) -> None:
+        import aiosqlite
+        runtime.hook_save(type(self._service()), "append_event", writes=((aiosqlite.Connection, "commit"),))
+
+    def _send(self, message: Any = None, invocation: str | None = None) -> dict[str, Any]:
+        from google.adk.runners import Runner
+
+        async def go() -> dict[str, Any]:
+            service = self._service()
+            if await service.get_session(app_name=APP, user_id=USER, session_id=SESSION) is None:
+                await service.create_session(app_name=APP, user_id=USER, session_id=SESSION)
+            runner = Runner(app=_app(), session_service=service)
+            paused, outputs, seen = False, [], 0
+            async for event in runner.run_async(user_id=USER, session_id=SESSION, new_message=message,
+                                                invocation_id=invocation):
+                seen += 1
+                paused = paused or any(c.name == "adk_request_input" for c in event.get_function_calls())
+                if event.output is not None and "s2" in str(event.node_info.path if event.node_info else ""):
+                    outputs.append(event.output)
+            if outputs:
+                return {"status": "completed", "outcome": outputs[-1]}
+            return {"status": "paused", "handle": INTERRUPT} if paused else {"status": f"no-op ({seen} events)"}
+        return asyncio.run(go())
+
+    @staticmethod
+    def _text(text: str) -> Any:
+        from google.genai import types
+        return types.Content(role="user", parts=[types.Part(text=text)])
+
+    def start(self) -> dict[str, Any]:
+        return self._send(self._text("go"))
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        from google.genai import types
+        response = types.FunctionResponse(id=handle or INTERRUPT, name="adk_request_input", response={"result": answer})
+        return self._send(types.Content(role="user", parts=[types.Part(function_response=response)]))
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        async def last_invocation() -> str | None:
+            session = await self._service().get_session(app_name=APP, user_id=USER, session_id=SESSION)
+            return session.events[-1].invocation_id if session and session.events else None
+        invocation = asyncio.run(last_invocation())
+        if mode == "resend-input" or invocation is None:
+            return self.start()
+        return self._send(invocation=invocation)
+
+    # The durable state is the session's event log; each event is a JSON document.
+    def state_paths(self) -> list[Any]:
+        if self.backend != "sqlite":
+            return []
+        with sqlite3.connect(self.store) as db:
+            return [r[0] for r in db.execute("SELECT id FROM events ORDER BY timestamp")]
+
+    def load_state(self, path: Any) -> Any:
+        with sqlite3.connect(self.store) as db:
+            return json.loads(db.execute("SELECT event_data FROM events WHERE id=?", (path,)).fetchone()[0])
+
+    def save_state(self, path: Any, data: Any) -> None:
+        with sqlite3.connect(self.store) as db:
+            db.execute("UPDATE events SET event_data=? WHERE id=?", (json.dumps(data), path))

@@ -1,0 +1,159 @@
+"""The chapter of a framework measured with the kit: one template, tables and figures from receipts.
+
+``write_notebook(name)`` writes ``notebooks/<name>.ipynb`` from the one template below
+(a parameters cell with the campaign's defaults, one call into the package, then the
+shared cells); every kit framework's chapter is generated, never hand-edited, and a
+test checks the committed notebooks are what the template gives. Everything the
+cells show is computed from the receipts of the run, so a plotting error never costs
+a measurement.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from probes import NOTEBOOKS_DIR
+
+LABEL_ORDER = ("✓", "D", "✗", "U", "n/a")
+
+
+def _family(path: str) -> str:
+    """``crash:kill@s1.effect/latest`` -> ``crash:kill@s1.effect``; ``tamper:drop:x`` -> ``tamper:drop``."""
+    head = path.split("/")[0]
+    parts = head.split(":")
+    return ":".join(parts[:2]) if parts[0] == "tamper" else head.split("#")[0]
+
+
+def verdict_rows(run: Any) -> list[dict[str, Any]]:
+    return [{"probe": r.probe, "property": v.property.value, "path": v.path, "label": v.label.value,
+             "summary": v.summary, "cited": v.doc.page if v.doc else ""}
+            for r in run.receipts for v in r.verdicts]
+
+
+def cells(run: Any) -> dict[tuple[str, str], str]:
+    """(path family, property) -> the labels found there, worst first ("✓", or e.g. "U 2/3")."""
+    found: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for row in verdict_rows(run):
+        found[(_family(row["path"]), row["property"])][row["label"]] += 1
+    out = {}
+    for key, counts in found.items():
+        total = sum(counts.values())
+        worst = [lab for lab in ("✗", "U", "D") if counts[lab]]
+        if worst:
+            out[key] = " ".join(f"{lab} {counts[lab]}/{total}" for lab in worst)
+        else:
+            out[key] = "✓" if counts["✓"] else "n/a"
+    return out
+
+
+def summary(run: Any) -> str:
+    """Markdown: probes, harness errors, the versions that ran, the probe time."""
+    errors = [(r.probe, e) for r in run.receipts for e in r.harness_errors]
+    versions: dict[str, str] = {}
+    for r in run.receipts:
+        versions.update(r.observations.get("framework_versions") or {})
+    seconds = sum(float(r.manifest.get("probe_seconds") or 0) for r in run.receipts)
+    lines = [f"**{len(run.receipts)} probes, {len(errors)} harness error(s), {seconds:.0f} s of probe time.**",
+             "", "Versions that ran (reported by the probe processes): "
+             + (", ".join(f"`{k} {v}`" for k, v in sorted(versions.items())) or "none reported")]
+    lines += [f"* harness error in `{p}`: {e[:300]}" for p, e in errors]
+    return "\n".join(lines)
+
+
+def matrix_frame(run: Any):
+    import pandas as pd
+
+    grid = cells(run)
+    families = sorted({f for f, _ in grid})
+    props = [p for p in ("EO", "PC", "CO", "FD", "CV", "LV") if any(q == p for _, q in grid)]
+    return pd.DataFrame([{"path": f, **{p: grid.get((f, p), "") for p in props}} for f in families])
+
+
+def matrix_figure(run: Any, name: str):
+    """A label grid (path family x property), colour by the worst label in the cell."""
+    import matplotlib.pyplot as plt
+
+    frame = matrix_frame(run)
+    props = [c for c in frame.columns if c != "path"]
+    colour = {"✓": "#cfe8cf", "D": "#f3e3a6", "U": "#f2b8a8", "✗": "#e88a8a", "n/a": "#e6e6e6", "": "#ffffff"}
+    fig, ax = plt.subplots(figsize=(1.4 * max(1, len(props)) + 3, 0.32 * max(1, len(frame)) + 1))
+    for i, row in frame.iterrows():
+        for j, p in enumerate(props):
+            text = row[p]
+            key = text.split(" ")[0] if text else ""
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, color=colour.get(key, "#ffffff")))
+            ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7)
+    ax.set_xlim(0, len(props))
+    ax.set_ylim(len(frame), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(props))], props)
+    ax.set_yticks([i + 0.5 for i in range(len(frame))], list(frame["path"]), fontsize=7)
+    ax.tick_params(length=0)
+    ax.set_title(f"{name}: verdicts by protocol path (worst label and its share of the probes)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def citations_markdown(run: Any) -> str:
+    seen: dict[tuple[str, str], set[str]] = {}
+    for r in run.receipts:
+        for v in r.verdicts:
+            if v.doc:
+                seen.setdefault((v.doc.page, v.doc.quote), set()).add(f"{v.property.value} ({v.doc.stance})")
+    if not seen:
+        return "No verdict of this run rests on a documentation sentence: every violation is U."
+    return "\n".join(f"* {', '.join(sorted(props))}: “{quote}” — {page}" for (page, quote), props in sorted(seen.items()))
+
+
+# --- the one notebook template -------------------------------------------------------
+
+def _cell(kind: str, source: str, tags: list[str] | None = None) -> dict[str, Any]:
+    cell: dict[str, Any] = {"cell_type": kind, "metadata": {"tags": tags} if tags else {}, "source": source}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def notebook(name: str) -> dict[str, Any]:
+    import importlib
+
+    from probes import campaigns
+    from probes.kit.suite import KIT_ADAPTERS
+
+    campaign = campaigns.get(name)
+    params = "\n".join(f"{p.name} = {p.default!r}" for p in campaign.params)
+    adapter_doc = (importlib.import_module(KIT_ADAPTERS[name].partition(":")[0]).__doc__ or "").strip()
+    intro = (f"# {campaign.title}\n\n{campaign.description}\n\n{adapter_doc}\n\n"
+             "The protocols are the conformance kit's (`probes/kit/protocols.py`), the same for every "
+             "framework; this framework's adapter only translates them. See *Add your framework* for the "
+             "interface and for how each label is decided.")
+    return {"nbformat": 4, "nbformat_minor": 5,
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                         "language_info": {"name": "python"}},
+            "cells": [
+                _cell("markdown", intro),
+                _cell("code", params, ["parameters"]),
+                _cell("code", f'from probes.notebook import run_notebook\nrun = run_notebook("{name}", globals())'),
+                _cell("code", "%matplotlib inline\nfrom IPython.display import Markdown, display\n"
+                              "from probes.figures import save_figure\nfrom probes.kit import chapter\n"
+                              "display(Markdown(chapter.summary(run)))"),
+                _cell("markdown", "## Verdicts by protocol path\n\nEach cell: the worst label measured on that "
+                                  "path and for how many of its probes (✓ when every probe conforms)."),
+                _cell("code", "chapter.matrix_frame(run).style.hide(axis='index')"),
+                _cell("code", f"fig = chapter.matrix_figure(run, {name!r})\n"
+                              f"save_figure(fig, {name + '-verdicts'!r}, 'Verdicts of {name} by protocol path "
+                              f"(from the receipts of this run).', dict(run.params))"),
+                _cell("markdown", "## Documentation the labels rest on"),
+                _cell("code", "display(Markdown(chapter.citations_markdown(run)))"),
+                _cell("markdown", "## Every verdict"),
+                _cell("code", "import pandas as pd\npd.set_option('display.max_colwidth', 160)\n"
+                              "pd.DataFrame(chapter.verdict_rows(run)).style.hide(axis='index')"),
+            ]}
+
+
+def write_notebook(name: str, directory: Path | None = None) -> Path:
+    path = Path(directory or NOTEBOOKS_DIR) / f"{name}.ipynb"
+    path.write_text(json.dumps(notebook(name), indent=1, ensure_ascii=False) + "\n")
+    return path

@@ -1,0 +1,94 @@
+"""Any LangGraph checkpointer under the kit: ``python -m probes run NAME --saver module:factory``.
+
+The workflow is a two-node ``StateGraph`` (``s1``; ``s2`` calls ``interrupt()`` and then
+runs the kit's second step) compiled with the checkpointer ``factory(location)`` returns,
+where ``location`` is the SQLite file or PostgreSQL DSN the harness made for the probe.
+The factory is named by ``RC_KIT_SAVER`` (the command line sets it), so every probe
+process builds the same saver. A pause's handle is its checkpoint id; recovery is the
+documented ``invoke(None, config)`` on the thread. Its ``put`` is hooked, so the kit
+kills inside the checkpointer's own write. The saver's storage is opaque to the kit: no
+tamper protocol.
+"""
+
+import importlib
+import os
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+THREAD = {"configurable": {"thread_id": "kit"}}
+_DOCS = "https://docs.langchain.com/oss/python/langgraph/durable-execution"
+
+
+def sqlite_saver(location: str) -> Any:
+    """A factory for the stock ``SqliteSaver`` (langgraph-checkpoint-sqlite)."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    return SqliteSaver(sqlite3.connect(location, check_same_thread=False))
+
+
+def _factory() -> Any:
+    module, _, name = os.environ.get("RC_KIT_SAVER", "probes.kit.langgraph_saver:sqlite_saver").partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class SaverAdapter(Adapter):
+    framework = "langgraph"
+    packages = ("langgraph", "langgraph-checkpoint")
+    backends = ("sqlite", "postgres")
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK})
+    missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
+    recovery_modes = ("none-input",)
+    citations = {
+        "EO crash:*": {"page": _DOCS, "quote": "If you're using a StateGraph (Graph API), the starting point is "
+                       "the beginning of the node where execution stopped.", "stance": "deviation"},
+        "EO save-kill:*": {"page": _DOCS, "quote": "If you're using a StateGraph (Graph API), the starting point "
+                           "is the beginning of the node where execution stopped.", "stance": "deviation"},
+    }
+
+    def hook(self) -> None:
+        self._saver = _factory()(self.store)
+        runtime.hook_save(type(self._saver), "put")
+
+    def _graph(self) -> Any:
+        from typing import TypedDict
+
+        from langgraph.graph import END, START, StateGraph
+        from langgraph.types import interrupt
+
+        class State(TypedDict):
+            out: str
+
+        def s1(state: State) -> dict:
+            return {"out": runtime.step1()}
+
+        def s2(state: State) -> dict:
+            runtime.before_pause()
+            return {"out": runtime.step2(interrupt("answer?"))}
+
+        graph = StateGraph(State).add_node("s1", s1).add_node("s2", s2)
+        graph.add_edge(START, "s1").add_edge("s1", "s2").add_edge("s2", END)
+        return graph.compile(checkpointer=self._saver)
+
+    def _invoke(self, payload: Any, checkpoint: str | None = None) -> dict[str, Any]:
+        graph = self._graph()
+        config = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": checkpoint} if checkpoint else {})}}
+        graph.invoke(payload, config)
+        snapshot = graph.get_state(THREAD)
+        if snapshot.next:
+            return {"status": "paused", "handle": snapshot.config["configurable"]["checkpoint_id"]}
+        return {"status": "completed", "outcome": snapshot.values.get("out")}
+
+    def start(self) -> dict[str, Any]:
+        return self._invoke({"out": ""})
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        from langgraph.types import Command
+        return self._invoke(Command(resume=answer), handle)
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        if self._graph().get_state(THREAD).config.get("configurable", {}).get("checkpoint_id") is None:
+            return self.start()  # nothing durable on the thread: start over
+        return self._invoke(None)

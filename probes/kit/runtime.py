@@ -1,0 +1,175 @@
+"""Inside the framework's process: the two steps' bodies, crash points, the save hook.
+
+An adapter builds its framework's two-step workflow around these bodies, so every
+framework runs *the same* workflow: step ``s1`` fires effect ``e1``; step ``s2`` asks a
+human (the framework's own pause), consumes the answer and fires effect ``e2``; the run
+ends with outcome ``f(answer)``. The bodies append what happens to the probe's history
+(``probes.core.history``) and fire effects into both oracles, so a checker judges the
+framework from the same record whatever the framework is.
+
+Crash points are named places inside the bodies (``s1.begin``, ``s1.effect``,
+``s2.begin``, ``s2.consumed``, ``s2.effect``) and inside the framework's own save
+(``save.enter``, ``save.write``, ``save.exit``, when the adapter names its save with
+``hook_save``). At each, the nemesis may SIGKILL the process (a barrier, never a sleep)
+or raise ``InjectedCrash`` once. This module imports only the standard library and
+``probes.core``, so it runs in a framework's side environment too.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from probes.core.history import HistoryLog, Kind
+from probes.core.nemesis import FailOnce, park
+from probes.core.oracle import Oracle
+
+STEPS = ("s1", "s2")
+EFFECTS = {"s1": "e1", "s2": "e2"}
+STEP_POINTS = ("s1.begin", "s1.effect", "s2.begin", "s2.consumed", "s2.effect")
+SAVE_POINTS = ("save.enter", "save.write", "save.exit")
+
+
+def outcome(answer: Any) -> str:
+    """f(v): injective and not the identity, so a fork's outcome tells which answer was served."""
+    return f"s2 served {answer!r}"
+
+
+@dataclass
+class _Probe:
+    oracle: Oracle
+    log: HistoryLog
+    incarnation: str
+    fail_at: str | None
+    fail: FailOnce
+
+
+_probe: _Probe | None = None
+
+
+def install(ledger: str, history: str, incarnation: str, markers: str, fail_at: str | None = None) -> None:
+    """Called once per process by the kit's child entry, before the adapter runs."""
+    global _probe
+    _probe = _Probe(Oracle(ledger, incarnation), HistoryLog(history), incarnation, fail_at, FailOnce(markers))
+
+
+def _p() -> _Probe:
+    if _probe is None:
+        raise RuntimeError("probes.kit.runtime.install was not called in this process")
+    return _probe
+
+
+def record(kind: Kind, **fields: Any) -> None:
+    p = _p()
+    p.log.append(kind, p.incarnation, **fields)
+
+
+def point(name: str) -> None:
+    """A crash point: SIGKILL here when targeted (barrier), or raise once by exception."""
+    park(name)
+    p = _p()
+    if p.fail_at == name:
+        p.fail.maybe_fail(name)
+
+
+def _effect(step: str) -> None:
+    p = _p()
+    p.oracle.fire(EFFECTS[step])
+    record(Kind.EFFECT, step=step, effect=EFFECTS[step])
+
+
+def step1() -> str:
+    """The first step: one non-idempotent effect. Call it from the framework's first node."""
+    record(Kind.STEP_BEGIN, step="s1")
+    point("s1.begin")
+    _effect("s1")
+    point("s1.effect")
+    record(Kind.STEP_END, step="s1")
+    return "s1 done"
+
+
+def before_pause() -> None:
+    """Call where the second step starts, just before it asks for the human answer."""
+    record(Kind.STEP_BEGIN, step="s2")
+    point("s2.begin")
+
+
+def step2(answer: Any) -> str:
+    """The rest of the second step, after the answer arrived: consume it, fire ``e2``."""
+    record(Kind.CONSUME, step="s2", value=answer)
+    point("s2.consumed")
+    _effect("s2")
+    point("s2.effect")
+    record(Kind.STEP_END, step="s2")
+    return outcome(answer)
+
+
+def persisted(what: str) -> None:
+    """Mark that durable state was written (an application-level save, e.g. a serialized run state)."""
+    record(Kind.PERSIST, detail={"what": what})
+
+
+def hook_save(owner: Any, method: str, writes: tuple[tuple[Any, str], ...] = ()) -> None:
+    """Wrap the framework's own save ``owner.method`` with crash points and PERSIST events.
+
+    ``writes`` names lower-level calls the save makes (``(os, "replace")``); while the
+    save runs, the first such call parks at ``save.write``: a kill *inside* the save.
+    """
+    original = getattr(owner, method)
+    active = {"on": False}
+    for module, name in writes:
+        low = getattr(module, name)
+
+        @functools.wraps(low)
+        def inner(*a: Any, __low: Callable = low, **k: Any) -> Any:
+            if active["on"]:
+                point("save.write")
+            return __low(*a, **k)
+
+        setattr(module, name, inner)
+
+    def _enter() -> None:
+        point("save.enter")
+        active["on"] = True
+
+    def _exit() -> None:
+        active["on"] = False
+        persisted(f"{getattr(owner, '__name__', type(owner).__name__)}.{method}")
+        point("save.exit")
+
+    if inspect.iscoroutinefunction(original):
+        @functools.wraps(original)
+        async def wrapped(*a: Any, **k: Any) -> Any:
+            _enter()
+            try:
+                result = await original(*a, **k)
+            finally:
+                active["on"] = False
+            _exit()
+            return result
+    else:
+        @functools.wraps(original)
+        def wrapped(*a: Any, **k: Any) -> Any:
+            _enter()
+            try:
+                result = original(*a, **k)
+            finally:
+                active["on"] = False
+            _exit()
+            return result
+    setattr(owner, method, wrapped)
+
+
+def counter() -> dict[str, int]:
+    return _p().oracle.counter.snapshot()
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+__all__ = ["step1", "before_pause", "step2", "persisted", "hook_save", "outcome", "install", "Path"]

@@ -1,0 +1,131 @@
+"""A framework's campaign from its adapter: the protocols as probes, run into receipts.
+
+``kit_campaign`` turns an adapter into a ``Campaign`` (``probes.core.campaign``): the
+parameters choose protocols, crash points, recovery modes and bounds; ``plan`` lists one
+probe per protocol cell; ``run_probe`` runs it with ``probes.kit.protocols`` and returns
+its verdicts and history. A framework that cannot share the main environment names a
+``SideEnv``: its operations then run with that environment's interpreter, and each
+receipt records the versions that actually ran there.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Mapping
+
+from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
+from probes.core.envs import SideEnv
+from probes.core.errors import HarnessError, UsageError
+from probes.core.receipt import ProbeResult
+from probes.kit.adapter import Adapter
+from probes.kit.protocols import PROTOCOLS, Probe, Target
+from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
+
+PROTOCOL_NAMES = tuple(PROTOCOLS)
+KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
+
+
+def adapter_class(spec: str) -> type[Adapter]:
+    """Import ``module:Class`` (adapter modules import their framework only inside methods)."""
+    module, _, attr = spec.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise UsageError(f"cannot import adapter {spec!r} ({exc}); give it as module:Class on PYTHONPATH") from None
+    if not (isinstance(cls, type) and issubclass(cls, Adapter)):
+        raise UsageError(f"{spec} is not a subclass of probes.kit.adapter.Adapter")
+    return cls
+
+
+def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
+    modes = tuple(cls.recovery_modes)
+    return (
+        Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
+        Param("reps", "int", 1, 1, "repetitions of every probe", minimum=1),
+        Param("backends", "list[str]", list(cls.backends), list(cls.backends[:1]), "durable stores to measure",
+              tuple(cls.backends)),
+        Param("protocols", "list[str]", list(PROTOCOL_NAMES), list(PROTOCOL_NAMES), "protocols to run",
+              PROTOCOL_NAMES),
+        Param("crash_points", "list[str]", list(STEP_POINTS), ["s1.effect", "s2.effect"],
+              "where in the steps the crash protocol crashes", STEP_POINTS),
+        Param("crash_hows", "list[str]", ["kill", "raise"], ["kill", "raise"],
+              "how it crashes: SIGKILL at a barrier, or an exception raised once", ("kill", "raise")),
+        Param("recovery_modes", "list[str]", list(modes), list(modes[:1]), "recoveries the documentation gives",
+              modes),
+        Param("answers_n", "list[int]", [2, 4, 8], [3], "how many times the same pause is answered in a row",
+              minimum=2),
+        Param("race_k", "list[int]", [2, 4], [2], "how many processes answer the same pause at once", minimum=2),
+        Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
+        Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
+              SAVE_POINTS),
+    )
+
+
+def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+    specs: list[ProbeSpec] = []
+    for backend in params["backends"]:
+        cells: list[tuple[str, dict[str, Any]]] = []
+        for proto in PROTOCOL_NAMES:
+            if proto not in params["protocols"]:
+                continue
+            if proto == "baseline":
+                cells += [(f"baseline.a{i}", {"answer": i}) for i in (0, 1)]
+            elif proto == "crash":
+                cells += [(f"crash.{how}.{pt}.{mode}", {"how": how, "point": pt, "mode": mode})
+                          for pt in STEP_POINTS if pt in params["crash_points"]
+                          for how in params["crash_hows"] for mode in params["recovery_modes"]]
+            elif proto == "answers":
+                cells += [(f"answers.n{n}", {"n": n}) for n in params["answers_n"]]
+            elif proto == "race":
+                cells += [(f"race.k{k}", {"k": k}) for k in params["race_k"]]
+            elif proto == "tamper":
+                cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
+                          for kind in ("structural", "typed")]
+            elif proto == "savekill":
+                cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]]}))
+            else:
+                cells.append((proto, {}))
+        for rep in range(1, params["reps"] + 1):
+            for cid, args in cells:
+                specs.append(ProbeSpec(f"{cid}.{backend}.rep{rep}", {"protocol": cid.split(".")[0],
+                                                                     "backend": backend, "rep": rep, **args}))
+    return specs
+
+
+def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: ProbeContext,
+                  timeout: float = 120.0) -> ProbeResult:
+    cls = adapter_class(adapter)
+    result = ProbeResult()
+    backend = spec.args["backend"]
+
+    def store(label: str) -> str | None:
+        if backend in ("sqlite", "postgres"):
+            return ctx.stores.fresh(backend, label.replace("/", "-")).location
+        return None
+
+    try:
+        python = str(env.ensure().python) if env else None
+        probe = Probe(Target(adapter, cls, backend, python, timeout), ctx.workdir, store)
+        result.observations = probe.observations
+        result.verdicts = PROTOCOLS[spec.args["protocol"]](probe, dict(spec.args))
+        result.observations["history"] = probe.read().to_json()
+    except HarnessError as exc:
+        result.harness_errors.append(str(exc))
+    return result
+
+
+def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
+                 env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
+                 in_default_run: bool = False) -> Campaign:
+    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
+
+    Frameworks measured with the kit are beyond the paper: by default they run with
+    ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
+    """
+    cls = adapter_class(adapter)
+    KIT_ADAPTERS[name] = adapter
+    return Campaign(
+        name=name, title=title, params=kit_params(cls), plan=kit_plan,
+        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
+        description=description, packages=packages, sources=("probes/kit",), in_default_run=in_default_run,
+    )

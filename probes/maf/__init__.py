@@ -1,0 +1,1 @@
+"""Microsoft Agent Framework (agent-framework-core) measured with the conformance kit."""

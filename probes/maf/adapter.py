@@ -1,0 +1,97 @@
+"""Microsoft Agent Framework: checkpointed executor workflows with a request/response pause.
+
+Two executors joined by an edge: ``s1`` runs the kit's first step and sends a message;
+``s2`` asks with ``ctx.request_info`` and, in its ``@response_handler``, runs the kit's
+second step and yields the outcome. Checkpoints go to ``FileCheckpointStorage`` (JSON
+files; the framework saves one per superstep). A pause's handle is the checkpoint id
+and the request id; resuming is ``run(checkpoint_id=..., responses={request_id: answer})``.
+"""
+
+
+import asyncio
+import os
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+NAME = "kit"
+
+
+def _workflow(storage: Any) -> Any:
+    from agent_framework import Executor, WorkflowBuilder, WorkflowContext, handler, response_handler
+
+    class First(Executor):
+        @handler
+        async def go(self, msg: str, ctx: WorkflowContext[str]) -> None:
+            await ctx.send_message(runtime.step1())
+
+    class Second(Executor):
+        @handler
+        async def ask(self, msg: str, ctx: WorkflowContext) -> None:
+            runtime.before_pause()
+            await ctx.request_info("answer?", str)
+
+        @response_handler
+        async def answered(self, original: str, answer: str, ctx: WorkflowContext[str, str]) -> None:
+            await ctx.yield_output(runtime.step2(answer))
+
+    first, second = First(id="s1"), Second(id="s2")
+    return WorkflowBuilder(start_executor=first, checkpoint_storage=storage, name=NAME).add_edge(first, second).build()
+
+
+class MafAdapter(Adapter):
+    framework = "agent-framework"
+    packages = ("agent-framework-core",)
+    backends = ("file",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("latest-checkpoint",)
+    answers = ("yes", "no")
+    from probes.maf.citations import CITATIONS as citations
+
+    def hook(self) -> None:
+        from agent_framework import FileCheckpointStorage
+        runtime.hook_save(FileCheckpointStorage, "save", writes=((os, "replace"),))
+
+    def _storage(self) -> Any:
+        from agent_framework import FileCheckpointStorage
+        return FileCheckpointStorage(self.workdir / "checkpoints")
+
+    def _run(self, **kw: Any) -> dict[str, Any]:
+        async def go() -> dict[str, Any]:
+            storage = self._storage()
+            result = await _workflow(storage).run(**kw)
+            pending = result.get_request_info_events()
+            if pending:
+                latest = await storage.get_latest(workflow_name=NAME)
+                return {"status": "paused", "handle": [latest.checkpoint_id, pending[0].request_id]}
+            outputs, state = result.get_outputs(), result.get_final_state()
+            finished = outputs or state.name == "IDLE"  # idle with nothing pending: the run is over
+            return {"status": "completed" if finished else str(state), "outcome": outputs[0] if outputs else None}
+        return asyncio.run(go())
+
+    def _latest(self) -> tuple[str | None, str | None]:
+        """The newest checkpoint and the newest request id any checkpoint holds."""
+        async def go() -> tuple[str | None, str | None]:
+            points = sorted(await self._storage().list_checkpoints(workflow_name=NAME), key=lambda c: c.timestamp)
+            rids = [r for c in points for r in c.pending_request_info_events]
+            return (points[-1].checkpoint_id if points else None, rids[-1] if rids else None)
+        return asyncio.run(go())
+
+    def start(self) -> dict[str, Any]:
+        return self._run(message="go")
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        checkpoint, request = handle or self._latest()
+        return self._run(checkpoint_id=checkpoint, responses={request: answer})
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        checkpoint, _ = self._latest()
+        if checkpoint is None:  # nothing durable yet: the run starts over
+            return self.start()
+        return self._run(checkpoint_id=checkpoint)
+
+    def state_paths(self) -> list[Any]:
+        files = list((self.workdir / "checkpoints").glob("*.json"))
+        return sorted(files, key=lambda p: self.load_state(p)["timestamp"])

@@ -1,0 +1,107 @@
+"""OpenAI Agents SDK: a tool that needs approval, a serialized RunState, an SQLite session.
+
+A scripted model (``agents.testing.ScriptedModel``, no network) calls tool ``s1`` (the
+kit's first step), then tool ``s2``, declared ``needs_approval=True``: the run pauses
+with an approval interruption. The application stores ``result.to_state().to_string()``
+after every run (``states/<n>.json``); a pause's handle is its state file. Answering is
+``approve`` / ``reject`` on the restored state and ``Runner.run(agent, state)``; the
+tool ``s2`` runs the kit's second step only when approved. Conversation items also go
+to an ``SQLiteSession``, which gives a second documented recovery: rerun with the session.
+"""
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+from probes.openai_agents.citations import CITATIONS
+
+
+def _respond(call: Any) -> list[Any]:
+    """The scripted model: s1, then s2, then a final message echoing s2's result. A tool that
+    failed is called again, as the SDK's error output asks ("... Please try again.")."""
+    from agents.testing import assistant_message, function_call
+
+    items = call.input if isinstance(call.input, list) else []
+    outs = [(i.get("call_id"), str(i.get("output"))) for i in items if isinstance(i, dict)
+            and i.get("type") == "function_call_output"]
+    for tool in ("s1", "s2"):
+        mine = [out for cid, out in outs if cid.startswith(tool)]
+        if not mine or mine[-1].startswith("An error occurred while running the tool"):
+            return [function_call(tool, {}, call_id=f"{tool}-{len(mine)}")]
+    return [assistant_message(f"final: {mine[-1]}")]
+
+
+def _agent() -> Any:
+    from agents import Agent, function_tool, set_tracing_disabled
+    from agents.testing import ModelStep, ScriptedModel
+
+    set_tracing_disabled(True)  # no network: traces would be exported to the provider
+
+    @function_tool
+    def s1() -> str:
+        return runtime.step1()
+
+    @function_tool(needs_approval=True)
+    def s2() -> str:
+        runtime.before_pause()  # the call was approved: step 2 runs
+        return runtime.step2("approve")
+
+    return Agent(name="kit", model=ScriptedModel([ModelStep.respond(_respond) for _ in range(8)]), tools=[s1, s2])
+
+
+class OpenAIAgentsAdapter(Adapter):
+    framework = "openai-agents"
+    packages = ("openai-agents", "openai")
+    backends = ("sqlite",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("run-state", "session")
+    answers = ("approve", "reject")
+    declines = ("reject",)
+    citations = CITATIONS
+
+    def hook(self) -> None:
+        from agents import SQLiteSession
+        runtime.hook_save(SQLiteSession, "add_items")
+
+    def _go(self, payload: Any, answer: Any = None) -> dict[str, Any]:
+        from agents import RunState, Runner, SQLiteSession
+
+        async def go() -> dict[str, Any]:
+            agent = _agent()
+            session = SQLiteSession("kit", self.store)
+            run_input = payload
+            if isinstance(payload, Path):  # a stored state: restore it and answer its approvals
+                run_input = await RunState.from_string(agent, payload.read_text())
+                for item in run_input.get_interruptions():
+                    (run_input.approve if answer == "approve" else run_input.reject)(item)
+            result = await Runner.run(agent, run_input, session=session)
+            states = self.workdir / "states"
+            states.mkdir(parents=True, exist_ok=True)
+            path = states / f"{len(list(states.glob('*.json'))) + 1:03d}.json"
+            path.write_text(result.to_state().to_string())
+            runtime.persisted("run-state")
+            if result.interruptions:
+                return {"status": "paused", "handle": path.name}
+            return {"status": "completed", "outcome": result.final_output}
+        return asyncio.run(go())
+
+    def start(self) -> dict[str, Any]:
+        return self._go("go")
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        paths = self.state_paths()
+        return self._go(self.workdir / "states" / handle if handle else paths[-1], answer)
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        if mode == "session":  # rerun on the conversation the session kept
+            from agents import SQLiteSession
+            has_items = asyncio.run(SQLiteSession("kit", self.store).get_items())
+            return self._go([] if has_items else "go")
+        paths = self.state_paths()
+        return self._go(paths[-1], answer) if paths else self.start()
+
+    def state_paths(self) -> list[Any]:
+        return sorted((self.workdir / "states").glob("*.json"))

@@ -1,0 +1,114 @@
+"""The conformance kit: protocols written once, judged from histories, on the real MAF.
+
+Microsoft Agent Framework runs in the main environment and imports fast, so the kit's
+own behaviour is tested on it: n/a for a missing capability, adapter bugs as harness
+errors, byte-identical verdicts across runs, the third-party ``--adapter`` entry.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from probes.core.checker import Property
+from probes.core.history import Event, History, Kind
+from probes.kit.judge import cite, durable_prefix
+from probes.kit.protocols import _edits
+from tests.conftest import ROOT
+
+pytest.importorskip("agent_framework")
+
+
+def _h(*events: tuple) -> History:
+    return History.of_events(Event(k, inc, step) for k, inc, step in events)
+
+
+def test_durable_prefix_needs_a_write_after_the_step_ended() -> None:
+    h = _h((Kind.STEP_END, "a", "s1"), (Kind.CRASH, "harness", None))
+    assert durable_prefix(h, h.of(Kind.CRASH)[0]) == []
+    h = _h((Kind.STEP_END, "a", "s1"), (Kind.PERSIST, "a", None), (Kind.STEP_END, "a", "s2"),
+           (Kind.CRASH, "harness", None))
+    assert durable_prefix(h, h.of(Kind.CRASH)[0]) == ["s1"]
+
+
+def test_citation_lookup_takes_the_most_specific_pattern() -> None:
+    refs = {"EO *": {"page": "p1", "quote": "q1", "stance": "claims"},
+            "EO crash:*/resume": {"page": "p2", "quote": "q2", "stance": "deviation"}}
+    assert cite(refs, Property.EO, "crash:kill@s1.effect/resume").page == "p2"
+    assert cite(refs, Property.EO, "park-kill").page == "p1"
+    assert cite(refs, Property.CV, "park-kill") is None
+
+
+def test_tamper_edits_are_structural_or_type_valid() -> None:
+    doc = {"a": 1, "b": "x", "c": {"d": 1}, "e": True}
+    structural = dict(_edits(doc, "structural"))
+    assert structural["drop:a"](doc) == {"b": "x", "c": {"d": 1}, "e": True}
+    assert structural["scalar-for:c"](doc)["c"] == 0
+    typed = dict(_edits(doc, "typed"))
+    assert set(typed) == {"plus-one:a", "other-string:b", "flip:e"}
+    assert typed["flip:e"](doc)["e"] is False and typed["plus-one:a"](doc)["a"] == 2
+
+
+def _run(adapter: str, out: Path, *params: str) -> subprocess.CompletedProcess:
+    args = [sys.executable, "-m", "probes", "run", "kit_test", "--adapter", adapter, "--quick", "--out", str(out)]
+    for p in params:
+        args += ["-p", p]
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "RC_NO_PROGRESS": "1", "PYTHONPATH": str(ROOT)})
+
+
+def _verdicts(out: Path) -> list[dict]:
+    view = json.loads((out / "kit_test" / "verdicts.json").read_text())
+    return [v for probe in view["probes"].values() for v in probe["verdicts"]]
+
+
+def test_third_party_adapter_runs_and_verdicts_are_byte_identical(tmp_path: Path) -> None:
+    """``--adapter module:Class``: real runs, twice; the verdict view must not change by a byte."""
+    params = ('protocols=["baseline","fork","crash"]', 'crash_points=["s2.effect"]', 'crash_hows=["kill"]')
+    first = _run("probes.maf.adapter:MafAdapter", tmp_path / "a", *params)
+    assert first.returncode == 0, first.stderr[-2000:]
+    second = _run("probes.maf.adapter:MafAdapter", tmp_path / "b", *params)
+    assert second.returncode == 0, second.stderr[-2000:]
+    a = (tmp_path / "a" / "kit_test" / "verdicts.json").read_bytes()
+    assert a == (tmp_path / "b" / "kit_test" / "verdicts.json").read_bytes()
+    by = {(v["property"], v["path"]): v for v in _verdicts(tmp_path / "a")}
+    assert by[("EO", "baseline:yes")]["label"] == "✓"
+    assert by[("FD", "fork:same-pause")]["evidence"]["observed"] == "s2 served 'no'"
+    # a kill after the gated effect fired and before its checkpoint: recovery answers again
+    crash = by[("EO", "crash:kill@s2.effect/latest-checkpoint")]
+    assert crash["evidence"]["effect_counts"] == {"e1": 1, "e2": 2}
+
+
+def test_missing_capability_is_not_applicable_with_the_adapters_reason(tmp_path: Path) -> None:
+    out = _run("tests.fixtures.kit_adapters:NoReaddress", tmp_path, 'protocols=["fork","answers"]')
+    assert out.returncode == 0, out.stderr[-2000:]
+    verdicts = _verdicts(tmp_path)
+    assert {v["label"] for v in verdicts} == {"n/a"}
+    assert all(v["evidence"]["why"] == "test: this adapter cannot address an answered pause" for v in verdicts)
+
+
+def test_an_adapter_bug_is_a_harness_error_not_a_verdict(tmp_path: Path) -> None:
+    out = _run("tests.fixtures.kit_adapters:BrokenStart", tmp_path, 'protocols=["baseline"]')
+    assert out.returncode == 1
+    assert "harness error" in out.stderr and "KeyError" in out.stderr
+    assert _verdicts(tmp_path) == []
+
+
+def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    out = _run("no.such.module:Adapter", tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and out.stderr.startswith("error: cannot import adapter")
+    assert not (tmp_path / "kit_test").exists()
+
+
+@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk"])
+def test_kit_chapters_are_the_template(name: str) -> None:
+    """The three chapters are generated from one template; a hand edit would drift."""
+    from probes import NOTEBOOKS_DIR
+    from probes.kit.chapter import notebook
+
+    assert json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text()) == json.loads(json.dumps(notebook(name)))

@@ -1,0 +1,50 @@
+"""Microsoft Agent Framework 1.23.0 under the kit (quick profile, the real framework).
+
+Asserts what the kit measured on this release; a change here is a behaviour change
+of the framework (or of the kit) worth a look, not noise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agent_framework")
+
+from probes import campaigns  # noqa: E402
+from probes.core.campaign import run_campaign  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    campaign = campaigns.get("maf")
+    params = campaign.resolve({"protocols": ["parkkill", "stray", "answers", "race", "tamper", "savekill"],
+                               "tamper_limit": 2}, quick=True)
+    run = run_campaign(campaign, params, tmp_path_factory.mktemp("maf"))
+    assert run.harness_errors == []
+    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+
+
+def test_park_kill_and_stray_answer_are_survived(verdicts: dict) -> None:
+    assert verdicts[("EO", "park-kill")].label.value == "✓"
+    assert verdicts[("CO", "stray-after-completion")].evidence["gate_fires"] == 1
+
+
+def test_an_answered_checkpoint_answered_again_fires_the_gated_effect_again(verdicts: dict) -> None:
+    retry = verdicts[("CO", "retry:same-pause×3")]
+    assert retry.evidence["gate_fires"] == 3 and retry.label.value == "U"
+    assert verdicts[("CO", "race:same-pause×2")].evidence["gate_fires"] >= 1
+
+
+def test_a_checkpoint_emptied_of_its_fields_is_refused_before_any_effect(verdicts: dict) -> None:
+    v = verdicts[("CV", "tamper:empty-object")]
+    assert v.label.value == "✓" and v.evidence["effects_before_refusal"] == {}
+
+
+def test_kills_inside_the_checkpoint_write(verdicts: dict) -> None:
+    kills = {path: v for (prop, path), v in verdicts.items() if prop == "EO" and path.startswith("save-kill:")}
+    assert len(kills) >= 4  # the clean run saves at least four checkpoints
+    # the write after s1 never landed: recovery starts from the checkpoint before s1 and runs it again
+    assert any(v.evidence["effect_counts"].get("e1") == 2 for v in kills.values())
+    assert all(verdicts[("LV", path)].label.value == "✓" for path in kills)
