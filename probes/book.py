@@ -104,6 +104,8 @@ def write_toc() -> list[str]:
         lines += [f"      - file: chapters/{n}" for n in chapters]
     if (BOOK_DIR / "remit-api.md").exists():
         lines += ["  - caption: Reference implementation", "    chapters:", "      - file: remit-api"]
+    if (BOOK_DIR / "add-a-framework.md").exists():
+        lines += ["  - caption: Extending the suite", "    chapters:", "      - file: add-a-framework"]
     lines += ["  - caption: Citing", "    chapters:", "      - file: generated/cite"]
     atomic_write_bytes(BOOK_DIR / "_toc.yml", ("\n".join(lines) + "\n").encode())
     return chapters
