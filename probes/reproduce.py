@@ -216,6 +216,7 @@ def render_reference(names: list[str]) -> int:
     """The reference run's chapters and figures, re-rendered from its own receipts (no receipt changes)."""
     from probes.core.runs import reference_run
 
+    failed = 0
     for name in names:
         ref = reference_run(name)
         if ref is None:
@@ -225,13 +226,19 @@ def render_reference(names: list[str]) -> int:
         os.environ["RC_FIGURES_DIR"] = str(ref.figures)
         try:
             execute_notebook(name, ref.params, ref.chapter, render_from=ref.directory)
+        except Exception as exc:  # the notebook no longer fits this reference run: keep its chapter
+            last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+            print(f"{name}: NOT re-rendered, the committed chapter is kept ({last}); "
+                  "measure and promote a new reference run", flush=True)
+            failed += 1
+            continue
         finally:
             if before is None:
                 os.environ.pop("RC_FIGURES_DIR", None)
             else:
                 os.environ["RC_FIGURES_DIR"] = before
         print(f"{name}: reference chapter re-rendered from run {ref.run_id}", flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def promote_runs(names: list[str]) -> int:
