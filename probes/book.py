@@ -122,8 +122,12 @@ def generate_pages() -> None:
 def build_book(quiet: bool = True) -> tuple[Path, dict[str, str]]:
     """Stage the shown runs, generate the pages and run ``jupyter-book build``.
 
-    Returns the path of index.html and, per campaign, which run the book shows.
+    Returns the path of index.html and, per campaign, which run the book shows. The
+    build starts from nothing: an incremental Sphinx build keeps pages of chapters that
+    are no longer in the book (a campaign whose run was removed), which would show
+    results no run stands behind.
     """
+    shutil.rmtree(BOOK_DIR / "_build", ignore_errors=True)
     shown = stage_runs()
     generate_pages()
     write_toc()

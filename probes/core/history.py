@@ -149,6 +149,15 @@ def insert_event(conn: sqlite3.Connection, kind: Kind | str, incarnation: str, s
     )
 
 
+def durable_connection(path: Path) -> sqlite3.Connection:
+    """Autocommit (each INSERT its own transaction), fsync on commit, wait for other writers:
+    what a record that must survive a SIGKILL of its writer needs."""
+    conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA busy_timeout=60000")
+    return conn
+
+
 class HistoryLog:
     """The crash-surviving store of one probe's history (a table in an SQLite file).
 
@@ -168,10 +177,7 @@ class HistoryLog:
             conn.close()
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA busy_timeout=60000")
-        return conn
+        return durable_connection(self.path)
 
     def append(self, kind: Kind | str, incarnation: str, step: str | None = None, effect: str | None = None,
                value: Any = None, detail: Mapping[str, Any] | None = None) -> None:

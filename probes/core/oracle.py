@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from probes.core.errors import HarnessError
-from probes.core.history import History, HistoryLog, Kind, ensure_table, insert_event
+from probes.core.history import History, HistoryLog, Kind, durable_connection, ensure_table, insert_event
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -50,11 +50,7 @@ class Ledger:
             conn.close()
 
     def _connect(self) -> sqlite3.Connection:
-        # isolation_level=None: autocommit, each INSERT is its own durable transaction.
-        conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA busy_timeout=60000")
-        return conn
+        return durable_connection(self.path)  # each INSERT its own durable transaction
 
     def record(self, effect: str, incarnation: str, detail: str | None = None, value: Any = None,
                step: str | None = None) -> None:
