@@ -56,9 +56,9 @@ PARAMS = (
     Param("seed", "int", 8, 8, "campaign seed; every cell derives its own jitter offsets from it"),
     Param("dose_k", "int", 4, 4, "dose-response: number of racers"),
     Param("dose_jitter_ms", "list[float]", [0.0, 100.0, 500.0, 1000.0, 3000.0], [0.0, 500.0],
-          "dose-response: jitter levels (ms); empty list = no dose-response runs"),
+          "dose-response: jitter levels (ms); empty list = no dose-response runs", allow_empty=True),
     Param("dose_gate_ms", "list[float]", [0.0, 500.0, 2000.0], [0.0, 500.0],
-          "dose-response: gated-node durations (ms), one curve each"),
+          "dose-response: gated-node durations (ms), one curve each", allow_empty=True),
     Param("racer_timeout_s", "float", 120.0, 60.0,
           "a racer that does not get ready, or answer after release, within this bound (plus its jitter and "
           "the gated node's duration) is killed and reported as a harness error"),

@@ -37,7 +37,7 @@ PARAMS = (
     Param("senders", "int", 2, 2, "processes that send an answer to one parked workflow at once"),
     Param("latency_n", "int", 30, 8, "paired latency trials per latency probe (DBOS and LangGraph each)"),
     Param("poll_ms_extra", "list[int]", [100], [], "extra latency probes with DBOS's SQLite notification "
-          "polling interval set to these ms (the stock probe leaves DBOS's default)"),
+          "polling interval set to these ms (the stock probe leaves DBOS's default)", allow_empty=True),
     Param("think_ms_max", "int", 1000, 1000, "seeded idle before each answer, uniform in [0, this] ms, same for "
           "both arms of a pair: answers arrive at random phases of DBOS's notification poller"),
     Param("bootstrap", "int", 2000, 500, "bootstrap resamples for the spread of the latency ratio"),

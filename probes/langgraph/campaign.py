@@ -45,7 +45,7 @@ PARAMS = (
     Param("versions", "list[str]", list(SWEEP), [],
           "LangGraph releases for the FD/CV version sweep: newest 1.0.x and 1.1.x, the pinned 1.2.9 and the newest "
           "release when this was written (each installed on demand into .cache/langgraph-envs/<version> from the "
-          "package index, about a minute per release the first time, seconds afterwards)"),
+          "package index, about a minute per release the first time, seconds afterwards)", allow_empty=True),
     Param("seed", "int", 0, 0, "base seed (recorded; the LangGraph probes draw no random numbers)"),
 )
 
