@@ -11,11 +11,14 @@ from probes.core.atomic import atomic_write_json
 
 FIGURES_DIR = Path(os.environ.get("RC_FIGURES_DIR", PROJECT_ROOT / "book" / "figures"))
 _directory: Path | None = None  # set by probes.notebook.run_notebook: the run's own figures/
+_provenance: dict[str, Any] = {}  # ... and where the figure's numbers come from
 
 
-def set_directory(directory: Path) -> None:
-    global _directory
+def set_directory(directory: Path, provenance: Mapping[str, Any] | None = None) -> None:
+    """Where figures of the current notebook go, and the provenance their sidecars record."""
+    global _directory, _provenance
     _directory = Path(directory)
+    _provenance = dict(provenance or {})
 
 
 def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
@@ -37,7 +40,8 @@ def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
         fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
     label = f"fig-{name}"
     atomic_write_json(directory / f"{name}.json", {"name": name, "label": label, "caption": caption,
-                                                   "params": dict(params), "files": [png.name, svg.name]})
+                                                   "params": dict(params), "files": [png.name, svg.name],
+                                                   **_provenance})
     try:
         from IPython.display import Markdown, display
 

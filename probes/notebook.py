@@ -13,6 +13,7 @@ directory -- never into the results being rendered.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -20,6 +21,28 @@ from typing import Any, Mapping
 
 from probes import campaigns, figures
 from probes.core.campaign import CampaignRun, run_campaign
+
+
+def figure_provenance(campaign: Any, result: CampaignRun) -> dict[str, Any]:
+    """What a figure's sidecar records: commit, date, receipts' fingerprint, the command."""
+    import datetime as dt
+
+    from probes.core.manifest import project_commit
+    from probes.core.receipt import read_index
+
+    index = read_index(result.directory) or {}
+    changed = {k: v for k, v in result.params.items() if campaign.resolve().get(k) != v}
+    if changed == {k: v for k, v in campaign.resolve(quick=True).items() if campaign.resolve().get(k) != v} and changed:
+        command = f"./reproduce.sh --quick --only {campaign.name}"
+    else:
+        command = " ".join([f"./reproduce.sh --only {campaign.name}"] +
+                           [f"-p {k} '{json.dumps(v)}'" for k, v in changed.items()])
+    prov = index.get("provenance", {})
+    return {"campaign": campaign.name, "run": index.get("run_id", result.directory.name),
+            "receipts_fingerprint": result.fingerprint,
+            "commit": prov.get("commit") or project_commit(),
+            "measured_on": prov.get("date") or dt.date.today().isoformat(),
+            "regenerate": command}
 
 
 def run_notebook(name: str, namespace: Mapping[str, Any]) -> CampaignRun:
@@ -33,7 +56,7 @@ def run_notebook(name: str, namespace: Mapping[str, Any]) -> CampaignRun:
         target = os.environ.get("RC_FIGURES_DIR") or tempfile.mkdtemp(prefix=f"rc-figures-{name}-")
     else:
         target = os.environ.get("RC_FIGURES_DIR") or str(result.directory / "figures")
-    figures.set_directory(Path(target))
+    figures.set_directory(Path(target), figure_provenance(campaign, result))
     if result.harness_errors:
         print(f"{len(result.harness_errors)} harness error(s) -- measurements, not verdicts:")
         for error in result.harness_errors:

@@ -30,7 +30,7 @@ def _run(probe_id: str, tmp_path: Path) -> tuple[object, dict]:
 
 
 def test_plan_rejects_bad_parameters() -> None:
-    with pytest.raises(UsageError, match="racers >= 2"):
+    with pytest.raises(UsageError, match="racers: 1 is out of range"):
         plan(CAMPAIGN.resolve({"racers": 1}, quick=True))
     ids = [s.id for s in plan(CAMPAIGN.resolve(quick=True))]
     assert "persist.exception.rep0" in ids and "checkpoint.exception" in ids and len(ids) == len(set(ids))

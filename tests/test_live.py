@@ -6,6 +6,8 @@ sockets first and fails if anything tries to connect.
 
 from __future__ import annotations
 
+import json
+
 import math
 import socket
 from pathlib import Path
@@ -265,10 +267,16 @@ def test_rerun_without_keys_keeps_cells_measured_with_a_key(no_network: list, no
     attempts = len(no_network)
     second = run_campaign(live.CAMPAIGN, params)
     assert sorted(r.probe for r in second.receipts) == ["fork.anthropic.claude-keep", "not_run.anthropic"]
-    assert second.reused == ["fork.anthropic.claude-keep"] and second.ran == ["not_run.anthropic"]
     not_run = next(r for r in second.receipts if r.probe == "not_run.anthropic")
     assert not_run.observations["cells_not_run"] == []
     assert len(no_network) == attempts  # the keyless rerun sent nothing
+    kept = first.receipts[0]
+    if kept.harness_errors:  # no network here: the keyed cell failed, so it is retried -- and kept aside
+        assert "fork.anthropic.claude-keep" in second.ran
+        aside = json.loads((second.directory / "_superseded" / "fork.anthropic.claude-keep.json").read_text())
+        assert aside["harness_errors"] == kept.harness_errors and aside["manifest"] == kept.manifest
+    else:
+        assert second.reused == ["fork.anthropic.claude-keep"] and second.ran == ["not_run.anthropic"]
 
 
 def test_needs_rerun_when_a_key_appears_after_a_keyless_run(tmp_path: Path, no_network: list, no_keys: None,

@@ -1,7 +1,9 @@
-"""./reproduce.sh end to end on the self-test campaigns: options, SIGKILL and resume."""
+"""./reproduce.sh end to end: options, validation before any work, SIGKILL and resume,
+variants beside the default run, harness errors, and promotion to the reference run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -11,15 +13,38 @@ from pathlib import Path
 
 import pytest
 
+from probes import campaigns
+from probes.core.campaign import Param, run_campaign
+from probes.core.errors import UsageError
 from probes.core.oracle import Ledger
 from tests.conftest import ROOT, full_env
 
 REPRODUCE = str(ROOT / "reproduce.sh")
+BOTH = "selftest_a,selftest_b"
 
 
 def _run(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run([REPRODUCE, *args], env=full_env(env), capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
+
+
+def _snapshot(*roots: Path) -> dict[str, str]:
+    """sha256 of every file under ``roots``: 'byte-identical' made checkable."""
+    out = {}
+    for root in roots:
+        for path in sorted(Path(root).rglob("*")) if Path(root).exists() else []:
+            if path.is_file():
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
+
+
+def _run_dirs(sandbox: dict, name: str) -> list[Path]:
+    root = Path(sandbox["RC_RUNS_DIR"]) / name
+    return sorted(p for p in root.iterdir() if p.is_dir()) if root.exists() else []
 
 
 @pytest.mark.parametrize(
@@ -29,7 +54,9 @@ def _run(args: list[str], env: dict[str, str], timeout: float = 300) -> subproce
         (["--only", "nosuch"], "unknown campaign 'nosuch'"),
         (["--only", "selftest_a", "-p", "jitter", "3"], "unknown parameter 'jitter'"),
         (["--only", "selftest_a", "-p", "probes", "many"], "parameter probes must be int"),
+        (["--only", "selftest_a", "-p", "probes", "0"], "parameter probes: 0 is out of range; it must be ≥ 1"),
         (["--book-only", "--quick"], "--book-only runs nothing"),
+        (["promote", "--quick"], "promote takes only --only"),
     ],
 )
 def test_bad_input_is_one_line_usage_and_exit_2(sandbox: dict, args: list[str], message: str) -> None:
@@ -38,6 +65,78 @@ def test_bad_input_is_one_line_usage_and_exit_2(sandbox: dict, args: list[str], 
     first = proc.stderr.splitlines()[0]
     assert first.startswith("error: ") and message in first
     assert "usage: ./reproduce.sh" in proc.stderr
+
+
+def test_a_shared_parameter_without_only_names_the_campaigns_it_would_change(sandbox: dict) -> None:
+    proc = _run(["-p", "probes", "2", "--no-book"], sandbox)
+    assert proc.returncode == 2
+    first = proc.stderr.splitlines()[0]
+    assert "-p probes would change 2 campaigns (selftest_a, selftest_b)" in first and "--only" in first
+    assert not Path(sandbox["RC_RUNS_DIR"]).exists()  # nothing ran
+
+
+def test_a_malformed_postgres_dsn_is_a_usage_error_before_any_probe(sandbox: dict) -> None:
+    proc = _run(["--only", "selftest_a", "--no-book"], dict(sandbox, RC_POSTGRES_DSN="postgresql://host:notaport/db"))
+    assert proc.returncode == 2 and "RC_POSTGRES_DSN" in proc.stderr.splitlines()[0]
+    assert not Path(sandbox["RC_RUNS_DIR"]).exists()
+
+
+def _bad_value(param: Param) -> object:
+    """A value this parameter must refuse: below its range, an empty list, or off its choices."""
+    if param.minimum is not None:
+        low = param.minimum - 1 if param.kind.endswith("int]") or param.kind == "int" else param.minimum - 0.5
+        if param.exclusive:
+            low = param.minimum
+        low = int(low) if "int" in param.kind else float(low)
+        return [low] if param.kind.startswith("list[") else low
+    if param.kind.startswith("list[") and not param.allow_empty:
+        return []
+    if param.choices is not None:
+        return ["no-such-choice"] if param.kind.startswith("list[") else "no-such-choice"
+    return None
+
+
+def test_every_campaign_refuses_a_bad_parameter_before_touching_anything(sandbox: dict, capsys) -> None:
+    """For one parameter of every campaign: exit 2, one line, every result byte-identical."""
+    from probes.core import runs
+    from probes.reproduce import main
+
+    reference = ROOT / "data" / "reference"
+    before, status = _snapshot(reference, Path(sandbox["RC_RUNS_DIR"])), _git_status()
+    tried = {}
+    for name in campaigns.available():
+        if name.startswith("selftest"):
+            continue
+        campaign = campaigns.get(name)
+        param = next(p for p in campaign.params if _bad_value(p) is not None)
+        value = _bad_value(param)
+        assert main(["--only", name, "-p", param.name, json.dumps(value), "--no-book"]) == 2, (name, param.name)
+        err = capsys.readouterr().err.splitlines()
+        assert err[0].startswith(f"error: parameter {param.name}"), (name, err[0])
+        tried[name] = param.name
+    assert len(tried) >= 11
+    assert _snapshot(reference, Path(sandbox["RC_RUNS_DIR"])) == before
+    assert _git_status() == status
+    assert runs.RUNS_DIR == Path(sandbox["RC_RUNS_DIR"])  # the sandbox really was the target
+
+
+def test_every_profile_value_is_valid_for_its_own_parameter() -> None:
+    for name in campaigns.available():
+        for p in campaigns.get(name).params:
+            p.validate(p.default)
+            p.validate(p.quick)
+
+
+def test_the_paper_ranges_are_enforced() -> None:
+    race = campaigns.get("consume_race")
+    with pytest.raises(UsageError, match="must be ≥ 2"):
+        race.resolve({"k": [0]})
+    with pytest.raises(UsageError, match="must be > 0"):
+        race.resolve({"racer_timeout_s": 0})
+    with pytest.raises(UsageError, match="must be ≥ 1"):
+        campaigns.get("tlc").resolve({"parallel": 0})
+    with pytest.raises(UsageError, match="must not be an empty list"):
+        campaigns.get("langgraph").resolve({"backends": []})
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, limit: float = 240) -> None:
@@ -51,31 +150,35 @@ def _wait_for(path: Path, proc: subprocess.Popen, limit: float = 240) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.slow
-def test_sigkill_then_rerun_resumes_without_rerunning_or_double_counting(sandbox: dict) -> None:
-    receipts = Path(sandbox["RC_RECEIPTS_DIR"])
-    chapters = Path(sandbox["RC_CHAPTERS_DIR"])
-    env = dict(sandbox, RC_SELFTEST_BLOCK_AT="b2")
-    proc = subprocess.Popen([REPRODUCE, "--only", "selftest_a,selftest_b", "--no-book"], env=full_env(env),
-                            cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+def _kill_at(sandbox: dict, probe: str, args: list[str]) -> None:
+    """Start ./reproduce.sh, SIGKILL its whole process group when ``probe`` is reached."""
+    env = dict(sandbox, RC_SELFTEST_BLOCK_AT=probe)
+    proc = subprocess.Popen([REPRODUCE, *args], env=full_env(env), cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         _wait_for(Path(sandbox["RC_SELFTEST_MARKER"]), proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole run: bash, driver, papermill, kernel
         proc.wait()
+    Path(sandbox["RC_SELFTEST_MARKER"]).unlink()
+
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_resumes_without_rerunning_or_double_counting(sandbox: dict) -> None:
+    _kill_at(sandbox, "b2", ["--only", BOTH, "--no-book"])
 
     # After the kill: campaign a complete, b partial; every file on disk is whole.
-    assert (receipts / "selftest_a" / "_campaign.json").exists()
-    assert not (receipts / "selftest_b" / "_campaign.json").exists()
-    for path in receipts.rglob("*.json"):
+    [run_a], [run_b] = _run_dirs(sandbox, "selftest_a"), _run_dirs(sandbox, "selftest_b")
+    assert run_a.name.startswith("default-") and run_b.name.startswith("default-")
+    assert (run_a / "_campaign.json").exists() and (run_a / "chapter.ipynb").exists()
+    assert not (run_b / "_campaign.json").exists() and not (run_b / "chapter.ipynb").exists()
+    for path in Path(sandbox["RC_RUNS_DIR"]).rglob("*.json"):
         json.loads(path.read_text())
-    assert (chapters / "selftest_a.ipynb").exists() and not (chapters / "selftest_b.ipynb").exists()
-    assert sorted(p.name for p in (receipts / "selftest_b").glob("b*.json")) == ["b1.json"]
+    assert sorted(p.name for p in run_b.glob("b*.json")) == ["b1.json"]
 
-    rerun = _run(["--only", "selftest_a,selftest_b", "--no-book"], sandbox)
+    rerun = _run(["--only", BOTH, "--no-book"], sandbox)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert "selftest_a: complete for these parameters and versions, skipped" in rerun.stdout
+    assert f"selftest_a: complete on this machine (run {run_a.name}), skipped" in rerun.stdout
     assert "selftest_b: done" in rerun.stdout
 
     starts = {}
@@ -83,11 +186,116 @@ def test_sigkill_then_rerun_resumes_without_rerunning_or_double_counting(sandbox
         starts[probe] = starts.get(probe, 0) + 1
     # a1..a3 and b1 ran once; b2 was killed mid-probe and ran again; b3 ran once.
     assert starts == {"a1": 1, "a2": 1, "a3": 1, "b1": 1, "b2": 2, "b3": 1}
-    index = json.loads((receipts / "selftest_b" / "_campaign.json").read_text())
+    index = json.loads((run_b / "_campaign.json").read_text())
     assert sorted(index["receipts"]) == ["b1", "b2", "b3"]
-    assert sorted(p.name for p in (receipts / "selftest_b").glob("b*.json")) == ["b1.json", "b2.json", "b3.json"]
-    assert not list(receipts.rglob("*.tmp"))
+    assert index["profile"] == "default" and index["provenance"]["duration_s"] >= 0
+    assert not list(Path(sandbox["RC_RUNS_DIR"]).rglob("*.tmp"))
+    latest = json.loads((Path(sandbox["RC_RUNS_DIR"]) / "selftest_b" / "latest.json").read_text())
+    assert latest["run"] == run_b.name
 
     # A third run has nothing left to do.
-    again = _run(["--only", "selftest_a,selftest_b", "--no-book"], sandbox)
+    again = _run(["--only", BOTH, "--no-book"], sandbox)
     assert again.stdout.count("skipped") == 2
+
+
+@pytest.mark.slow
+def test_a_killed_variant_leaves_the_default_run_and_the_reference_untouched(sandbox: dict) -> None:
+    first = _run(["--only", "selftest_b", "--no-book"], sandbox)
+    assert first.returncode == 0, first.stdout + first.stderr
+    [default] = _run_dirs(sandbox, "selftest_b")
+    reference = Path(sandbox["RC_REFERENCE_DIR"])
+    (reference / "selftest_b").mkdir(parents=True)
+    (reference / "selftest_b" / "verdicts.json").write_text('{"kept": true}\n')
+    before = _snapshot(default, reference)
+
+    _kill_at(sandbox, "b3", ["--only", "selftest_b", "-p", "probes", "4", "--no-book"])
+    assert _snapshot(default, reference) == before
+    variant = next(d for d in _run_dirs(sandbox, "selftest_b") if d != default)
+    assert variant.name.startswith("variant-") and not (variant / "_campaign.json").exists()
+
+    rerun = _run(["--only", "selftest_b", "-p", "probes", "4", "--no-book"], sandbox)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "variant profile: probes=4" in rerun.stdout
+    assert sorted(json.loads((variant / "_campaign.json").read_text())["receipts"]) == ["b1", "b2", "b3", "b4"]
+    assert _snapshot(default, reference) == before
+    starts = [probe for _, probe, _ in Ledger(sandbox["RC_SELFTEST_LEDGER"]).rows()]
+    # default b1-b3 once; the variant's b1, b2 once, its b3 twice (killed), b4 once
+    assert starts.count("b1") == 2 and starts.count("b3") == 3 and starts.count("b4") == 1
+
+
+def test_harness_errors_are_retried_and_the_clean_run_stays_shown(sandbox: dict) -> None:
+    from probes.core import runs
+
+    campaign = campaigns.get("selftest_a")
+    clean = run_campaign(campaign, campaign.resolve())
+    assert not clean.harness_errors
+    os.environ["RC_SELFTEST_HARNESS_ERROR"] = "1"
+    try:
+        broken = run_campaign(campaign, campaign.resolve({"probes": 2}))
+    finally:
+        del os.environ["RC_SELFTEST_HARNESS_ERROR"]
+    assert broken.harness_errors and broken.directory != clean.directory
+    assert runs.shown_run("selftest_a").directory == clean.directory  # the failure does not hide it
+    assert "harness errors: 2" in runs.newer_unfinished("selftest_a", runs.shown_run("selftest_a"))[0]
+    retried = run_campaign(campaign, campaign.resolve({"probes": 2}))
+    assert retried.ran == ["a1", "a2"] and not retried.harness_errors
+    assert runs.shown_run("selftest_a").directory == retried.directory
+
+
+def test_promote_refuses_what_is_not_a_reference_and_copies_what_is(sandbox: dict, tmp_path: Path) -> None:
+    from probes.core import runs
+    from probes.core.manifest import working_tree_clean
+
+    campaign = campaigns.get("selftest_a")
+    with pytest.raises(UsageError, match="no complete default-profile run"):
+        runs.promote(campaign, require_clean_tree=False)
+    run_campaign(campaign, campaign.resolve())
+    directory = runs.latest_local("selftest_a").directory
+    index = json.loads((directory / "_campaign.json").read_text())
+    if not index["provenance"]["clean"]:  # measured from a tree with local changes: refused as such
+        with pytest.raises(UsageError, match="measured with local changes"):
+            runs.promote(campaign, require_clean_tree=False)
+        index["provenance"]["clean"] = True
+        (directory / "_campaign.json").write_text(json.dumps(index))
+    with pytest.raises(UsageError, match="no executed chapter"):
+        runs.promote(campaign, require_clean_tree=False)
+    (directory / "chapter.ipynb").write_text("{}")
+    index["fingerprint"] = "0" * 16
+    (directory / "_campaign.json").write_text(json.dumps(index))
+    with pytest.raises(UsageError, match="does not match the current code"):
+        runs.promote(campaign, require_clean_tree=False)
+    index["fingerprint"] = runs.campaign_fingerprint(campaign, campaign.resolve())
+    index["harness_errors"] = 1
+    (directory / "_campaign.json").write_text(json.dumps(index))
+    with pytest.raises(UsageError, match="harness error"):
+        runs.promote(campaign, require_clean_tree=False)
+    index["harness_errors"] = 0
+    (directory / "_campaign.json").write_text(json.dumps(index))
+    promoted = runs.promote(campaign, require_clean_tree=False)
+    assert promoted.is_reference and promoted.directory == Path(sandbox["RC_REFERENCE_DIR"]) / "selftest_a"
+    assert (promoted.directory / "a1.json").read_bytes() == (directory / "a1.json").read_bytes()
+
+    repo = tmp_path / "repo"  # a real git tree with a local change is refused
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "f").write_text("1")
+    subprocess.run(["git", "-C", str(repo), "add", "f"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f"],
+                   check=True)
+    assert working_tree_clean(repo)
+    (repo / "f").write_text("2")
+    assert not working_tree_clean(repo)
+
+
+def test_fingerprint_covers_only_the_campaigns_own_inputs(monkeypatch) -> None:
+    from probes.core import runs
+
+    tlc, crewai = campaigns.get("tlc"), campaigns.get("crewai")
+    inputs = runs.fingerprint_inputs(crewai, crewai.resolve())
+    assert set(inputs["packages"]) == set(crewai.packages) and "crewai" in inputs["packages"]
+    assert "crewai" not in runs.fingerprint_inputs(tlc, tlc.resolve())["packages"]
+    assert "tla" in runs.campaign_sources(tlc) and "probes/tla" in runs.campaign_sources(tlc)
+    monkeypatch.setenv("RC_POSTGRES_DSN", "postgresql://u:secret@db.example:6543/rc")
+    identity = runs.backend_identity()
+    assert identity == {"postgres": "db.example:6543/rc"} and "secret" not in json.dumps(identity)
+    assert runs.fingerprint_of(runs.fingerprint_inputs(tlc, tlc.resolve())) != \
+        runs.fingerprint_of(dict(runs.fingerprint_inputs(tlc, tlc.resolve()), backend={"postgres": "embedded"}))

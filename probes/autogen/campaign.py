@@ -34,7 +34,7 @@ FAMILIES = ("restore", "tamper", "kill")
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
-    Param("reps", "int", 3, 1, "repetitions of every protocol"),
+    Param("reps", "int", 3, 1, "repetitions of every protocol", minimum=1),
     Param("families", "list[str]", list(FAMILIES), list(FAMILIES), "protocol families", FAMILIES),
     Param("kill_turns", "list[int]", [1, 2, 3], [2], "turns (1..3) at which a SIGKILL is injected", (1, 2, 3)),
     Param("kill_points", "list[str]", list(KILL_POINTS), list(KILL_POINTS), "where in a turn to kill", KILL_POINTS),

@@ -48,23 +48,23 @@ BACKENDS = ("sqlite", "postgres")
 
 PARAMS = (
     Param("k", "list[int]", [2, 3, 4, 8, 16], [2, 4],
-          "main grid: numbers of racer processes answering the same interrupt"),
+          "main grid: numbers of racer processes answering the same interrupt", minimum=2),
     Param("jitter_ms", "list[float]", [0.0, 1.0, 5.0, 25.0], [0.0, 25.0],
-          "main grid: maximum per-racer delay after the barrier (offsets uniform in [0, jitter])"),
+          "main grid: maximum per-racer delay after the barrier (offsets uniform in [0, jitter])", minimum=0),
     Param("gate_ms", "list[float]", [0.0], [0.0],
-          "main grid: how long the gated node works before its effect (ms)"),
-    Param("reps", "int", 10, 3, "repetitions per cell"),
+          "main grid: how long the gated node works before its effect (ms)", minimum=0),
+    Param("reps", "int", 10, 3, "repetitions per cell", minimum=1),
     Param("backends", "list[str]", ["sqlite", "postgres"], ["sqlite", "postgres"],
           "shared savers the racers use", choices=BACKENDS),
     Param("arms", "list[str]", ["stock", "gate"], ["stock", "gate"],
           "stock LangGraph, and REMIT's read-path consumption gate (remit_ref.wrap(consume_gate=True))",
           choices=ARMS),
     Param("seed", "int", 8, 8, "campaign seed; every cell derives its own jitter offsets from it"),
-    Param("dose_k", "int", 4, 4, "dose-response: number of racers"),
+    Param("dose_k", "int", 4, 4, "dose-response: number of racers", minimum=2),
     Param("dose_jitter_ms", "list[float]", [0.0, 100.0, 500.0, 1000.0, 3000.0], [0.0, 500.0],
-          "dose-response: jitter levels (ms); empty list = no dose-response runs", allow_empty=True),
+          "dose-response: jitter levels (ms); empty list = no dose-response runs", minimum=0, allow_empty=True),
     Param("dose_gate_ms", "list[float]", [0.0, 500.0, 2000.0], [0.0, 500.0],
-          "dose-response: gated-node durations (ms), one curve each", allow_empty=True),
+          "dose-response: gated-node durations (ms), one curve each", minimum=0, allow_empty=True),
     Param("dose_lanes", "int", 5, 5,
           "dose-response cells whose gated node works (gate_ms > 0): how many repetitions run at the same time, "
           "each in its own lane (own store, ledger and worker processes; the racers of a repetition still start "
@@ -73,7 +73,7 @@ PARAMS = (
           "always are)", minimum=1),
     Param("racer_timeout_s", "float", 120.0, 60.0,
           "a racer that does not get ready, or answer after release, within this bound (plus its jitter and "
-          "the gated node's duration) is killed and reported as a harness error"),
+          "the gated node's duration) is killed and reported as a harness error", minimum=0, exclusive=True),
 )
 
 

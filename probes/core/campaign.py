@@ -150,14 +150,11 @@ class Campaign:
     # A hook run before any work with the resolved parameters: raise UsageError for a
     # combination a single Param cannot judge (e.g. dose_k must be one of k).
     check: Callable[[Mapping[str, Any]], None] | None = None
-    module: str = ""  # set by the registry: where CAMPAIGN is defined
 
     def source_paths(self) -> tuple[str, ...]:
-        """Its own package directory (from where it is defined) plus ``sources``."""
-        own = []
-        if self.module:
-            parts = self.module.split(".")
-            own.append("/".join(parts[:-1]) if len(parts) > 1 else parts[0])
+        """Its own package directory (where its ``plan`` is defined) plus ``sources``."""
+        parts = getattr(self.plan, "__module__", "").split(".")
+        own = ["/".join(parts[:-1])] if len(parts) > 1 else []
         return tuple(own) + tuple(self.sources)
 
     def param(self, name: str) -> Param:
@@ -283,10 +280,21 @@ def run_campaign(
         return _run_locked(campaign, params, directory)
 
 
+def _set_aside(path: Path, directory: Path) -> None:
+    """Keep a receipt that no longer counts under ``_superseded/`` (numbered, never overwritten)."""
+    aside = directory / "_superseded"
+    aside.mkdir(exist_ok=True)
+    target, n = aside / path.name, 1
+    while target.exists():
+        n += 1
+        target = aside / f"{path.stem}.{n}{path.suffix}"
+    os.replace(path, target)
+
+
 def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> CampaignRun:
     """Measure what is missing in ``directory``. Nothing outside it is touched; inside it,
-    only receipts that can never count again (a fingerprint this directory no longer
-    measures) are set aside -- into ``_superseded/``, not deleted."""
+    receipts that do not count (other inputs, no longer planned, or ended in a harness
+    error and so measured again) are set aside into ``_superseded/``, never deleted."""
     remove_stale_temp_files(directory)  # left by a killed writer; safe, we hold the lock
     started = _dt.datetime.now(_dt.timezone.utc)
     fp = campaign_fingerprint(campaign, params)
@@ -310,11 +318,8 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
         receipt = load_receipt(path)
         if receipt.fingerprint == fp and receipt.probe in ids and not receipt.harness_errors:
             existing[receipt.probe] = receipt
-        elif receipt.fingerprint != fp or receipt.probe not in ids:
-            aside = directory / "_superseded"
-            aside.mkdir(exist_ok=True)
-            os.replace(path, aside / path.name)
-        # a receipt with harness errors is measured again and overwritten below
+        else:  # other inputs, no longer planned, or a harness error (measured again below)
+            _set_aside(path, directory)
 
     base_seed = int(params.get("seed", 0))
     receipts: list[Receipt] = []
@@ -353,7 +358,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
         bar.close()
     finished = _dt.datetime.now(_dt.timezone.utc)
     meta = {"run_id": directory.name, "profile": profile_of(campaign, params),
-            "started": started.isoformat(timespec="seconds"),
+            "started": started.isoformat(timespec="microseconds"),
             "provenance": provenance(started, finished, manifests)}
     write_index(directory, campaign.name, fp, params, receipts, meta)
     if directory.parent.parent == RUNS_DIR:

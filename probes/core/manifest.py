@@ -8,6 +8,7 @@ import platform
 import subprocess
 import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from probes import PROJECT_ROOT
@@ -45,12 +46,12 @@ def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str |
     return versions
 
 
-def working_tree_clean() -> bool:
+def working_tree_clean(root: Path = PROJECT_ROOT) -> bool:
     """No tracked file differs from HEAD (what ``promote`` requires)."""
     try:
         return not subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=PROJECT_ROOT, capture_output=True, text=True, check=True,
+            cwd=root, capture_output=True, text=True, check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return False

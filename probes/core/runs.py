@@ -248,8 +248,8 @@ def provenance(started: _dt.datetime, finished: _dt.datetime, manifests: list[Ma
     commit = str(last.get("commit") or project_commit())
     return {
         "date": finished.strftime("%Y-%m-%d"),
-        "started": started.isoformat(timespec="seconds"),
-        "finished": finished.isoformat(timespec="seconds"),
+        "started": started.isoformat(timespec="microseconds"),
+        "finished": finished.isoformat(timespec="microseconds"),
         "duration_s": round((finished - started).total_seconds(), 1),
         "commit": commit.removesuffix("-dirty"),
         "clean": not commit.endswith("-dirty") and all(not str(m.get("commit", "")).endswith("-dirty")
@@ -261,7 +261,8 @@ def provenance(started: _dt.datetime, finished: _dt.datetime, manifests: list[Ma
 
 # --- promote: a complete local run becomes the reference ------------------------------
 
-def promote(campaign: "Campaign", runs_root: Path | None = None, reference_root: Path | None = None) -> RunInfo:
+def promote(campaign: "Campaign", runs_root: Path | None = None, reference_root: Path | None = None,
+            require_clean_tree: bool = True) -> RunInfo:
     """Copy the newest complete default-profile local run over the reference run.
 
     Refused (``UsageError``) for a dirty tree, a run with harness errors or local
@@ -269,7 +270,7 @@ def promote(campaign: "Campaign", runs_root: Path | None = None, reference_root:
     """
     from probes.core.manifest import working_tree_clean
 
-    if not working_tree_clean():
+    if require_clean_tree and not working_tree_clean():
         raise UsageError("promote refuses a working tree with local changes: commit or stash them first")
     run = latest_local(campaign.name, profile="default", runs_root=runs_root)
     if run is None:

@@ -41,9 +41,9 @@ DOC_CHECKPOINT = DocRef(
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols are deterministic)"),
-    Param("reps", "int", 3, 1, "repetitions of each @persist crash path (exception, SIGKILL)"),
-    Param("race_reps", "int", 3, 1, "repetitions of the concurrent human-feedback answer race"),
-    Param("racers", "int", 2, 2, "processes that load the same pause and answer it concurrently"),
+    Param("reps", "int", 3, 1, "repetitions of each @persist crash path (exception, SIGKILL)", minimum=1),
+    Param("race_reps", "int", 3, 1, "repetitions of the concurrent human-feedback answer race", minimum=1),
+    Param("racers", "int", 2, 2, "processes that load the same pause and answer it concurrently", minimum=2),
 )
 
 

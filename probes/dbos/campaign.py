@@ -30,17 +30,17 @@ KILL_POINTS = ("after_s1", "in_recv")
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed: latency pair order and bootstrap resampling"),
-    Param("reps", "int", 3, 1, "repetitions of the crash/fork/stray protocol per kill point"),
+    Param("reps", "int", 3, 1, "repetitions of the crash/fork/stray protocol per kill point", minimum=1),
     Param("kill_points", "list[str]", list(KILL_POINTS), ["in_recv"], "where the first worker is SIGKILLed",
           choices=KILL_POINTS),
-    Param("race_reps", "int", 3, 1, "repetitions of the concurrent-answer race"),
-    Param("senders", "int", 2, 2, "processes that send an answer to one parked workflow at once"),
-    Param("latency_n", "int", 30, 8, "paired latency trials per latency probe (DBOS and LangGraph each)"),
+    Param("race_reps", "int", 3, 1, "repetitions of the concurrent-answer race", minimum=1),
+    Param("senders", "int", 2, 2, "processes that send an answer to one parked workflow at once", minimum=2),
+    Param("latency_n", "int", 30, 8, "paired latency trials per latency probe (DBOS and LangGraph each)", minimum=2),
     Param("poll_ms_extra", "list[int]", [100], [], "extra latency probes with DBOS's SQLite notification "
-          "polling interval set to these ms (the stock probe leaves DBOS's default)", allow_empty=True),
+          "polling interval set to these ms (the stock probe leaves DBOS's default)", minimum=0, allow_empty=True),
     Param("think_ms_max", "int", 1000, 1000, "seeded idle before each answer, uniform in [0, this] ms, same for "
-          "both arms of a pair: answers arrive at random phases of DBOS's notification poller"),
-    Param("bootstrap", "int", 2000, 500, "bootstrap resamples for the spread of the latency ratio"),
+          "both arms of a pair: answers arrive at random phases of DBOS's notification poller", minimum=0),
+    Param("bootstrap", "int", 2000, 500, "bootstrap resamples for the spread of the latency ratio", minimum=1),
 )
 
 

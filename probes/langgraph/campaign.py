@@ -30,20 +30,20 @@ PARAMS = (
           "crash points of the s1 -> s2 crash path: exc = exception in s2; A = SIGKILL in s2 before its effect; "
           "B = inside the saver's put after the first put_writes; C = in s1 after its effect; K1..K5 = after the "
           "K-th persistence operation; window = s2's effect committed, its write not yet durable", CRASH_POINTS),
-    Param("reps", "int", 3, 1, "repetitions of every crash cell (the result must be identical across them)"),
+    Param("reps", "int", 3, 1, "repetitions of every crash cell (the result must be identical across them)", minimum=1),
     Param("recovery_modes", "list[str]", list(RECOVERY_MODES), list(RECOVERY_MODES),
           "recovery after a crash: none = documented invoke(None, cfg); resubmit = invoke(original input, cfg)",
           RECOVERY_MODES),
     Param("crash_durability", "str", "sync", "sync",
           "durability mode of the kill-point sweep (sync: every write durable before the next step)", DURABILITY),
     Param("durability_modes", "list[str]", list(DURABILITY), ["exit"],
-          "durability modes compared on the crash path (at durability_points)", DURABILITY),
+          "durability modes compared on the crash path (at durability_points)", DURABILITY, allow_empty=True),
     Param("durability_points", "list[str]", ["A"], ["A"],
           "kill points at which the durability modes are compared", CRASH_POINTS),
     Param("rd_drops", "list[str]", list(DROPS), ["nothing", "all_put_writes"],
           "RD: classes of durable writes the crashed run's saver drops: nothing, every put after the first, "
           "all put_writes", DROPS),
-    Param("rd_copies", "int", 2, 2, "RD: byte-identical copies of the crashed store, each recovered separately"),
+    Param("rd_copies", "int", 2, 2, "RD: byte-identical copies of the crashed store, each recovered separately", minimum=2),
     Param("versions", "list[str]", list(SWEEP), [],
           "LangGraph releases for the FD/CV version sweep: newest 1.0.x and 1.1.x, the pinned 1.2.9 and the newest "
           "release when this was written (each installed on demand into .cache/langgraph-envs/<version> from the "

@@ -38,15 +38,15 @@ PARAMS = (
     Param("protocols", "list[str]", list(PROTOCOLS), list(PROTOCOLS),
           "which live protocols each model runs: fork (#6663), approval (interrupt approval + stray resume), "
           "session (LangGraph thread restore with a tool-calling agent)", PROTOCOLS),
-    Param("trials", "int", 40, 2, "trials per cell (model x protocol)"),
+    Param("trials", "int", 40, 2, "trials per cell (model x protocol)", minimum=1),
     Param("seed", "int", 0, 0, "base seed: order/invoice numbers per trial; passed as `seed` to OpenAI clients"),
-    Param("timeout_s", "float", 60.0, 30.0, "per-request timeout of the model client (seconds)"),
+    Param("timeout_s", "float", 60.0, 30.0, "per-request timeout of the model client (seconds)", minimum=0, exclusive=True),
     Param("base_url", "str", "", "", "base URL of an OpenAI-compatible endpoint (provider openai_compatible)"),
     Param("api_key_env", "str", "OPENAI_COMPATIBLE_API_KEY", "OPENAI_COMPATIBLE_API_KEY",
           "name of the environment variable holding the openai_compatible key ('' = the endpoint needs none)"),
     Param("max_calls", "int", 2400, 120, "per-run cap on model calls (printed before the run; the run stops "
-          "before exceeding it)"),
-    Param("max_tokens", "int", 2_000_000, 100_000, "per-run cap on input + output tokens"),
+          "before exceeding it)", minimum=1),
+    Param("max_tokens", "int", 2_000_000, 100_000, "per-run cap on input + output tokens", minimum=1),
 )
 
 # The budget of the current run: reset when a run plans its probes (once per run).

@@ -48,7 +48,7 @@ WAIT_DOC = DocRef(
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
-    Param("reps", "int", 3, 1, "repetitions of every protocol"),
+    Param("reps", "int", 3, 1, "repetitions of every protocol", minimum=1),
     Param("families", "list[str]", list(FAMILIES), list(FAMILIES), "protocol families to run", FAMILIES),
     Param("tampers", "list[str]", list(TAMPERS), list(TAMPERS), "snapshot edits for the tamper family", TAMPERS),
 )

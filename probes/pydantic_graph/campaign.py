@@ -48,7 +48,7 @@ RESTORE_DOC = DocRef(
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
-    Param("reps", "int", 3, 1, "repetitions of every protocol"),
+    Param("reps", "int", 3, 1, "repetitions of every protocol", minimum=1),
     Param("crashes", "list[str]", list(CRASHES), list(CRASHES), "crash kinds", CRASHES),
     Param("families", "list[str]", list(FAMILIES), list(FAMILIES), "protocol families", FAMILIES),
 )

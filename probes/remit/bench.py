@@ -65,15 +65,15 @@ ARM_DOC = {
 }
 
 PARAMS = (
-    Param("overhead_n", "int", 200, 12, "protocols per arm in the overhead benchmark (fresh database each)"),
-    Param("overhead_block", "int", 50, 6, "protocols per arm per probe (the unit of resumption)"),
+    Param("overhead_n", "int", 200, 12, "protocols per arm in the overhead benchmark (fresh database each)", minimum=2),
+    Param("overhead_block", "int", 50, 6, "protocols per arm per probe (the unit of resumption)", minimum=1),
     Param("arms", "list[str]", list(ARMS), ["stock", "remit_bare", "remit_default", "remit_gate", "rc_env_stock",
                                              "rc_default"], "overhead arms", tuple(ARMS)),
-    Param("concurrency_k", "list[int]", [1, 4, 16, 64], [1, 4], "threads sharing one saver"),
-    Param("concurrency_n", "int", 200, 8, "protocols per concurrency cell"),
+    Param("concurrency_k", "list[int]", [1, 4, 16, 64], [1, 4], "threads sharing one saver", minimum=1),
+    Param("concurrency_n", "int", 200, 8, "protocols per concurrency cell", minimum=1),
     Param("concurrency_backends", "list[str]", ["sqlite", "postgres"], ["sqlite"], "concurrency backends",
           ("sqlite", "postgres")),
-    Param("bootstrap", "int", 2000, 200, "bootstrap resamples for the spread of the ratios"),
+    Param("bootstrap", "int", 2000, 200, "bootstrap resamples for the spread of the ratios", minimum=1),
     Param("seed", "int", 0, 0, "base seed: arm order per repetition and bootstrap resampling"),
 )
 
