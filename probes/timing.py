@@ -233,3 +233,22 @@ def figure(times: Sequence[CampaignTime], top: int = 3) -> Any:
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def compare(before: CampaignTime, after: CampaignTime) -> Any:
+    """Per family of one campaign: seconds in two runs (say, the reference and this machine's)."""
+    import pandas as pd
+
+    b = {f.family: f for f in before.families}
+    a = {f.family: f for f in after.families}
+    rows = []
+    for family in sorted(set(b) | set(a), key=lambda x: (-(b[x].seconds if x in b else 0.0), x)):
+        sb = b[family].seconds if family in b else None
+        sa = a[family].seconds if family in a else None
+        rows.append({"family": family, "probes": (a.get(family) or b[family]).probes,
+                     "before s": None if sb is None else round(sb, 1), "after s": None if sa is None else round(sa, 1),
+                     "after/before": round(sa / sb, 3) if sa is not None and sb else None})
+    rows.append({"family": "(all probes)", "probes": sum(f.probes for f in after.families),
+                 "before s": round(before.probes_s, 1), "after s": round(after.probes_s, 1),
+                 "after/before": round(after.probes_s / before.probes_s, 3) if before.probes_s else None})
+    return pd.DataFrame(rows)

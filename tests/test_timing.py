@@ -62,3 +62,13 @@ def test_reference_run_every_receipt_timed_and_rendered():
     assert set(df["campaign"]) == {t.campaign for t in times}
     fig = timing.figure(times)
     assert len(fig.axes[0].get_yticklabels()) == len(times)
+
+
+def test_compare_two_runs_per_family():
+    before = timing.CampaignTime("c", "", 6.0, None, tuple(timing.family_totals(
+        [_receipt("a.x", 3.0), _receipt("a.z", 1.0), _receipt("b.y", 2.0)])))
+    after = timing.CampaignTime("c", "", 3.0, None, tuple(timing.family_totals(
+        [_receipt("a.x", 0.5), _receipt("a.z", 0.5), _receipt("b.y", 2.0)])))
+    df = timing.compare(before, after).set_index("family")
+    assert df.loc["a", "after/before"] == 0.25 and df.loc["b.y", "after/before"] == 1.0
+    assert df.loc["(all probes)", "after s"] == 3.0
