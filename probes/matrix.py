@@ -37,6 +37,17 @@ class Cells(list):
         self.missing: list[str] = list(missing)
 
 
+def _display_path(path: Path) -> str:
+    """A path as a reader of this checkout would type it: relative to the project root when inside it
+    (an absolute path would put this machine's temporary directories on the book's pages)."""
+    from probes import PROJECT_ROOT
+
+    try:
+        return Path(path).resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
 def load_all_verdicts(receipts_root: Path | None = None) -> Cells:
     """Every verdict of ``<receipts_root>/<campaign>/``, or (no root) of each campaign's
     shown run: this machine's newest complete run, else the reference run.
@@ -63,12 +74,14 @@ def load_all_verdicts(receipts_root: Path | None = None) -> Cells:
         directories = []
         for p in found:
             if read_index(p) is None:
-                cells.missing.append(f"{p.name}: no campaign index ({p}/_campaign.json): the run is incomplete "
+                cells.missing.append(f"{p.name}: no campaign index ({_display_path(p)}/_campaign.json): the run is incomplete "
                                      f"or was interrupted; rerun it to complete it")
             else:
                 directories.append((p.name, p))
         present = {p.name for p in found}
-        cells.missing += [f"{name}: no results in {root}" for name in campaigns.available() if name not in present]
+        shown_root = _display_path(root)
+        cells.missing += [f"{name}: no results in {shown_root}" for name in campaigns.available()
+                          if name not in present and name not in NOT_IN_MATRIX]
     for name, directory in directories:
         if name in NOT_IN_MATRIX:
             continue
