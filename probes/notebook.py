@@ -29,10 +29,11 @@ def figure_provenance(campaign: Any, result: CampaignRun) -> dict[str, Any]:
 
     from probes.core.manifest import project_commit
     from probes.core.receipt import read_index
+    from probes.core.runs import profile_of
 
     index = read_index(result.directory) or {}
-    changed = {k: v for k, v in result.params.items() if campaign.resolve().get(k) != v}
-    if changed == {k: v for k, v in campaign.resolve(quick=True).items() if campaign.resolve().get(k) != v} and changed:
+    changed = campaign.changed_params(result.params)
+    if profile_of(campaign, result.params) == "quick":
         command = f"./reproduce.sh --quick --only {campaign.name}"
     else:
         command = " ".join([f"./reproduce.sh --only {campaign.name}"] +

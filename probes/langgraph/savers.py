@@ -34,8 +34,12 @@ def framework_name(arm: str) -> str:
 
 
 @contextlib.contextmanager
-def stock_saver(store: Store) -> Iterator[Any]:
-    """The stock saver for a store; connections are closed when the block ends."""
+def stock_saver(store: Store, busy_timeout_s: float = 5.0) -> Iterator[Any]:
+    """The stock saver for a store; connections are closed when the block ends.
+
+    ``busy_timeout_s``: how long an SQLite writer waits for another's lock (sqlite3's
+    default, 5 s, unless a protocol races many writers on one file).
+    """
     if store.backend == "memory":
         from langgraph.checkpoint.memory import InMemorySaver
 
@@ -45,7 +49,7 @@ def stock_saver(store: Store) -> Iterator[Any]:
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = sqlite3.connect(store.location, check_same_thread=False)
+        conn = sqlite3.connect(store.location, check_same_thread=False, timeout=busy_timeout_s)
         try:
             saver = SqliteSaver(conn)
             saver.setup()
