@@ -171,3 +171,36 @@ def test_crashing_and_hanging_racers_are_harness_errors_and_the_campaign_continu
     # The next cell ran with fresh workers and no errors.
     assert by_id["grid.sqlite.stock.k2.j1.g0"].harness_errors == []
     assert by_id["grid.sqlite.stock.k2.j1.g0"].observations["summary"]["reps_measured"] == 4
+
+
+def test_lanes_only_where_the_gated_node_sets_the_window() -> None:
+    params = cr.CAMPAIGN.resolve({"dose_lanes": 4, "reps": 3})
+    assert cr.lanes_for(params, "dose", 500.0) == 3  # never more lanes than reps
+    assert cr.lanes_for(params, "dose", 0.0) == 1  # gate 0: the window is CPU time, one rep at a time
+    assert cr.lanes_for(params, "grid", 500.0) == 1  # the main grid (verdicts) never overlaps reps
+    assert cr.lanes_for(cr.CAMPAIGN.resolve({"dose_lanes": 1}), "dose", 2000.0) == 1
+
+
+def test_dose_lanes_overlap_reps_with_own_stores_and_same_offsets(tmp_path: Path) -> None:
+    """Two lanes: every rep measured once, in rep order, lane recorded; offsets as in one lane."""
+    dose = {"k": [2], "jitter_ms": [0.0], "reps": 4, "dose_k": 2, "dose_jitter_ms": [50.0],
+            "dose_gate_ms": [200.0], "backends": ["sqlite", "postgres"]}
+    two = _run(tmp_path, "lanes2", **dose, dose_lanes=2)
+    one = _run(tmp_path, "lanes1", **dose, dose_lanes=1)
+    assert two.harness_errors == [] and one.harness_errors == []
+    for backend in ("sqlite", "postgres"):
+        pid = f"dose.{backend}.stock.k2.j50.g200"
+        lanes2 = next(r for r in two.receipts if r.probe == pid)
+        lanes1 = next(r for r in one.receipts if r.probe == pid)
+        assert lanes2.metrics["lanes"] == 2 and lanes1.metrics["lanes"] == 1
+        assert lanes2.observations["schedule"]["reps_by_lane"] == {"0": [0, 2], "1": [1, 3]}
+        assert "schedule" not in lanes1.observations
+        reps2 = lanes2.observations["reps"]
+        assert [r["rep"] for r in reps2] == [0, 1, 2, 3]
+        assert [r.get("lane", 0) for r in reps2] == [0, 1, 0, 1]
+        # Offsets come from the cell's seed, not from the schedule.
+        assert [r["offsets_ms"] for r in reps2] == [r["offsets_ms"] for r in lanes1.observations["reps"]]
+        # Each rep counted only its own lane's ledger rows: between 1 and k fires, never the park.
+        assert all(1 <= r["fires"] <= 2 and r["park_fires"] == 0 for r in reps2)
+        assert lanes2.observations["summary"]["reps_measured"] == 4
+    assert view_bytes(two.receipts) == view_bytes(one.receipts)

@@ -10,7 +10,10 @@ rows is the number of times the answer was consumed.
 A probe is one *cell* (series, backend, arm, k, jitter, gated-node duration) with all
 its repetitions, so an interrupted run resumes per cell. Racers are long-lived workers
 (``probes.core.worker``) shared by every cell of the run: LangGraph is imported once
-per process, not once per repetition.
+per process, not once per repetition. Dose-response cells with a working gated node
+run their repetitions in ``dose_lanes`` lanes at once (see ``lanes_for``): their time is
+spent sleeping (jitter offsets up to seconds, the gated node's work), so overlapping
+repetitions cuts the wall time without touching the race inside one repetition.
 
 What is a verdict and what is not: how many racers fire in a rep depends on
 scheduling, so distributions and saturations are observations and metrics. Verdicts
@@ -23,8 +26,11 @@ from __future__ import annotations
 
 import random
 import statistics
+import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
@@ -59,6 +65,12 @@ PARAMS = (
           "dose-response: jitter levels (ms); empty list = no dose-response runs", minimum=0, allow_empty=True),
     Param("dose_gate_ms", "list[float]", [0.0, 500.0, 2000.0], [0.0, 500.0],
           "dose-response: gated-node durations (ms), one curve each", minimum=0, allow_empty=True),
+    Param("dose_lanes", "int", 5, 5,
+          "dose-response cells whose gated node works (gate_ms > 0): how many repetitions run at the same time, "
+          "each in its own lane (own store, ledger and worker processes; the racers of a repetition still start "
+          "together at a barrier). Those cells' race window is set by the gated node's duration, and their time by "
+          "sleeps, so lanes overlap waiting, not racing; 1 = one repetition at a time (main-grid and gate-0 cells "
+          "always are)", minimum=1),
     Param("racer_timeout_s", "float", 120.0, 60.0,
           "a racer that does not get ready, or answer after release, within this bound (plus its jitter and "
           "the gated node's duration) is killed and reported as a harness error", minimum=0, exclusive=True),
@@ -211,6 +223,125 @@ def _store(ctx: ProbeContext, backend: str) -> str:
     return ctx.stores.fresh(backend, f"cr_{backend}").location
 
 
+def lanes_for(params: Mapping[str, Any], series: str, gate_ms: float) -> int:
+    """How many repetitions of a cell run at once.
+
+    Only dose-response cells whose gated node works (gate_ms > 0) use lanes: there the
+    window a late racer must hit is the gated node's duration (hundreds of ms and more)
+    and a repetition's time is sleeps, so other lanes' few milliseconds of CPU do not
+    move it. In the main grid and at gate 0 the window is as long as one resume takes to
+    commit -- CPU time that other lanes would stretch -- so those cells run one
+    repetition at a time, as do the cells carrying verdicts.
+    """
+    if series != "dose" or gate_ms <= 0:
+        return 1
+    return max(1, min(int(params.get("dose_lanes", 1)), int(params["reps"])))
+
+
+@dataclass
+class _Lane:
+    """One lane of a cell: its worker pools, its own store and its own ledger."""
+
+    index: int
+    parker: Any
+    racers: Any
+    location: str
+    ledger: Ledger
+    log: HistoryLog
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.ledger.path
+
+
+def _lane(ctx: ProbeContext, backend: str, index: int, k: int, params: Mapping[str, Any],
+          location: str | None = None) -> _Lane:
+    """Lane 0 uses the run's main pools; lane i > 0 its own (kept for the rest of the run)."""
+    suffix = "" if index == 0 else f"@{index}"
+    racers = _pool("racers" + suffix, RACER_TARGET, _max_k(params) if index == 0 else k)
+    parker = _pool("parker" + suffix, PARKER_TARGET, 1)
+    location = location or _store(ctx, backend)
+    ledger_path = ctx.workdir / ("ledger.sqlite" if index == 0 else f"ledger-{index}.sqlite")
+    return _Lane(index, parker, racers, location, Ledger(ledger_path), HistoryLog(ledger_path))
+
+
+def _run_rep(rep: int, lane: _Lane, a: Mapping[str, Any], base_seed: int, timeout: float,
+             phase_timeout: float) -> tuple[dict[str, Any], list[str], list[dict[str, Any]]]:
+    """One repetition on one lane: park, race k racers from a barrier, count the ledger rows."""
+    series, backend, arm, k = a["series"], a["backend"], a["arm"], int(a["k"])
+    jitter, gate = float(a["jitter_ms"]), float(a["gate_ms"])
+    common = {"backend": backend, "location": lane.location, "arm": arm, "gate_ms": gate,
+              "ledger": str(lane.ledger_path)}
+    ledger = lane.ledger
+    warmups = _warm_up(lane.parker, lane.racers, common, k, timeout, phase_timeout)
+    t0 = time.monotonic()
+    thread = f"rep{rep}"
+    record: dict[str, Any] = {"rep": rep, "thread_id": thread}
+    if lane.index:
+        record["lane"] = lane.index
+    park = lane.parker.call({**common, "thread_id": thread, "incarnation": f"rep{rep}.park"}, timeout)
+    if not park.ok or (park.value or {}).get("pending_interrupts") != 1:
+        msg = (f"rep {rep}: parking failed ({park.status}, value {park.value!r}): "
+               f"{park.error[-1500:]}")
+        return {**record, "harness_error": msg}, [msg], warmups
+    seeds = [seed_for(base_seed, series, backend, arm, k, jitter, gate, rep, i) for i in range(k)]
+    offsets = [round(random.Random(s).uniform(0.0, jitter), 3) if jitter > 0 else 0.0 for s in seeds]
+    record["racer_seeds"] = seeds
+    record["offsets_ms"] = offsets
+    tasks = [{**common, "thread_id": thread, "incarnation": f"rep{rep}.racer{i}", "jitter_s": offsets[i] / 1000.0}
+             for i in range(k)]
+    log = lane.log
+    log.append(Kind.PAUSE, f"rep{rep}.park")
+    for i in range(k):
+        log.append(Kind.ANSWER, f"rep{rep}.racer{i}", value=True)
+    race = lane.racers.race(tasks, phase_timeout)
+    record["released"] = race.released
+    record["release_spread_ms"] = None if race.release_spread_s is None else round(race.release_spread_s * 1e3, 3)
+    rep_errors = [f"rep {rep} racer {o.worker}: {o.status} during {o.phase} (pid {o.pid}): {o.error[-1500:]}"
+                  for o in race.failures]
+    if not race.released and not rep_errors:
+        rep_errors.append(f"rep {rep}: racers were not released")
+    racer_obs = []
+    for o in race.outcomes:
+        value = o.value or {}
+        entry = {"racer": o.worker, "status": o.status, "outcome": value.get("outcome"),
+                 "error": value.get("error"), "saw_pending": (o.prepared or {}).get("saw_pending"),
+                 "resume_ms": round(value["resume_seconds"] * 1e3, 2) if "resume_seconds" in value else None}
+        if o.ok and value.get("error"):
+            log.append(Kind.REFUSE, f"rep{rep}.racer{o.worker}", value=value["error"]["type"])
+        elif o.ok:
+            log.append(Kind.COMPLETE, f"rep{rep}.racer{o.worker}", value=value.get("outcome"))
+        if o.ok:
+            try:
+                entry["fired"] = cross_check(value.get("counter", {}), ledger, f"rep{rep}.racer{o.worker}").get(
+                    "gate", 0)
+            except HarnessError as exc:
+                rep_errors.append(f"rep {rep} racer {o.worker}: {exc}")
+        racer_obs.append(entry)
+    rows = [inc for _, inc, _ in ledger.rows() if inc.startswith(f"rep{rep}.")]
+    record["fires"] = sum(1 for inc in rows if inc.startswith(f"rep{rep}.racer"))
+    record["park_fires"] = sum(1 for inc in rows if inc == f"rep{rep}.park")
+    if record["park_fires"]:
+        rep_errors.append(f"rep {rep}: the gated effect fired in the parking process (before any answer)")
+    record["fired_by"] = sorted({int(inc.rsplit("racer", 1)[1]) for inc in rows if ".racer" in inc})
+    record["racers"] = racer_obs
+    record["seconds"] = round(time.monotonic() - t0, 3)
+    if rep_errors:
+        record["harness_error"] = "; ".join(e[:300] for e in rep_errors)
+    return record, rep_errors, warmups
+
+
+def _run_lane(lane: _Lane, reps: list[int], a: Mapping[str, Any], base_seed: int, timeout: float,
+              phase_timeout: float, out: dict[int, tuple[dict[str, Any], list[str], list[dict[str, Any]]]]) -> None:
+    """A lane's repetitions in order; anything unexpected becomes those reps' harness error."""
+    for rep in reps:
+        try:
+            out[rep] = _run_rep(rep, lane, a, base_seed, timeout, phase_timeout)
+        except Exception as exc:  # a harness failure (pipes, store), never a measurement
+            msg = f"rep {rep} (lane {lane.index}): {type(exc).__name__}: {exc}"
+            out[rep] = ({"rep": rep, "thread_id": f"rep{rep}", "harness_error": msg}, [msg], [])
+
+
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     a = spec.args
     if a.get("available") is False:
@@ -222,78 +353,28 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     reps, base_seed = int(params["reps"]), int(params["seed"])
     timeout = float(params["racer_timeout_s"])
     started = time.monotonic()
-    errors: list[str] = []
+    n_lanes = lanes_for(params, series, gate)
     try:
-        location = _store(ctx, backend)
+        lanes = [_lane(ctx, backend, i, k, params) for i in range(n_lanes)]
     except Exception as exc:  # the store itself could not be made: nothing measured
         return ProbeResult(observations={"cell": a}, harness_errors=[f"store {backend}: {type(exc).__name__}: {exc}"])
-    ledger_path = ctx.workdir / "ledger.sqlite"
-    ledger = Ledger(ledger_path)
-    log = HistoryLog(ledger_path)
-    parker = _pool("parker", PARKER_TARGET, 1)
-    racers = _pool("racers", RACER_TARGET, _max_k(params))
     phase_timeout = timeout + (jitter + gate) / 1000.0
-    common = {"backend": backend, "location": location, "arm": arm, "gate_ms": gate, "ledger": str(ledger_path)}
 
-    rep_records: list[dict[str, Any]] = []
-    warmups: list[dict[str, Any]] = []
-    for rep in range(reps):
-        warmups.extend(_warm_up(parker, racers, common, k, timeout, phase_timeout))
-        t0 = time.monotonic()
-        thread = f"rep{rep}"
-        record: dict[str, Any] = {"rep": rep, "thread_id": thread}
-        park = parker.call({**common, "thread_id": thread, "incarnation": f"rep{rep}.park"}, timeout)
-        if not park.ok or (park.value or {}).get("pending_interrupts") != 1:
-            msg = (f"rep {rep}: parking failed ({park.status}, value {park.value!r}): "
-                   f"{park.error[-1500:]}")
-            errors.append(msg)
-            rep_records.append({**record, "harness_error": msg})
-            continue
-        seeds = [seed_for(base_seed, series, backend, arm, k, jitter, gate, rep, i) for i in range(k)]
-        offsets = [round(random.Random(s).uniform(0.0, jitter), 3) if jitter > 0 else 0.0 for s in seeds]
-        record["racer_seeds"] = seeds
-        record["offsets_ms"] = offsets
-        tasks = [{**common, "thread_id": thread, "incarnation": f"rep{rep}.racer{i}", "jitter_s": offsets[i] / 1000.0}
-                 for i in range(k)]
-        log.append(Kind.PAUSE, f"rep{rep}.park")
-        for i in range(k):
-            log.append(Kind.ANSWER, f"rep{rep}.racer{i}", value=True)
-        race = racers.race(tasks, phase_timeout)
-        record["released"] = race.released
-        record["release_spread_ms"] = None if race.release_spread_s is None else round(race.release_spread_s * 1e3, 3)
-        rep_errors = [f"rep {rep} racer {o.worker}: {o.status} during {o.phase} (pid {o.pid}): {o.error[-1500:]}"
-                      for o in race.failures]
-        if not race.released and not rep_errors:
-            rep_errors.append(f"rep {rep}: racers were not released")
-        racer_obs = []
-        for o in race.outcomes:
-            value = o.value or {}
-            entry = {"racer": o.worker, "status": o.status, "outcome": value.get("outcome"),
-                     "error": value.get("error"), "saw_pending": (o.prepared or {}).get("saw_pending"),
-                     "resume_ms": round(value["resume_seconds"] * 1e3, 2) if "resume_seconds" in value else None}
-            if o.ok and value.get("error"):
-                log.append(Kind.REFUSE, f"rep{rep}.racer{o.worker}", value=value["error"]["type"])
-            elif o.ok:
-                log.append(Kind.COMPLETE, f"rep{rep}.racer{o.worker}", value=value.get("outcome"))
-            if o.ok:
-                try:
-                    entry["fired"] = cross_check(value.get("counter", {}), ledger, f"rep{rep}.racer{o.worker}").get(
-                        "gate", 0)
-                except HarnessError as exc:
-                    rep_errors.append(f"rep {rep} racer {o.worker}: {exc}")
-            racer_obs.append(entry)
-        rows = [inc for _, inc, _ in ledger.rows() if inc.startswith(f"rep{rep}.")]
-        record["fires"] = sum(1 for inc in rows if inc.startswith(f"rep{rep}.racer"))
-        record["park_fires"] = sum(1 for inc in rows if inc == f"rep{rep}.park")
-        if record["park_fires"]:
-            rep_errors.append(f"rep {rep}: the gated effect fired in the parking process (before any answer)")
-        record["fired_by"] = sorted({int(inc.rsplit("racer", 1)[1]) for inc in rows if ".racer" in inc})
-        record["racers"] = racer_obs
-        record["seconds"] = round(time.monotonic() - t0, 3)
-        if rep_errors:
-            record["harness_error"] = "; ".join(e[:300] for e in rep_errors)
-            errors.extend(rep_errors)
-        rep_records.append(record)
+    results: dict[int, tuple[dict[str, Any], list[str], list[dict[str, Any]]]] = {}
+    assignment = {i: [rep for rep in range(reps) if rep % n_lanes == i] for i in range(n_lanes)}
+    if n_lanes == 1:
+        _run_lane(lanes[0], assignment[0], a, base_seed, timeout, phase_timeout, results)
+    else:
+        threads = [threading.Thread(target=_run_lane, name=f"{spec.id}-lane{i}",
+                                    args=(lanes[i], assignment[i], a, base_seed, timeout, phase_timeout, results))
+                   for i in range(n_lanes)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    rep_records = [results[rep][0] for rep in range(reps)]
+    errors = [e for rep in range(reps) for e in results[rep][1]]
+    warmups = [w for rep in range(reps) for w in results[rep][2]]
 
     summary = summarise_reps(rep_records, k)
     observations = {"cell": {"series": series, "backend": backend, "arm": arm, "k": k, "jitter_ms": jitter,
@@ -301,6 +382,9 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                     "summary": summary, "reps": rep_records,
                     "seeds": {"derivation": "seed_for(seed, series, backend, arm, k, jitter_ms, gate_ms, rep, racer)",
                               "seed": base_seed}}
+    if n_lanes > 1:
+        observations["schedule"] = {"lanes": n_lanes, "reps_by_lane": {str(i): r for i, r in assignment.items()},
+                                    "note": "each lane had its own store, ledger and worker processes"}
     observations["warmups"] = warmups
     spreads = [r["release_spread_ms"] for r in rep_records if r.get("release_spread_ms") is not None]
     rep_secs = [r["seconds"] for r in rep_records if "seconds" in r]
@@ -308,10 +392,11 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                "rep_seconds_median": round(statistics.median(rep_secs), 3) if rep_secs else None,
                "release_spread_ms_median": round(statistics.median(spreads), 3) if spreads else None,
                "release_spread_ms_max": max(spreads) if spreads else None,
-               "workers_spawned_total": racers.spawned + parker.spawned}
+               "lanes": n_lanes,
+               "workers_spawned_total": sum(p.spawned for p in _POOLS.values())}
     verdicts = []
     if series == "grid" and jitter == 0 and summary["reps_measured"]:
-        history = ledger.history()
+        history = lanes[0].ledger.history()
         clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
         verdicts.append(co_verdict(backend, arm, k, gate, [rep_history(history, rep) for rep in clean]))
     return ProbeResult(observations, verdicts, metrics, errors)

@@ -7,6 +7,8 @@ can plan the very same probes with ``arm="remit"``; this campaign plans the stoc
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
@@ -94,10 +96,53 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     return plan_for(params, "stock")
 
 
+# The version sweep's side environments (one venv per release, cached under .cache/)
+# are built in one background thread while the other probes run: installing them is
+# network and disk work that would otherwise sit on the critical path of a fresh
+# clone. A version probe waits for its own environment; a failed install is retried
+# (and reported) by the probe itself.
+# The thread is a daemon: an interrupted run does not wait for pip, and a half-built
+# venv has no ``.complete`` marker, so the next run rebuilds it.
+_ENV_BUILDS: dict[str, Future] = {}
+
+
+def _prefetch_envs(versions: list[str]) -> None:
+    from probes.langgraph.versions import ensure_env
+
+    todo = [v for v in versions if v not in _ENV_BUILDS]
+    if not todo:
+        return
+    for version in todo:
+        _ENV_BUILDS[version] = Future()
+
+    def build() -> None:
+        for version in todo:
+            future = _ENV_BUILDS[version]
+            try:
+                future.set_result(ensure_env(version))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting probe
+                future.set_exception(exc)
+
+    threading.Thread(target=build, name="langgraph-envs", daemon=True).start()
+
+
+def _await_env(version: str) -> None:
+    build = _ENV_BUILDS.get(version)
+    if build is not None:
+        try:
+            build.result()
+        except Exception:  # noqa: BLE001 - the probe's own ensure_env retries and reports it
+            _ENV_BUILDS.pop(version, None)
+
+
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """Dispatch one probe (either arm) to its protocol in ``probes.langgraph.probes``."""
     from probes.langgraph.probes import KINDS
 
+    if spec.args["kind"] == "version":
+        _await_env(spec.args["version"])
+    elif ctx.params.get("versions"):
+        _prefetch_envs(list(ctx.params["versions"]))
     return KINDS[spec.args["kind"]](spec, ctx)
 
 

@@ -13,7 +13,6 @@ same protocols, verdict framework ``langgraph+remit``.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 from typing import Any, Mapping
 
 from probes.core import checker
@@ -105,9 +104,10 @@ def _subject(backend: str) -> Subject:
 
 
 def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost answer."""
-    from probes.remit.workloads import racer
+    """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost answer.
 
+    The racers are long-lived workers shared by every race cell (``probes.remit.race_worker``).
+    """
     res = ProbeResult()
     backend = spec.args["backend"]
     path = "cross-process:racers-at-barrier(gate)"
@@ -118,27 +118,22 @@ def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     k = spec.args["k"]
     store = ctx.stores.fresh(backend, "race")
     ledger = str(ctx.workdir / "effects.sqlite")
-    try:
-        run_child(W + "park_to_interrupt", {"backend": backend, "location": store.location, "ledger": ledger,
-                                            "remit": GATE_OPTIONS}).require_ok()
-    except HarnessError as exc:
-        res.harness_errors.append(f"park: {exc}")
+    from probes.remit.race_worker import parker, pool
+
+    park = parker().call({"backend": backend, "location": store.location, "ledger": ledger,
+                          "remit": GATE_OPTIONS}, timeout=300)
+    if not park.ok:
+        res.harness_errors.append(f"park: {park.status} during {park.phase}: {park.error[-800:]}")
         return res
-    spawn = mp.get_context("spawn")
-    barrier, queue = spawn.Barrier(k), spawn.Queue()
-    procs = [spawn.Process(target=racer, args=(backend, store.location, ledger, GATE_OPTIONS, f"racer-{i}",
-                                               barrier, queue)) for i in range(k)]
-    for p in procs:
-        p.start()
+    race = pool(k).race([{"backend": backend, "location": store.location, "ledger": ledger, "remit": GATE_OPTIONS,
+                          "incarnation": f"racer-{i}"} for i in range(k)], timeout=300)
     results = []
-    try:
-        results = [queue.get(timeout=300) for _ in procs]
-    except Exception as exc:  # noqa: BLE001 - a hung racer is a harness failure
-        res.harness_errors.append(f"racers did not report: {type(exc).__name__}")
-    for p in procs:
-        p.join(timeout=60)
-        if p.is_alive():
-            p.kill()
+    for o in race.outcomes:
+        if o.ok:
+            results.append(o.value)
+        else:  # the handler raised, or the worker crashed / hung: a harness failure
+            results.append({"incarnation": f"racer-{o.worker}", "outcome": "error",
+                            "error": f"{o.status} during {o.phase}: {o.error[-400:]}", "counter": {}})
     errors = [r for r in results if r["outcome"] == "error"]
     if errors or len(results) != k:
         res.harness_errors += [f"{r['incarnation']}: {r.get('error')}" for r in errors]
