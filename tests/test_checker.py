@@ -684,3 +684,30 @@ def test_fi_fork_below_its_outcome_is_not_honoured() -> None:
     low = H(("resume", "h"), ("resume", "h", None, None, {"mode": "fork"}), ("complete", "b", None, 0))
     got = check_fi(low, Expectation(gate="gate", outcome=1))
     assert not got.holds and [e.seq for e in got.witness] == [3]
+
+
+def test_receipt_keeps_the_history_a_verdict_was_decided_on(tmp_path: Path) -> None:
+    """The receipt stores each path's history once (trace validation reads it); the stable
+    verdict view never does (a race's event order varies between runs)."""
+    from probes.core.receipt import Receipt, load_receipt, recorded_histories, verdict_view
+
+    def run(*kinds: str) -> History:
+        return History(tuple(Event(Kind(k), "i1", "s", "e_s" if k == "effect" else None, seq=i)
+                             for i, k in enumerate(kinds)))
+
+    twice, once = run("start", "effect", "effect", "complete"), run("start", "effect", "complete")
+    subject = Subject("fw", "sqlite")
+    eo = checker.check_eo(twice, Expectation(effects=("e_s",))).verdict(subject, "crash:A", "eo")
+    lv = checker.check_lv(twice).verdict(subject, "crash:A", "lv")
+    co = checker.check_co(once, Expectation(gate="e_s")).verdict(subject, "co:seq", "co")
+    co_other = checker.check_eo(twice, Expectation(effects=("e_s",))).verdict(subject, "co:seq", "eo")
+    assert eo.label is not Label.PASS and eo.history is twice
+    assert "history" not in eo.to_json()
+    histories = recorded_histories([eo, lv, co, co_other])
+    assert histories["crash:A"] == twice.to_json()                       # one copy for EO and LV
+    assert histories["co:seq#CO"] == once.to_json() and histories["co:seq#EO"] == twice.to_json()
+    assert "co:seq" not in histories
+    receipt = Receipt("c", "p", {}, {}, {}, [eo, lv], {}, [], histories=recorded_histories([eo, lv]))
+    loaded = load_receipt(receipt.write(tmp_path))
+    assert History.from_json(loaded.histories["crash:A"]) == twice
+    assert "history" not in str(verdict_view([loaded]))

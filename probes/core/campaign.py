@@ -30,7 +30,8 @@ from probes.core.errors import UsageError
 from probes.core.manifest import build_manifest
 from probes.core.runs import (REFERENCE_DIR, RUNS_DIR, campaign_fingerprint, profile_of, provenance, run_dir,
                               write_latest)
-from probes.core.receipt import INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index, write_index
+from probes.core.receipt import (INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index,
+                                 recorded_histories, write_index)
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -355,7 +356,8 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
             manifest = build_manifest(params, seed, campaign)
             manifest["probe_seconds"] = round(time.monotonic() - t0, 3)
             receipt = Receipt(campaign.name, spec.id, spec.args, manifest, result.observations,
-                              result.verdicts, result.metrics, result.harness_errors)
+                              result.verdicts, result.metrics, result.harness_errors,
+                              histories=recorded_histories(result.verdicts))
             receipt.write(directory)
             shutil.rmtree(workdir, ignore_errors=True)
             receipts.append(receipt)

@@ -32,7 +32,7 @@ Definitions (CONTRACT.md section 2, made sound where the paper's counting was no
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -121,9 +121,13 @@ class Verdict:
     evidence: Mapping[str, Any]
     summary: str
     doc: DocRef | None = None
+    # The recorded history the checker decided on. Kept out of to_json (and so out of the
+    # stable verdict view, where a race's event order would vary); the receipt stores it.
+    history: History | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, history=None))
+        del data["history"]
         data["property"] = self.property.value
         data["label"] = self.label.value
         return data
@@ -167,6 +171,7 @@ class Subject:
         evidence: Mapping[str, Any],
         summary: str,
         doc: DocRef | None = None,
+        history: History | None = None,
     ) -> Verdict:
         """Label an observation: holds -> ✓; otherwise ✗ / D / U by the documentation.
 
@@ -180,7 +185,8 @@ class Subject:
             from probes.citations import doc_for  # data about frameworks, kept out of the core
 
             doc = doc_for(self.framework, prop, path)
-        return Verdict(self.framework, self.backend, prop, path, label_for(holds, doc), dict(evidence), summary, doc)
+        return Verdict(self.framework, self.backend, prop, path, label_for(holds, doc), dict(evidence), summary, doc,
+                       history)
 
     def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:
         return Verdict(self.framework, self.backend, prop, path, Label.NA, {"why": why}, why)
@@ -217,6 +223,7 @@ class Check:
     holds: bool
     witness: tuple[Event, ...]
     evidence: Mapping[str, Any]
+    history: History | None = field(default=None, compare=False, repr=False)
 
     def label(self, doc: DocRef | None = None) -> Label:
         return label_for(self.holds, doc)
@@ -228,7 +235,7 @@ class Check:
         if witness_in_evidence:
             evidence["witness"] = [e.to_json() for e in self.witness]
         evidence.update(extra)
-        return subject.verdict(self.property, path, self.holds, evidence, summary, doc)
+        return subject.verdict(self.property, path, self.holds, evidence, summary, doc, self.history)
 
 
 def _name(e: Event) -> str | None:
@@ -263,7 +270,7 @@ def check_eo(history: History, expect: Expectation) -> Check:
     holds = not off and (completed or not expect.complete)
     return Check(Property.EO, holds, tuple(sorted(witness, key=lambda e: e.seq)),
                  {"effect_counts": dict(sorted(counts.items())), "expected_once": list(expect.effects),
-                  "off": off, "completed": completed})
+                  "off": off, "completed": completed}, history=history)
 
 
 def check_co(history: History, expect: Expectation) -> Check:
@@ -277,7 +284,7 @@ def check_co(history: History, expect: Expectation) -> Check:
     witness = fires if len(fires) > want else (answers if lost else [])
     return Check(Property.CO, not witness, tuple(witness),
                  {"gate": expect.gate, "gate_fires": len(fires), "answers": len(answers),
-                  "duplicate": len(fires) > 1, "lost_answer": lost})
+                  "duplicate": len(fires) > 1, "lost_answer": lost}, history=history)
 
 
 def recovery_start(history: History) -> Event | None:
@@ -302,7 +309,7 @@ def check_pc(history: History, expect: Expectation) -> Check:
     return Check(Property.PC, not witness, tuple(witness),
                  {"durable_prefix": list(expect.prefix),
                   "reentered": dict(sorted(_count(str(_name(e)) for e in witness).items())),
-                  "recovered": start is not None})
+                  "recovered": start is not None}, history=history)
 
 
 def check_lv(history: History, expect: Expectation | None = None) -> Check:
@@ -310,7 +317,7 @@ def check_lv(history: History, expect: Expectation | None = None) -> Check:
     completed, stop = completed_after_last_crash(history)
     return Check(Property.LV, completed, stop,
                  {"completed": completed, "crashes": len(history.of(Kind.CRASH)),
-                  "stopped_by": [e.kind.value for e in stop]})
+                  "stopped_by": [e.kind.value for e in stop]}, history=history)
 
 
 def check_fd(history: History, expect: Expectation) -> Check:
@@ -329,7 +336,7 @@ def check_fd(history: History, expect: Expectation) -> Check:
     witness = tuple(done[-1:]) if done else ((fork,) if fork is not None else ())
     return Check(Property.FD, holds, () if holds else witness,
                  {"expected_f_v": expect.outcome, "observed": observed, "first_resume_outcome": first,
-                  "served_first_outcome": bool(done) and observed == first and observed != expect.outcome})
+                  "served_first_outcome": bool(done) and observed == first and observed != expect.outcome}, history=history)
 
 
 def check_cv(history: History, expect: Expectation | None = None) -> Check:
@@ -347,7 +354,7 @@ def check_cv(history: History, expect: Expectation | None = None) -> Check:
     return Check(Property.CV, holds, () if holds else witness,
                  {"refused": bool(refusals), "became_durable": bool(invalid),
                   "effects_before_refusal": dict(sorted(_count(e.effect for e in acted).items())),
-                  "error": refusals[0].value if refusals else None})
+                  "error": refusals[0].value if refusals else None}, history=history)
 
 
 def _count(items: Iterable[Any]) -> dict[Any, int]:
@@ -407,7 +414,7 @@ def check_fi(history: History, expect: Expectation) -> Check:
     holds = bool(later) and not bad
     return Check(Property.FI, holds, tuple(sorted(bad, key=lambda e: e.seq)) if later else tuple(resumes),
                  {"declared": [r.detail.get("mode") for r in later], "expected_fork_outcome": expect.outcome,
-                  "honoured": holds})
+                  "honoured": holds}, history=history)
 
 
 CHECKS = {Property.EO: check_eo, Property.CO: check_co, Property.PC: check_pc, Property.LV: check_lv,
@@ -429,7 +436,8 @@ def every(checks: Sequence[Check]) -> Check:
     failing = [c for c in checks if not c.holds]
     first = failing[0] if failing else checks[0]
     return Check(first.property, not failing, first.witness,
-                 {**first.evidence, "repetitions": len(checks), "held": len(checks) - len(failing)})
+                 {**first.evidence, "repetitions": len(checks), "held": len(checks) - len(failing)},
+                 history=first.history)
 
 
 # --- TLC results -> checks ---------------------------------------------------------------

@@ -51,9 +51,12 @@ class Receipt:
     metrics: dict[str, Any]
     harness_errors: list[str]
     path: Path | None = None
+    # The recorded histories the verdicts were decided on, per verdict path (see
+    # ``recorded_histories``): the input of trace validation (``probes.tla.trace``).
+    histories: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "schema": SCHEMA,
             "campaign": self.campaign,
             "probe": self.probe,
@@ -64,6 +67,9 @@ class Receipt:
             "metrics": self.metrics,
             "harness_errors": self.harness_errors,
         }
+        if self.histories:
+            data["histories"] = self.histories
+        return data
 
     def write(self, directory: Path) -> Path:
         path = Path(directory) / f"{self.probe}.json"
@@ -105,7 +111,29 @@ def load_receipt(path: Path) -> Receipt:
         metrics=data["metrics"],
         harness_errors=list(data["harness_errors"]),
         path=path,
+        histories=dict(data.get("histories", {})),
     )
+
+
+def recorded_histories(verdicts: Iterable[Verdict]) -> dict[str, Any]:
+    """The histories behind a probe's verdicts, once per verdict path, as JSON event lists.
+
+    Verdicts of one path are usually decided on one run (EO, PC and LV of a crash
+    path); where properties of one path were decided on different histories, each gets
+    its own key ``<path>#<property>``.
+    """
+    by_path: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        if v.history is not None:
+            by_path.setdefault(v.path, []).append(v)
+    out: dict[str, Any] = {}
+    for path, group in sorted(by_path.items()):
+        events = [v.history.to_json() for v in group]
+        if all(e == events[0] for e in events):
+            out[path] = events[0]
+        else:
+            out.update({f"{path}#{v.property.value}": e for v, e in zip(group, events)})
+    return out
 
 
 def sha256_file(path: Path) -> str:
