@@ -87,12 +87,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 def select(only: str | None, everything: bool = False) -> list[str]:
     names = campaigns.available()
     if only is None:
-        return [n for n in names if everything or campaigns.get(n).in_default_run]
+        return after_what_they_read([n for n in names if everything or campaigns.get(n).in_default_run])
     chosen = [n.strip() for n in only.split(",") if n.strip()]
     for name in chosen:
         if name not in names:
             raise UsageError(f"unknown campaign {name!r}; known: {', '.join(names)}")
-    return chosen
+    return after_what_they_read(chosen)
+
+
+def after_what_they_read(names: list[str]) -> list[str]:
+    """Measurement order: a campaign that reads others' results (``Campaign.reads``) runs
+    after those of them that are selected; otherwise the order is kept."""
+    readers = [n for n in names if campaigns.get(n).reads]
+    return [n for n in names if n not in readers] + readers
 
 
 def plan_params(names: list[str], raw: list[list[str]], quick: bool,

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,20 @@ def test_fingerprint_covers_only_the_campaigns_own_inputs(monkeypatch) -> None:
     assert identity == {"postgres": "db.example:6543/rc"} and "secret" not in json.dumps(identity)
     assert runs.fingerprint_of(runs.fingerprint_inputs(tlc, tlc.resolve())) != \
         runs.fingerprint_of(dict(runs.fingerprint_inputs(tlc, tlc.resolve()), backend={"postgres": "embedded"}))
+
+
+def test_a_campaign_that_reads_others_runs_after_them_and_its_fingerprint_names_what_it_read(monkeypatch) -> None:
+    from probes.core import runs
+    from probes.reproduce import after_what_they_read
+
+    tlc = campaigns.get("tlc")
+    assert "langgraph" in tlc.reads
+    assert after_what_they_read(["tlc", "langgraph", "crewai"]) == ["langgraph", "crewai", "tlc"]
+    before = runs.fingerprint_inputs(tlc, tlc.resolve())
+    assert set(before["reads"]) == set(tlc.reads)
+    real = runs.shown_run
+    monkeypatch.setattr(runs, "shown_run", lambda name: (
+        types.SimpleNamespace(run_id="default-0000000000000000") if name == "langgraph" else real(name)))
+    after = runs.fingerprint_inputs(tlc, tlc.resolve())
+    assert after["reads"]["langgraph"] == "default-0000000000000000"
+    assert runs.fingerprint_of(after) != runs.fingerprint_of(before)

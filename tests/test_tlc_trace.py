@@ -75,3 +75,40 @@ def test_recorded_histories_are_read_from_receipts() -> None:
         "langgraph/fork.sqlite", "langgraph", "fork", STEPS, GATE)
     trace = T.observations(rec.history, rec.name, rec.steps, rec.gate)
     assert T.explain([trace])[rec.name].explained_by == ["ForkIgnore"]
+
+
+def test_oracle_histories_get_steps_and_a_virtual_entry_before_a_first_gated_task() -> None:
+    """A consume race as the oracles record it (effects by name, a pause without a step,
+    racers' answers): the gated task is the one the answer released; with the gate first,
+    a virtual entry task precedes it. One consumption is a behaviour of the reference; two
+    (stock LangGraph's double fire) are not -- ResumePlane has no concurrent racers."""
+    from probes.core.history import Event, History, Kind
+
+    def race(fires: int) -> History:
+        events = [Event(Kind.PAUSE, "park"), Event(Kind.ANSWER, "r0", value=True), Event(Kind.ANSWER, "r1", value=True)]
+        events += [Event(Kind.EFFECT, f"r{i}", effect="gate") for i in range(fires)]
+        events += [Event(Kind.REFUSE, "r1", value="ConsumeConflict")] if fires == 1 else []
+        return History(tuple(events))
+
+    once = T.observations(T.with_steps(race(1)), "once")
+    assert (once.steps, once.n, once.ip) == ((T.ENTRY, "gate"), 2, 2)
+    assert [o.kind for o in once.observations] == ["exec", "interrupt", "consume"]
+    assert any("virtual entry" in n for n in once.notes)
+    twice = T.observations(T.with_steps(race(2)), "twice")
+    assert [o.kind for o in twice.observations] == ["exec", "interrupt", "consume", "consume"]
+    verdicts = T.explain([once, twice])
+    assert verdicts["once"].explained_by == ["reference"]
+    assert not verdicts["twice"].reference
+
+
+def test_checker_histories_in_the_receipt_are_read() -> None:
+    from probes.core.checker import Expectation, Subject, check_eo
+    from probes.core.receipt import Receipt, recorded_histories
+
+    history = HISTORIES["clean"]
+    verdict = check_eo(history, Expectation(effects=())).verdict(Subject("fw", "sqlite"), "crash:A", "s")
+    receipt = Receipt("fw", "crash.A", {}, {}, {}, [verdict], {}, [], histories=recorded_histories([verdict]))
+    recorded, missing = T.recorded_histories("fw", [receipt])
+    assert missing == 0 and [r.name for r in recorded] == ["fw/crash.A/crash:A"]
+    assert T.explain([T.observations(recorded[0].history, recorded[0].name, STEPS, GATE)])[
+        recorded[0].name].explained_by == ["reference"]

@@ -155,6 +155,10 @@ class Campaign:
     # the paper join while the default run stays within its time budget, otherwise they
     # run with --all (or --only).
     in_default_run: bool = True
+    # Campaigns whose shown run (probes.core.runs.shown_run) this campaign reads, e.g. the
+    # recorded histories trace validation checks: it is measured after them, and which
+    # runs it read is part of its fingerprint (a re-measured input makes it out of date).
+    reads: tuple[str, ...] = ()
 
     def source_paths(self) -> tuple[str, ...]:
         """Its own package directory (where its ``plan`` is defined) plus ``sources``."""

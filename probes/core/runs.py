@@ -93,12 +93,15 @@ def backend_identity() -> dict[str, str]:
 def fingerprint_inputs(campaign: "Campaign", params: Mapping[str, Any]) -> dict[str, Any]:
     from probes.core.manifest import package_versions
 
-    return {
+    inputs = {
         "params": dict(params),
         "packages": package_versions(campaign.packages),
         "backend": backend_identity(),
         "code": sources_hash(campaign_sources(campaign)),
     }
+    if campaign.reads:
+        inputs["reads"] = {name: getattr(shown_run(name), "run_id", None) for name in sorted(campaign.reads)}
+    return inputs
 
 
 def fingerprint_of(inputs: Mapping[str, Any]) -> str:

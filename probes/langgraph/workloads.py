@@ -352,8 +352,8 @@ def fi_protocol(saver: Any) -> dict[str, Any]:
         out = _try(lambda: app.invoke(Command(resume=value), conf))
         if out["ok"]:
             oracle.record("complete", value=(out.get("output") or {}).get("value"))
-        else:
-            oracle.record("error", value=out["error"].split(":", 1)[0])
+        else:  # the resume was refused loudly (an exception to the caller); the process lives on
+            oracle.record("refuse", value=out["error"].split(":", 1)[0])
         steps.append({"value": value, "mode": mode, **out})
     return {"steps": steps}
 

