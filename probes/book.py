@@ -98,7 +98,8 @@ def write_toc() -> list[str]:
     chapters = [n for n in campaigns.available() if (CHAPTERS_DIR / f"{n}.ipynb").exists()]
     lines = ["format: jb-book", "root: intro", "parts:",
              "  - caption: The contract", "    chapters:", "      - file: contract",
-             "      - file: generated/headline", "      - file: generated/matrix", "      - file: generated/report"]
+             "      - file: generated/headline", "      - file: generated/matrix", "      - file: generated/report",
+             "      - file: generated/timing"]
     if chapters:
         lines += ["  - caption: Campaigns", "    chapters:"]
         lines += [f"      - file: chapters/{n}" for n in chapters]
@@ -116,6 +117,7 @@ def generate_pages() -> None:
     atomic_write_bytes(GENERATED / "headline.md", pages.headline_page(RESULTS_DIR).encode())
     atomic_write_bytes(GENERATED / "matrix.md", pages.matrix_page(load_all_verdicts(RESULTS_DIR / "receipts")).encode())
     atomic_write_bytes(GENERATED / "report.md", pages.report_page(RESULTS_DIR).encode())
+    atomic_write_bytes(GENERATED / "timing.md", pages.timing_page(RESULTS_DIR / "figures").encode())
     atomic_write_bytes(GENERATED / "cite.md", pages.cite_page(RESULTS_DIR / "figures").encode())
 
 

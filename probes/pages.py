@@ -15,6 +15,8 @@ generated page is decided here:
   machine's run against the reference run (verdict views identical, or the changed
   cells with both labels and receipt links), per headline published / reference /
   this machine, and variant runs reported as variants;
+* ``timing_page(figures_dir)`` -- where the time goes: per campaign and probe family,
+  of the runs the book shows, against the time budget of the default run;
 * ``cite_page(figures_dir)`` -- how to cite the artifact, the paper and one figure;
 * ``tidy_chapter(nb)`` -- an executed chapter made readable: code hidden behind a
   toggle, the raw parameters cells removed (the parameters box replaces them), kernel
@@ -412,6 +414,80 @@ def report_page(results_root: Path | None = None) -> str:
                      (f"{format_value(here.measured)}<br>{_status_html(here, 'this machine vs paper')}" if here
                       else "<em>not measured on this machine yet</em>")])
     out.append(_table(["headline", "published", "reference run", "this machine"], body, "rc-threeway"))
+    return "\n".join(out) + "\n"
+
+
+# --- where the time goes --------------------------------------------------------------------
+
+PAPER_BUDGET_S = 30 * 60    # issue 11: the paper's campaigns on 2 cores
+DEFAULT_BUDGET_S = 60 * 60  # the whole default run, campaigns beyond the paper included
+
+
+def _minutes(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def timing_page(figures_dir: Path) -> str:
+    """Per campaign: wall time of the run shown, its largest probe families, and the totals
+    of the paper's campaigns and of the default run against their budgets (all from receipts)."""
+    from probes import timing
+    from probes.figures import figure_html, save_figure
+
+    names = campaigns.available()
+    runs = {n: shown_run(n) for n in names}
+    times = {t.campaign: t for t in timing.shown_times(names)}
+    out = [PAGE_HEAD, "# Where the time goes", "",
+           "Re-measuring is the default, so the default run's wall time is what every reviewer pays. Each "
+           "receipt records how long its probe took and each run its wall time; this page adds them up for "
+           "the run the book shows per campaign (a probe *family* is the probe id up to its first varying "
+           "part, e.g. `dose` or `crash`). Nothing here is timed by the page itself.", ""]
+    rows, groups = [], {"paper": 0.0, "default": 0.0, "all": 0.0}
+    mixed = set()
+    for name in names:
+        t, run = times.get(name), runs.get(name)
+        if t is None or run is None:
+            rows.append([_e(name), "—", "—", "—", "not run"])
+            continue
+        campaign = campaigns.get(name)
+        paper = name in campaigns.REGISTRY
+        groups["all"] += t.total_s
+        if campaign.in_default_run:
+            groups["default"] += t.total_s
+        if paper:
+            groups["paper"] += t.total_s
+        if run.profile != "default":
+            mixed.add(name)
+        fams = ", ".join(f"{_e(f.family)} {f.seconds / 60:.1f}" for f in t.families[:3])
+        where = f"{'this machine' if not run.is_reference else 'reference run'}, {run.profile}"
+        rows.append([_e(name), _minutes(t.total_s),
+                     "paper" if paper else ("default" if campaign.in_default_run else "<code>--all</code>"),
+                     fams + (" (min)" if fams else ""), _e(where) + ("" if t.wall_s is not None
+                                                                   else "; sum of probe times")])
+    out.append(_table(["campaign", "time", "profile", "largest families", "run shown"], rows))
+    out += ["", "## Against the budget", ""]
+    budget = [["the paper's campaigns", _minutes(groups["paper"]), _minutes(PAPER_BUDGET_S),
+               "within" if groups["paper"] <= PAPER_BUDGET_S else "over"],
+              ["the default run (<code>./reproduce.sh</code>)", _minutes(groups["default"]),
+               _minutes(DEFAULT_BUDGET_S), "within" if groups["default"] <= DEFAULT_BUDGET_S else "over"],
+              ["everything (<code>--all</code>)", _minutes(groups["all"]), "—", "—"]]
+    out.append(_table(["what", "time", "budget", ""], budget))
+    if mixed:
+        out += ["", f"Runs with other parameters are part of these sums: {_e(', '.join(sorted(mixed)))} "
+                "(a quick or variant run is shown for them); the sums are not a default run's time."]
+    shown = [times[n] for n in names if n in times]
+    if shown:
+        fig = timing.figure(shown)
+        caption = "Wall time per campaign of the runs the book shows, split by probe family (largest three)."
+        files = save_figure(fig, "where-the-time-goes", caption, {"campaigns": len(shown)}, directory=figures_dir)
+        sidecar = Path(figures_dir) / "where-the-time-goes.json"
+        from probes.core.atomic import atomic_write_json
+        from probes.core.manifest import project_commit
+
+        atomic_write_json(sidecar, {**json.loads(sidecar.read_text()), "number": 1, "commit": project_commit(),
+                                    "runs": {n: runs[n].run_id for n in names if n in times},
+                                    "regenerate": "./reproduce.sh --book-only"})
+        out += ["", figure_html("where-the-time-goes", 1, caption, {"campaigns": len(shown)},
+                                Path(files["png"]).read_bytes())]
     return "\n".join(out) + "\n"
 
 

@@ -105,3 +105,32 @@ def test_report_lists_changed_cells_with_both_labels_and_receipts(tmp_path) -> N
     assert "✓ <a href=\"../reference/camp/a.json\">receipt</a>" in text
     assert "U <a href=\"../runs/camp/default-other/a.json\">receipt</a>" in text
     assert (results / "reference" / "camp" / "a.json").exists() and Path(results / "runs" / "camp" / "default-other" / "a.json").exists()
+
+
+def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatch) -> None:
+    """The totals and the verdict against the budget come from the runs' times; a quick
+    run among them is named, so its sum is not read as a default run's time."""
+    import json
+    import types
+
+    from probes import pages, timing
+
+    fam = timing.FamilyTime("crash", 10, 1500.0, 150.0, "crash.K1", 300.0, 0)
+    times = [timing.CampaignTime("langgraph", "", 1500.0, 1600.0, (fam,)),
+             timing.CampaignTime("tlc", "", 240.0, 260.0, (timing.FamilyTime("fault", 6, 240.0, 40.0, "f", 60.0, 0),)),
+             timing.CampaignTime("maf", "", 100.0, None, ())]
+    monkeypatch.setattr(timing, "shown_times", lambda names=None, depth=None: times)
+    profiles = {"langgraph": "default", "tlc": "quick", "maf": "default"}
+    monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(
+        run_id=f"{profiles[name]}-x", profile=profiles[name], is_reference=False) if name in profiles else None)
+    page = pages.timing_page(tmp_path)
+    rows = dict(re.findall(r"<tr><td>(the paper's campaigns|everything[^<]*<code>--all</code>\))</td><td>([^<]*)</td>",
+                           page))
+    assert rows["the paper's campaigns"] == "31.0 min"          # 1600 s + 260 s: over 30 min
+    assert "<td>31.0 min</td><td>30.0 min</td><td>over</td>" in page
+    assert "32.7 min" in page                                    # --all adds maf's 100 s (probe sum)
+    assert "sum of probe times" in page and "Runs with other parameters are part of these sums: tlc" in page
+    assert 'id="fig-where-the-time-goes"' in page and 'href="../figures/where-the-time-goes.svg"' in page
+    sidecar = json.loads((tmp_path / "where-the-time-goes.json").read_text())
+    assert sidecar["runs"] == {"langgraph": "default-x", "tlc": "quick-x", "maf": "default-x"}
+    assert sidecar["regenerate"] == "./reproduce.sh --book-only"
