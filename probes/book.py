@@ -38,11 +38,13 @@ def provenance_banner(run: RunInfo) -> str:
     return pages.provenance_banner(run)
 
 
-def _with_banner(chapter: Path, banner: str) -> bytes:
+def _with_banner(chapter: Path, banner: str, closing: str = "") -> bytes:
     """The chapter made readable (``pages.tidy_chapter``), with the banner right under its
-    title (the first ``# `` heading)."""
+    title (the first ``# `` heading) and ``closing`` markdown as its last cell."""
     nb = pages.tidy_chapter(json.loads(chapter.read_text()))
     cells = nb.get("cells", [])
+    if closing:
+        cells.append({"cell_type": "markdown", "metadata": {}, "source": closing})
     for cell in cells:
         if cell.get("cell_type") != "markdown":
             continue
@@ -90,7 +92,8 @@ def stage_runs() -> dict[str, RunInfo]:
         if not run.chapter.exists() and not run.is_reference:
             render_chapter(name, run)  # measured by `python -m probes run`: render it from its receipts
         if run.chapter.exists():
-            atomic_write_bytes(CHAPTERS_DIR / f"{name}.ipynb", _with_banner(run.chapter, provenance_banner(run)))
+            atomic_write_bytes(CHAPTERS_DIR / f"{name}.ipynb", _with_banner(run.chapter, provenance_banner(run),
+                                                                                  pages.trace_section(name)))
     return shown
 
 

@@ -417,6 +417,44 @@ def report_page(results_root: Path | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+# --- trace validation, beside a framework's verdicts -------------------------------------------
+
+def trace_section(campaign: str) -> str:
+    """A framework chapter's closing section: each history its probes recorded, checked by
+    TLC against ResumePlane (the tlc run the book shows, traces group) -- which setting of
+    the model admits it: the reference semantics, a fault switch, or none. Empty when that
+    run validated no history of this campaign."""
+    from probes.core.receipt import load_campaign
+
+    run = shown_run("tlc")
+    if run is None or campaign == "tlc":
+        return ""
+    rows = []
+    for receipt in load_campaign(run.directory, verify=False):
+        if receipt.observations.get("group") == "traces":
+            rows = [r for r in receipt.observations.get("traces", []) if r.get("campaign") == campaign]
+    if not rows:
+        return ""
+    def explained(r: Mapping[str, Any]) -> str:
+        if "mapping_error" in r:
+            return "not mapped"
+        return ", ".join(r.get("explained_by") or []) or "no setting"
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[explained(r)] += 1
+    tally = "; ".join(f"{_e(k)}: {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    body = [[f"<code>{_e(r['name'].split('/', 1)[-1])}</code>", _e(explained(r)),
+             _e(r.get("observations", "—")),
+             _e(r.get("mapping_error") or "; ".join(r.get("notes") or []) or "")] for r in rows]
+    return "\n".join([
+        "## Against the TLA+ model", "",
+        f"Each history this chapter's probes recorded, checked by TLC as a constrained behaviour of "
+        f"`ResumePlane` (trace validation, run `{_e(run.run_id)}` of the TLC chapter): which setting of the "
+        f"model admits it — the reference semantics, a fault switch, or no setting (a finding about the model "
+        f"or the harness). {len(rows)} histories; {tally}.", "",
+        _table(["history (probe / verdict path)", "admitted by", "model steps", "notes"], body), ""])
+
+
 # --- where the time goes --------------------------------------------------------------------
 
 PAPER_BUDGET_S = 30 * 60    # issue 11: the paper's campaigns on 2 cores

@@ -134,3 +134,23 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     sidecar = json.loads((tmp_path / "where-the-time-goes.json").read_text())
     assert sidecar["runs"] == {"langgraph": "default-x", "tlc": "quick-x", "maf": "default-x"}
     assert sidecar["regenerate"] == "./reproduce.sh --book-only"
+
+
+def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeypatch) -> None:
+    import types
+
+    from probes import pages
+    from probes.core import receipt as receipt_module
+
+    rows = [{"name": "fw/crash.A/crash:A", "campaign": "fw", "explained_by": ["reference"], "observations": 3},
+            {"name": "fw/fork/fork", "campaign": "fw", "explained_by": ["ForkIgnore"], "observations": 4},
+            {"name": "fw/race/r", "campaign": "fw", "explained_by": [], "observations": 3, "notes": ["racers"]},
+            {"name": "fw/tamper/t", "campaign": "fw", "mapping_error": "names no step"},
+            {"name": "other/x/x", "campaign": "other", "explained_by": ["reference"], "observations": 1}]
+    traces = Receipt("tlc", "traces", {}, {}, {"group": "traces", "traces": rows}, [], {}, [])
+    monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(directory=None, run_id="default-t"))
+    monkeypatch.setattr(receipt_module, "load_campaign", lambda directory, verify=True: [traces])
+    section = pages.trace_section("fw")
+    assert "4 histories; ForkIgnore: 1; no setting: 1; not mapped: 1; reference: 1." in section
+    assert "<code>crash.A/crash:A</code></td><td>reference</td>" in section and "other/x" not in section
+    assert pages.trace_section("nobody") == ""
