@@ -52,6 +52,7 @@ class Survivor:
     code: str
     diff: str
     why: str | None = None  # the equivalence reason, if listed
+    module: str = ""  # the mutated file (a target may be a whole package)
 
     @property
     def mutant(self) -> str:
@@ -211,13 +212,13 @@ def run_target(config: Path, jobs: int = 1, keep: bool = False) -> TargetResult:
             return result
         session = work / "session.sqlite"
         subprocess.run(cr + ["init", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
-        source = (copy / cfg["module-path"]).read_text()
-        annotations, singletons = annotation_spans(source), singleton_comparisons(source)
+        sources = SourceFiles(copy)
         with use_db(str(session), WorkDB.Mode.open) as db:
             skip: dict[str, list[str]] = {"annotation": [], "singleton": []}
             pending = sorted(db.pending_work_items, key=lambda item: item.job_id)
             for item in pending:
                 m = item.mutations[0]
+                annotations, singletons = sources.spans(m.module_path)
                 if _inside(m.start_pos, m.end_pos, annotations):
                     skip["annotation"].append(item.job_id)
                 elif m.operator_name in IDENTITY_OPERATORS and _inside(m.start_pos, m.end_pos, singletons):
@@ -251,9 +252,11 @@ def run_target(config: Path, jobs: int = 1, keep: bool = False) -> TargetResult:
             with use_db(str(work / f"shard{i}" / "session.sqlite"), WorkDB.Mode.open) as db:
                 outcomes += [(item, res) for item, res in db.completed_work_items
                              if item.job_id in set(todo) and res.output != "another shard"]
-        _collect(result, outcomes, source, equivalents)
+        _collect(result, outcomes, sources, equivalents)
     except subprocess.CalledProcessError as exc:
         result.error = f"cosmic-ray failed: {exc.cmd}: {(exc.stderr or b'').decode()[-800:]}"
+    except OSError as exc:  # one target's broken set-up must not lose the other targets' results
+        result.error = f"{type(exc).__name__}: {exc}"
     finally:
         result.seconds = round(time.monotonic() - started, 1)
         if keep:
@@ -263,13 +266,40 @@ def run_target(config: Path, jobs: int = 1, keep: bool = False) -> TargetResult:
     return result
 
 
-def _collect(result: TargetResult, outcomes: list, source: str, equivalents: list[dict[str, Any]]) -> None:
+class SourceFiles:
+    """The mutated files of a target (one module, or every module of a package), read once
+    each from the private copy, with their equivalent-by-rule spans."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._text: dict[str, str] = {}
+        self._spans: dict[str, tuple[list, list]] = {}
+
+    def text(self, module_path: Any) -> str:
+        key = str(module_path)
+        if key not in self._text:
+            path = Path(module_path)
+            self._text[key] = (path if path.is_absolute() else self.root / path).read_text()
+        return self._text[key]
+
+    def spans(self, module_path: Any) -> tuple[list, list]:
+        key = str(module_path)
+        if key not in self._spans:
+            source = self.text(module_path)
+            self._spans[key] = (annotation_spans(source), singleton_comparisons(source))
+        return self._spans[key]
+
+    def line(self, module_path: Any, number: int) -> str:
+        return self.text(module_path).splitlines()[number - 1].strip()
+
+
+def _collect(result: TargetResult, outcomes: list, sources: SourceFiles, equivalents: list[dict[str, Any]]) -> None:
     """Count killed / survived / equivalent; match survivors against the listed equivalents."""
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
     used: set[int] = set()
-    lines = source.splitlines()
-    for item, res in sorted(outcomes, key=lambda pair: (pair[0].mutations[0].start_pos, pair[0].job_id)):
+    for item, res in sorted(outcomes, key=lambda pair: (str(pair[0].mutations[0].module_path),
+                                                        pair[0].mutations[0].start_pos, pair[0].job_id)):
         m = item.mutations[0]
         result.total += 1
         if res.worker_outcome is WorkerOutcome.SKIPPED and res.output == "equivalent: singleton":
@@ -281,8 +311,8 @@ def _collect(result: TargetResult, outcomes: list, source: str, equivalents: lis
         elif res.test_outcome is TestOutcome.KILLED:
             result.killed += 1
         else:
-            code = lines[m.start_pos[0] - 1].strip()
-            s = Survivor(m.operator_name, m.definition_name, m.start_pos[0], code, res.diff or "")
+            s = Survivor(m.operator_name, m.definition_name, m.start_pos[0], sources.line(m.module_path, m.start_pos[0]),
+                         res.diff or "", module=str(m.module_path))
             for i, e in enumerate(equivalents):
                 if e["operator"] == s.operator and e["code"] == s.code and e["mutant"] == s.mutant and \
                         e.get("definition", s.definition) == s.definition:
@@ -309,7 +339,7 @@ def report(results: list[TargetResult]) -> int:
               f"{r.seconds:.0f} s")
         for s in r.survivors:
             tag = "equivalent" if s.why else "SURVIVED"
-            print(f"  {tag}: {s.operator} in {s.definition} line {s.line}: {s.code}")
+            print(f"  {tag}: {s.operator} in {s.module}:{s.definition} line {s.line}: {s.code}")
             print(f"    mutant: {s.mutant}")
             if s.why:
                 print(f"    why: {s.why}")
