@@ -86,3 +86,20 @@ def test_concurrent_same_answer_row(tmp_path):
     v = cells(run)[("CO", "cross-process:same-answer")]
     assert (v.label.value == "✓") == (v.evidence["effect_counts"]["gate"] <= 1)
     assert v.evidence["outcomes"] == ["f(yes)", "f(yes)"] or v.evidence["errors"] != ["None", "None"]
+
+
+def test_headline_explains_a_double_answer_from_its_co_verdict_beside_the_fi_not_applicable() -> None:
+    """The double-answer probe carries an FI n/a and a CO verdict on the same path; the
+    headline's explanation reads the CO one (a regression: it took the n/a's evidence)."""
+    from probes.core.checker import Property, Subject
+    from probes.core.receipt import Receipt
+
+    s = Subject("llamaindex", "fs")
+    fi = s.not_applicable(Property.FI, "double-answer", "no discriminator")
+    co = s.verdict(Property.CO, "double-answer", False,
+                   {"outcome": "f(yes)", "first_answer_won": True, "effect_counts": {"gate": 2},
+                    "ledger_gate_answers": ["yes", "no"]}, "fired twice")
+    split = s.verdict(Property.EO, "interrupt:split-steps", False, {}, "x")
+    receipts = [Receipt("llamaindex", f"double.rep{i}", {}, {}, {}, [fi, co, split], {}, []) for i in (1, 2)]
+    measured = campaigns.get("llamaindex").headlines(receipts)["llamaindex.row"]
+    assert "the gated effect fired 2 times (answers ['yes', 'no']) in 2 of 2 repetitions" in measured.why

@@ -282,14 +282,15 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     if value["split steps"] != "✓":
         bad = sorted(k for k, s in by_path.items() if k.split(" ", 1)[1] in split_paths and s - {"✓"})
         why = "split-step cells that do not conform: " + ", ".join(bad) + "."
-        double = [v for r in receipts for v in r.verdicts if v.path == "double-answer" and v.label.value != "✓"]
+        co_double = [v for r in receipts for v in r.verdicts if v.path == "double-answer" and v.property is Property.CO]
+        double = [v for v in co_double if v.label.value != "✓"]
         if double:
             ev = double[0].evidence
             why += (f" Two answers sent back to back to one restored run: the outcome was {ev['outcome']!r} "
                     f"(first answer won: {ev['first_answer_won']}), which is what the paper's 'first wins' looks "
                     f"at; but the gated effect fired {ev['effect_counts'].get('gate')} times (answers "
                     f"{ev['ledger_gate_answers']}) in {len(double)} of "
-                    f"{sum(1 for r in receipts for v in r.verdicts if v.path == 'double-answer')} repetitions. "
+                    f"{len(co_double)} repetitions. "
                     f"The contract's CO counts the gated effect, not the outcome.")
     return {"llamaindex.row": Measured(value, why=why, compare_keys=("split steps", "wait_for_event PC"),
                                        receipts=tuple(r.probe for r in receipts))}
