@@ -112,3 +112,15 @@ def test_kit_chapters_are_the_template(name: str) -> None:
     from probes.kit.chapter import notebook
 
     assert json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text()) == json.loads(json.dumps(notebook(name)))
+
+
+def test_a_kit_campaign_fingerprint_covers_its_adapter_package() -> None:
+    """Editing the adapter or its side environment's pins makes the campaign out of date."""
+    from probes import campaigns
+    from probes.core.runs import campaign_sources
+    from probes.kit.suite import adapter_sources
+
+    assert "probes/google_adk" in campaign_sources(campaigns.get("google_adk"))
+    assert "probes/kit" in campaign_sources(campaigns.get("maf"))
+    assert adapter_sources("probes.maf.adapter:MafAdapter") == ("probes/maf",)
+    assert adapter_sources("somewhere_else.adapter:X") == ()

@@ -127,5 +127,17 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     return Campaign(
         name=name, title=title, params=kit_params(cls), plan=kit_plan,
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
-        description=description, packages=packages, sources=("probes/kit",), in_default_run=in_default_run,
+        description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
+        in_default_run=in_default_run,
     )
+
+
+def adapter_sources(adapter: str) -> tuple[str, ...]:
+    """The adapter's own package, when it lives in this checkout (``probes/google_adk`` for
+    ``probes.google_adk.adapter:...``): its code and its side environment's pinned
+    requirements are then part of the campaign's fingerprint. An adapter from elsewhere
+    is named by its ``module:Class`` in the campaign's parameters only."""
+    from probes import PROJECT_ROOT
+
+    package = adapter.partition(":")[0].rpartition(".")[0].replace(".", "/")
+    return (package,) if package and (PROJECT_ROOT / package).is_dir() else ()
