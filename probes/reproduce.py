@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -294,7 +295,18 @@ def run(argv: Sequence[str]) -> int:
     return 0
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    """A terminated run unwinds like an interrupted one: scratch directories and the
+    embedded PostgreSQL server it started are cleaned up (without this, SIGTERM leaves
+    the server running on a deleted data directory)."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except UsageError as exc:
