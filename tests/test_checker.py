@@ -711,3 +711,16 @@ def test_receipt_keeps_the_history_a_verdict_was_decided_on(tmp_path: Path) -> N
     loaded = load_receipt(receipt.write(tmp_path))
     assert History.from_json(loaded.histories["crash:A"]) == twice
     assert "history" not in str(verdict_view([loaded]))
+
+
+def test_the_history_is_carried_but_neither_compared_nor_printed() -> None:
+    """Two verdicts (checks) that differ only in the history behind them are equal, and the
+    history stays out of their repr: equality and logs are about labels and evidence."""
+    h1 = History((Event(Kind.EFFECT, "i1", "s", "e_s", seq=1),))
+    h2 = History((Event(Kind.EFFECT, "i2", "s", "e_s", seq=1), Event(Kind.EFFECT, "i2", "s", "e_s", seq=2)))
+    a = checker.check_lv(h1)
+    b = checker.check_lv(h2)
+    assert a == b and a.history is h1 and "history" not in repr(a)
+    subject = Subject("fw", "sqlite")
+    va, vb = a.verdict(subject, "p", "s"), b.verdict(subject, "p", "s")
+    assert va == vb and va.history is h1 and "history" not in repr(va)

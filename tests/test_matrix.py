@@ -191,3 +191,22 @@ def test_cells_are_records() -> None:
     c = Cell("fw", "-", Property.EO, "p", Label.PASS, "s", "r")
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.label = Label.FAIL  # type: ignore[misc]
+
+
+def test_campaigns_beyond_the_matrix_are_neither_rows_nor_missing(tmp_path: Path) -> None:
+    """The atlas and drift have their own chapters: a results root that has the atlas
+    (sorted before the frameworks) still yields the frameworks after it, and neither the
+    atlas nor an absent drift run is listed as missing."""
+    assert {"atlas", "drift"} <= set(matrix.NOT_IN_MATRIX)
+    for name in ("atlas", "tlc"):
+        for f in ("reference.json", "_campaign.json", "verdicts.json"):
+            (tmp_path / name).mkdir(exist_ok=True)
+            (tmp_path / name / f).write_bytes((REFERENCE / "tlc" / f).read_bytes())
+        index = json.loads((tmp_path / name / "_campaign.json").read_text())
+        index["receipts"] = {"reference": index["receipts"]["reference"]}
+        (tmp_path / name / "_campaign.json").write_text(json.dumps(index))
+    got = load_all_verdicts(tmp_path)
+    assert {c.framework for c in got} == {"tla-reference"}
+    assert all(c.receipt.startswith("receipts/tlc/") for c in got)
+    assert not [m for m in got.missing if m.startswith(("atlas", "drift"))]
+    assert any(m.startswith("crewai: no results in") for m in got.missing)
