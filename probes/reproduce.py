@@ -250,10 +250,18 @@ def render_reference(names: list[str]) -> int:
 
 
 def promote_runs(names: list[str]) -> int:
+    """Every named campaign is checked before any is copied: one refusal leaves the whole
+    reference as it was (and the first copy does not make the tree 'dirty' for the rest)."""
+    from probes.core.manifest import working_tree_clean
     from probes.core.runs import promote
 
+    if not working_tree_clean():
+        raise UsageError("promote refuses a working tree with local changes: commit or stash them first")
+    with tempfile.TemporaryDirectory(prefix="rc-promote-check-") as rehearsal:
+        for name in names:  # every refusal is raised here, before the reference is touched
+            promote(campaigns.get(name), reference_root=Path(rehearsal), require_clean_tree=False)
     for name in names:
-        ref = promote(campaigns.get(name))
+        ref = promote(campaigns.get(name), require_clean_tree=False)
         print(f"{name}: reference run is now {ref.run_id} ({ref.describe()})", flush=True)
     print("commit data/reference/ to publish the new reference run", flush=True)
     return 0

@@ -317,3 +317,27 @@ def test_a_campaign_that_reads_others_runs_after_them_and_its_fingerprint_names_
     after = runs.fingerprint_inputs(tlc, tlc.resolve())
     assert after["reads"]["langgraph"] == "default-0000000000000000"
     assert runs.fingerprint_of(after) != runs.fingerprint_of(before)
+
+
+def test_promote_checks_every_campaign_before_copying_any(sandbox: dict, monkeypatch) -> None:
+    """One refusal leaves the whole reference as it was; when all can be promoted, all are
+    (the first copy does not count as a local change that refuses the rest)."""
+    from probes.core import manifest, runs
+    from probes.reproduce import promote_runs
+
+    monkeypatch.setattr(manifest, "working_tree_clean", lambda *a: True)
+    for name in ("selftest_a", "selftest_b"):
+        campaign = campaigns.get(name)
+        run_campaign(campaign, campaign.resolve())
+        directory = runs.latest_local(name).directory
+        index = json.loads((directory / "_campaign.json").read_text())
+        index["provenance"]["clean"] = True
+        (directory / "_campaign.json").write_text(json.dumps(index))
+        (directory / "chapter.ipynb").write_text("{}")
+    with pytest.raises(UsageError, match="selftest_b has no executed chapter"):
+        (runs.latest_local("selftest_b").directory / "chapter.ipynb").unlink()
+        promote_runs(["selftest_a", "selftest_b"])
+    assert runs.reference_run("selftest_a") is None and runs.reference_run("selftest_b") is None
+    (runs.latest_local("selftest_b").directory / "chapter.ipynb").write_text("{}")
+    assert promote_runs(["selftest_a", "selftest_b"]) == 0
+    assert runs.reference_run("selftest_a") is not None and runs.reference_run("selftest_b") is not None
