@@ -229,8 +229,6 @@ def compare(entry: Mapping[str, Any], measured: Measured | None, not_run_why: st
     else:
         status = REPRODUCED
         explanation = "every published value matches" + (tol or " exactly")
-        if unmeasured:
-            explanation += "; " + "; ".join(k.detail for k in unmeasured)
     if differing and unmeasured and status not in (VARIANT, CONTRADICTED):
         explanation += "; " + "; ".join(k.detail for k in unmeasured)
     return HeadlineRow(**base, measured=dict(measured.value), difference="; ".join(k.detail for k in differing) or "none",

@@ -260,6 +260,7 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
             "measured it (`×6`: e.g. 2 backends × 3 repetitions); the numbers after it link to each receipt, and "
             "hovering a path shows what was observed. The chapters explain each protocol.", ""]
     body = []
+    cited: dict[str, int] = {}
     for framework, props in rows.items():
         first = True
         for p in COLUMNS:
@@ -269,10 +270,12 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
             by_label: dict[str, list[Any]] = defaultdict(list)
             for c in got:
                 by_label[c.label.value].append(c)
+            blocks, counts = [], {}
             for label in sorted(by_label, key=_severity):
                 paths: dict[str, list[Any]] = defaultdict(list)
                 for c in sorted(by_label[label], key=lambda c: (c.path, c.backend, c.receipt)):
                     paths[c.path].append(c)
+                counts[label] = len(paths)
                 chips = []
                 for path, cs in paths.items():
                     links = " ".join(f'<a href="{link_prefix}{_e(c.receipt)}" title="{_e(c.backend)}: '
@@ -281,12 +284,31 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
                     count = f" ×{len(cs)}" if len(cs) > 1 else ""
                     chips.append(f'<span class="rc-chip" title="{_e(", ".join(backends))}"><code>{_e(path)}</code>'
                                  f'{count} <span class="rc-links">{links}</span></span>')
+                if len(paths) > 1:  # a list folds behind its count; the citation stays in view
+                    chips = [f'<details class="rc-fold"><summary>{_e(label)}: {len(paths)} paths</summary>'
+                             f'{" ".join(chips)}</details>']
+                else:
+                    chips = [f"<strong>{_e(label)}</strong>"] + chips
                 cites = sorted({citation(c.doc) for c in by_label[label] if c.doc})
-                chips += [f'<div class="rc-cite">{_e(text)}</div>' for text in cites]
-                fw = (f'<span id="m-{_slug(framework)}"></span><strong>{_e(framework)}</strong>' if first else "")
-                first = False
-                body.append([fw, _e(p.value), str(label_counts({label: len(paths)})), " ".join(chips)])
+                refs = []
+                for text in cites:  # each statement is quoted once, below the table; rows carry its number
+                    number = cited.setdefault(text, len(cited) + 1)
+                    source = text.split(":", 1)[0] if re.match(r"^[A-Z]+-\d+:", text) else "documentation"
+                    refs.append(f'<a href="#cite-{number}" title="{_e(text)}">[{number}] {_e(source)}</a>')
+                if refs:
+                    chips.append(f'<span class="rc-cite">cited: {", ".join(refs)}</span>')
+                blocks.append(" ".join(chips))
+            fw = (f'<span id="m-{_slug(framework)}"></span><strong>{_e(framework)}</strong>' if first else "")
+            first = False
+            body.append([fw, _e(p.value), str(label_counts(counts)), " · ".join(blocks)])
     out.append(_table(["framework", "property", "label (paths)", "paths and receipts"], body, "rc-paths"))
+    if cited:
+        out += ["", "## Documentation cited", "",
+                "The statement behind each ✗ (the documentation claims the property) and D (it documents the "
+                "deviation), with its source and the version it was read for.", ""]
+        out.append(f'<details class="rc-fold"><summary>{len(cited)} statements (each ✗ and D above links to its own)</summary>'
+                   + "".join(f'<p class="rc-cite" id="cite-{n}">[{n}] {_e(text)}</p>' for text, n in cited.items())
+                   + "</details>")
     return "\n".join(out) + "\n"
 
 

@@ -170,3 +170,32 @@ def test_rows_without_a_root_read_each_campaigns_shown_run(monkeypatch: pytest.M
     H.headline_rows()
     assert seen["tlc"] == Path("/r/tlc") and seen["langgraph"] is None
     assert set(seen) == {e["campaign"] for e in H.load_published()}
+
+
+def test_edges_of_the_status_rules() -> None:
+    # an unmeasured key is not "the published value itself matches" of a contradiction
+    m = Measured({"rejected": True}, contradicted_by=("t",), contradiction="forged")
+    row = compare(_entry({"rejected": True, "z": 1}), m, "")
+    assert row.explanation == "forged (evidence: t); the published value itself (rejected) matches"
+    # a differing verdict is not a magnitude: no tolerance sentence
+    row = compare(_entry({"ok": "✓"}), Measured({"ok": "U"}, tolerance=0.1), "")
+    assert (row.status, row.explanation) == (H.DIFFERS, "ok: U here vs ✓ published")
+    # an unmeasured verdict key beside a differing magnitude: differs, not "verdict reproduced"
+    row = compare(_entry({"ok": "✓", "n": 10}), Measured({"n": 30}), "")
+    assert row.status == H.DIFFERS
+    assert row.explanation == "n: 30 here vs 10 published (×3); ok: not measured by this campaign"
+    assert H._text(1000.5) == "1,000"
+
+
+def test_a_variant_names_only_the_parameters_that_differ_in_value() -> None:
+    import copy
+
+    from probes import campaigns
+
+    campaign = campaigns.get("consume_race")
+    got = {e["id"]: Measured(dict(e["published"])) for e in H.load_published() if e["campaign"] == "consume_race"}
+    fake = types.SimpleNamespace(name="consume_race", headlines=lambda rs: got, resolve=campaign.resolve,
+                                 params=campaign.params)
+    params = {k: copy.deepcopy(v) for k, v in campaign.resolve().items()} | {"reps": 2}
+    rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=[object()], params=params))
+    assert "(reps=2)" in rows[0].explanation
