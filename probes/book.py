@@ -38,13 +38,17 @@ def provenance_banner(run: RunInfo) -> str:
     return pages.provenance_banner(run)
 
 
-def _with_banner(chapter: Path, banner: str, closing: str = "") -> bytes:
+def _with_banner(chapter: Path, banner: str, closing: str = "", params_box: str = "") -> bytes:
     """The chapter made readable (``pages.tidy_chapter``), with the banner right under its
-    title (the first ``# `` heading) and ``closing`` markdown as its last cell."""
+    title (the first ``# `` heading), ``closing`` markdown as its last cell, and the
+    parameters box after the banner where the notebook did not show one itself (the kit's
+    generated chapters)."""
     nb = pages.tidy_chapter(json.loads(chapter.read_text()))
     cells = nb.get("cells", [])
     if closing:
         cells.append({"cell_type": "markdown", "metadata": {}, "source": closing})
+    if params_box and "Parameters of this run" not in json.dumps(nb, ensure_ascii=False):
+        banner = f"{banner}\n\n{params_box}"
     for cell in cells:
         if cell.get("cell_type") != "markdown":
             continue
@@ -56,6 +60,12 @@ def _with_banner(chapter: Path, banner: str, closing: str = "") -> bytes:
     else:
         cells.insert(0, {"cell_type": "markdown", "metadata": {}, "source": banner})
     return json.dumps(nb, indent=1, ensure_ascii=False).encode()
+
+
+def _params_box(name: str, run: RunInfo) -> str:
+    from probes.chapter import parameters_box
+
+    return parameters_box(campaigns.get(name), run.params).fragment
 
 
 def render_chapter(name: str, run: RunInfo) -> None:
@@ -93,7 +103,8 @@ def stage_runs() -> dict[str, RunInfo]:
             render_chapter(name, run)  # measured by `python -m probes run`: render it from its receipts
         if run.chapter.exists():
             atomic_write_bytes(CHAPTERS_DIR / f"{name}.ipynb", _with_banner(run.chapter, provenance_banner(run),
-                                                                                  pages.trace_section(name)))
+                                                                                  pages.trace_section(name),
+                                                                                  _params_box(name, run)))
     return shown
 
 
