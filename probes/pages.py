@@ -256,9 +256,9 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
                     + [_e(summarise(props.get(p, []))) for p in COLUMNS])
     out.append(_table(head, body, "rc-matrix"))
     out += ["", "## Every path, with its receipts", "",
-            "One line per framework, property and label. Each path is listed once with how many receipts "
-            "measured it (`×6`: e.g. 2 backends × 3 repetitions); the numbers after it link to each receipt, and "
-            "hovering a path shows what was observed. The chapters explain each protocol.", ""]
+            "One line per framework and property; each label's paths fold behind their count. Each path is "
+            "listed once with how many receipts measured it (`×6`: e.g. 2 backends × 3 repetitions); the numbers "
+            "after it link to each receipt, and hovering shows what was observed.", ""]
     body = []
     cited: dict[str, int] = {}
     for framework, props in rows.items():
@@ -306,8 +306,8 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
         out += ["", "## Documentation cited", "",
                 "The statement behind each ✗ (the documentation claims the property) and D (it documents the "
                 "deviation), with its source and the version it was read for.", ""]
-        out.append(f'<details class="rc-fold"><summary>{len(cited)} statements (each ✗ and D above links to its own)</summary>'
-                   + "".join(f'<p class="rc-cite" id="cite-{n}">[{n}] {_e(text)}</p>' for text, n in cited.items())
+        out.append(f'<details class="rc-fold"><summary>{len(cited)} statements (each ✗ and D above links to '
+                   "its own)</summary>" + "".join(f'<p class="rc-cite" id="cite-{n}">[{n}] {_e(text)}</p>' for text, n in cited.items())
                    + "</details>")
     return "\n".join(out) + "\n"
 
