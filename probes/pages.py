@@ -28,6 +28,7 @@ every table here is one block.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -289,11 +290,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
                              f'{" ".join(chips)}</details>']
                 else:
                     chips = [f"<strong>{_e(label)}</strong>"] + chips
-                cites = sorted({citation(c.doc) for c in by_label[label] if c.doc})
+                cites = {citation(c.doc): c.doc.source or "documentation" for c in by_label[label] if c.doc}
                 refs = []
-                for text in cites:  # each statement is quoted once, below the table; rows carry its number
+                for text, source in sorted(cites.items()):  # quoted once below the table; rows carry its number
                     number = cited.setdefault(text, len(cited) + 1)
-                    source = text.split(":", 1)[0] if re.match(r"^[A-Z]+-\d+:", text) else "documentation"
                     refs.append(f'<a href="#cite-{number}" title="{_e(text)}">[{number}] {_e(source)}</a>')
                 if refs:
                     chips.append(f'<span class="rc-cite">cited: {", ".join(refs)}</span>')
@@ -441,31 +441,38 @@ def report_page(results_root: Path | None = None) -> str:
 
 # --- trace validation, beside a framework's verdicts -------------------------------------------
 
+def _admitted_by(row: Mapping[str, Any]) -> str:
+    if "mapping_error" in row:
+        return "not mapped"
+    return ", ".join(row.get("explained_by") or []) or "no setting"
+
+
+@functools.lru_cache(maxsize=4)
+def _trace_rows(traces_receipt: Path) -> tuple[dict[str, Any], ...]:
+    """The rows of the tlc run's trace-validation receipt (read once per book build)."""
+    from probes.core.receipt import load_receipt
+
+    if not traces_receipt.exists():
+        return ()
+    return tuple(load_receipt(traces_receipt).observations.get("traces", []))
+
+
 def trace_section(campaign: str) -> str:
     """A framework chapter's closing section: each history its probes recorded, checked by
     TLC against ResumePlane (the tlc run the book shows, traces group) -- which setting of
     the model admits it: the reference semantics, a fault switch, or none. Empty when that
     run validated no history of this campaign."""
-    from probes.core.receipt import load_campaign
-
     run = shown_run("tlc")
     if run is None or campaign == "tlc":
         return ""
-    rows = []
-    for receipt in load_campaign(run.directory, verify=False):
-        if receipt.observations.get("group") == "traces":
-            rows = [r for r in receipt.observations.get("traces", []) if r.get("campaign") == campaign]
+    rows = [r for r in _trace_rows(run.directory / "traces.json") if r.get("campaign") == campaign]
     if not rows:
         return ""
-    def explained(r: Mapping[str, Any]) -> str:
-        if "mapping_error" in r:
-            return "not mapped"
-        return ", ".join(r.get("explained_by") or []) or "no setting"
     counts: dict[str, int] = defaultdict(int)
     for r in rows:
-        counts[explained(r)] += 1
+        counts[_admitted_by(r)] += 1
     tally = "; ".join(f"{_e(k)}: {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    body = [[f"<code>{_e(r['name'].split('/', 1)[-1])}</code>", _e(explained(r)),
+    body = [[f"<code>{_e(r['name'].split('/', 1)[-1])}</code>", _e(_admitted_by(r)),
              _e(r.get("observations", "—")),
              _e(r.get("mapping_error") or "; ".join(r.get("notes") or []) or "")] for r in rows]
     return "\n".join([
@@ -495,7 +502,7 @@ def timing_page(figures_dir: Path) -> str:
 
     names = campaigns.available()
     runs = {n: shown_run(n) for n in names}
-    times = {t.campaign: t for t in timing.shown_times(names)}
+    times = {n: timing.campaign_time(run.directory, source=run.describe()) for n, run in runs.items() if run}
     out = [PAGE_HEAD, "# Where the time goes", "",
            "Re-measuring is the default, so the default run's wall time is what every reviewer pays. Each "
            "receipt records how long its probe took and each run its wall time; this page adds them up for "

@@ -143,19 +143,6 @@ def campaign_time(directory: Path, depth: int | None = None, source: str = "") -
                         tuple(fams))
 
 
-def shown_times(names: Iterable[str] | None = None, depth: int | None = None) -> list[CampaignTime]:
-    """Timing of what the book shows per campaign (the newest local run, else the reference)."""
-    from probes import campaigns
-    from probes.core.runs import shown_run
-
-    out = []
-    for name in (list(names) if names is not None else campaigns.available()):
-        run = shown_run(name)
-        if run is not None:
-            out.append(campaign_time(run.directory, depth, run.describe()))
-    return out
-
-
 # --- rendering for the book ------------------------------------------------------------------
 
 

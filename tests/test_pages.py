@@ -119,10 +119,12 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     times = [timing.CampaignTime("langgraph", "", 1500.0, 1600.0, (fam,)),
              timing.CampaignTime("tlc", "", 240.0, 260.0, (timing.FamilyTime("fault", 6, 240.0, 40.0, "f", 60.0, 0),)),
              timing.CampaignTime("maf", "", 100.0, None, ())]
-    monkeypatch.setattr(timing, "shown_times", lambda names=None, depth=None: times)
+    by_name = {t.campaign: t for t in times}
+    monkeypatch.setattr(timing, "campaign_time", lambda directory, depth=None, source="": by_name[directory])
     profiles = {"langgraph": "default", "tlc": "quick", "maf": "default"}
     monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(
-        run_id=f"{profiles[name]}-x", profile=profiles[name], is_reference=False) if name in profiles else None)
+        run_id=f"{profiles[name]}-x", profile=profiles[name], is_reference=False, directory=name,
+        describe=lambda: name) if name in profiles else None)
     page = pages.timing_page(tmp_path)
     rows = dict(re.findall(r"<tr><td>(the paper's campaigns|everything[^<]*<code>--all</code>\))</td><td>([^<]*)</td>",
                            page))
@@ -136,11 +138,10 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     assert sidecar["regenerate"] == "./reproduce.sh --book-only"
 
 
-def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeypatch) -> None:
+def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeypatch, tmp_path) -> None:
     import types
 
     from probes import pages
-    from probes.core import receipt as receipt_module
 
     rows = [{"name": "fw/crash.A/crash:A", "campaign": "fw", "explained_by": ["reference"], "observations": 3},
             {"name": "fw/fork/fork", "campaign": "fw", "explained_by": ["ForkIgnore"], "observations": 4},
@@ -148,8 +149,8 @@ def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeyp
             {"name": "fw/tamper/t", "campaign": "fw", "mapping_error": "names no step"},
             {"name": "other/x/x", "campaign": "other", "explained_by": ["reference"], "observations": 1}]
     traces = Receipt("tlc", "traces", {}, {}, {"group": "traces", "traces": rows}, [], {}, [])
-    monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(directory=None, run_id="default-t"))
-    monkeypatch.setattr(receipt_module, "load_campaign", lambda directory, verify=True: [traces])
+    traces.write(tmp_path)
+    monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(directory=tmp_path, run_id="default-t"))
     section = pages.trace_section("fw")
     assert "4 histories; ForkIgnore: 1; no setting: 1; not mapped: 1; reference: 1." in section
     assert "<code>crash.A/crash:A</code></td><td>reference</td>" in section and "other/x" not in section
