@@ -42,7 +42,7 @@ def _extra() -> dict[str, str]:
     return extra
 
 
-def _discovered() -> dict[str, str]:
+def discovered() -> dict[str, str]:
     """Campaigns added without touching this file: any ``probes/<pkg>/campaign.py``.
 
     A new framework's campaign is found by where it lives; its name is its package's
@@ -61,7 +61,7 @@ def _discovered() -> dict[str, str]:
 
 
 def registry() -> dict[str, str]:
-    return {**REGISTRY, **_discovered(), **_extra()}
+    return {**REGISTRY, **discovered(), **_extra()}
 
 
 def available() -> list[str]:

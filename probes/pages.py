@@ -442,6 +442,8 @@ def report_page(results_root: Path | None = None) -> str:
 # --- trace validation, beside a framework's verdicts -------------------------------------------
 
 def _admitted_by(row: Mapping[str, Any]) -> str:
+    if "outside_model" in row:
+        return "outside the model"
     if "mapping_error" in row:
         return "not mapped"
     return ", ".join(row.get("explained_by") or []) or "no setting"
@@ -472,16 +474,21 @@ def trace_section(campaign: str) -> str:
     for r in rows:
         counts[_admitted_by(r)] += 1
     tally = "; ".join(f"{_e(k)}: {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    body = [[f"<code>{_e(r['name'].split('/', 1)[-1])}</code>", _e(_admitted_by(r)),
+    body = [[f"<code>{_e(r['name'].split('/', 1)[-1])}</code>",
+             _e(" ".join(f"{k} {v}" for k, v in (r.get("verdicts") or {}).items()) or "—"), _e(_admitted_by(r)),
              _e(r.get("observations", "—")),
-             _e(r.get("mapping_error") or "; ".join(r.get("notes") or []) or "")] for r in rows]
+             _e(r.get("outside_model") or r.get("gap") or r.get("mapping_error") or "; ".join(r.get("notes") or [])
+                or "")] for r in rows]
     return "\n".join([
         "## Against the TLA+ model", "",
         f"Each history this chapter's probes recorded, checked by TLC as a constrained behaviour of "
         f"`ResumePlane` (trace validation, run `{_e(run.run_id)}` of the TLC chapter): which setting of the "
         f"model admits it — the reference semantics, a fault switch, or no setting (a finding about the model "
-        f"or the harness). {len(rows)} histories; {tally}.", "",
-        _table(["history (probe / verdict path)", "admitted by", "model steps", "notes"], body), ""])
+        f"or the harness). {len(rows)} histories; {tally}. A history the harness edited (tampered durable state) "
+        f"is outside the model: ResumePlane has no step that edits durable state, so only the verdict layer "
+        f"judges it.", "",
+        _table(["history (probe / verdict path)", "verdicts on it", "admitted by", "model steps",
+                "why no setting admits it / notes"], body), ""])
 
 
 # --- where the time goes --------------------------------------------------------------------

@@ -153,5 +153,5 @@ def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeyp
     monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(directory=tmp_path, run_id="default-t"))
     section = pages.trace_section("fw")
     assert "4 histories; ForkIgnore: 1; no setting: 1; not mapped: 1; reference: 1." in section
-    assert "<code>crash.A/crash:A</code></td><td>reference</td>" in section and "other/x" not in section
+    assert "<code>crash.A/crash:A</code></td><td>—</td><td>reference</td>" in section and "other/x" not in section
     assert pages.trace_section("nobody") == ""

@@ -8,6 +8,8 @@ or explains the unexplainable one.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from probes.core.errors import UsageError
@@ -112,3 +114,88 @@ def test_checker_histories_in_the_receipt_are_read() -> None:
     assert missing == 0 and [r.name for r in recorded] == ["fw/crash.A/crash:A"]
     assert T.explain([T.observations(recorded[0].history, recorded[0].name, STEPS, GATE)])[
         recorded[0].name].explained_by == ["reference"]
+
+
+def _kit_history(*tail: tuple) -> "History":
+    """A kit-shaped history: s1 fires e1, s2 pauses, then ``tail`` (kind, incarnation, fields)."""
+    from probes.core.history import Event, History, Kind
+
+    events = [Event(Kind.START, "harness"), Event(Kind.STEP_BEGIN, "run/start", step="s1"),
+              Event(Kind.EFFECT, "run/start", step="s1", effect="e1"), Event(Kind.STEP_END, "run/start", step="s1"),
+              Event(Kind.PERSIST, "run/start", detail={"what": "save"}), Event(Kind.STEP_BEGIN, "run/start", step="s2"),
+              Event(Kind.PAUSE, "run/start", step="s2")]
+    events += [Event(Kind(kind), inc, **fields) for kind, inc, fields in tail]
+    return History(tuple(events))
+
+
+ANSWERED = (("answer", "harness", {"value": "yes"}), ("consume", "run/answer", {"step": "s2", "value": "yes"}),
+            ("effect", "run/answer", {"step": "s2", "effect": "e2"}), ("step_end", "run/answer", {"step": "s2"}),
+            ("persist", "run/answer", {"detail": {"what": "save"}}), ("complete", "run/answer", {"value": "f(yes)"}))
+
+
+def test_a_second_answer_after_completion_is_a_stray_whose_consume_is_its_own() -> None:
+    """The kit's N-answer protocol: the stray's consume and effect belong to the stray, so a
+    re-fired gate is DoubleConsume (before the fix, its effect became a separate task run)."""
+    again = tuple((k, inc.replace("run/answer", "run/answer-2"), f) for k, inc, f in ANSWERED)
+    trace = T.observations(_kit_history(*ANSWERED, *again), "twice")
+    assert [o.kind for o in trace.observations] == ["exec", "interrupt", "consume", "stray"]
+    assert trace.observations[-1].effects == (1, 2)
+    assert T.explain([trace])["twice"].explained_by == ["DoubleConsume"]
+
+
+def test_a_fork_note_and_its_delivery_are_one_fork() -> None:
+    """The kit's fork protocol notes FORK, then delivers the answer: one fork observation, whose
+    branch consumed its own value -- a behaviour of the reference (not a stray)."""
+    fork = (("fork", "harness", {"value": "no"}), ("answer", "harness", {"value": "no"}),
+            ("consume", "run/fork", {"step": "s2", "value": "no"}), ("effect", "run/fork", {"step": "s2", "effect": "e2"}),
+            ("complete", "run/fork", {"value": "f(no)"}))
+    trace = T.observations(_kit_history(*ANSWERED, *fork), "fork")
+    assert [o.kind for o in trace.observations][-1] == "fork" and trace.observations[-1].out == 2  # "no"
+    assert T.explain([trace])["fork"].explained_by == ["reference"]
+
+
+def _recorded(history: Any, family: str = "crash", labels: dict | None = None) -> T.Recorded:
+    return T.Recorded("fw/p", "fw", "fw", family, history, labels=labels or {})
+
+
+def test_why_no_setting_admits_a_history_is_read_off_the_history() -> None:
+    killed_after_effect = _kit_history(("answer", "harness", {"value": "yes"}),
+                                       ("consume", "run/answer", {"step": "s2", "value": "yes"}),
+                                       ("effect", "run/answer", {"step": "s2", "effect": "e2"}),
+                                       ("crash", "harness", {"detail": {"victim": "run/answer", "at": "s2.effect"}}))
+    assert "after the victim's last durable save" in _recorded(killed_after_effect).gap
+    absorbed = _kit_history(("crash", "harness", {"detail": {"victim": "run/start", "at": "s1.effect",
+                                                             "framework_status": "paused"}}))
+    assert "absorbed the injected exception at s1.effect" in _recorded(absorbed).gap
+    assert "ConsumeRace" in _recorded(_kit_history(("answer", "harness", {"detail": {"racers": 2}})), "race").gap
+    from probes.core.history import Event, History, Kind
+    no_pause = History((Event(Kind.RESUME, "p", value=True), Event(Kind.EFFECT, "p", step="gate", effect="gate")))
+    assert "no pause" in _recorded(no_pause, "lg").gap
+    tampered = _kit_history(("tamper", "harness", {"detail": {"edit": "drop:x"}}))
+    assert _recorded(tampered).outside_model and not _recorded(killed_after_effect).outside_model
+
+
+def test_conformant_means_every_measured_verdict_passes() -> None:
+    h = _kit_history()
+    assert _recorded(h, labels={"EO": "✓", "FI": "n/a"}).conformant
+    assert not _recorded(h, labels={"EO": "✓", "PC": "U"}).conformant
+    assert not _recorded(h, labels={"FI": "n/a"}).conformant and not _recorded(h).conformant
+
+
+def test_tables_count_what_admits_each_history() -> None:
+    rows = [{"name": "fw/a", "campaign": "fw", "framework": "fw", "family": "crash", "conformant": True,
+             "verdicts": {"EO": "✓"}, "explained_by": ["reference"]},
+            {"name": "fw/b", "campaign": "fw", "framework": "fw", "family": "crash", "conformant": True,
+             "verdicts": {"EO": "✓"}, "explained_by": [], "gap": "why b"},
+            {"name": "fw/c", "campaign": "fw", "framework": "fw", "family": "crash", "conformant": False,
+             "verdicts": {"EO": "U"}, "explained_by": ["Replay", "PrefixReplay"]},
+            {"name": "fw/d", "campaign": "fw", "framework": "fw", "family": "tamper", "conformant": True,
+             "verdicts": {"CV": "✓"}, "outside_model": "edited"}]
+    crash, tamper = T.family_table(rows)
+    assert (crash["histories"], crash["reference"], crash["by a fault"], crash["unexplained"]) == (3, 1, 1, 1)
+    assert crash["faults that explain"] == "PrefixReplay, Replay"
+    assert (crash["all verdicts ✓"], crash["of them reference"]) == (2, 1)
+    assert (tamper["outside the model"], tamper["reference"]) == (1, 0)
+    assert [f["history"] for f in T.conformant_findings(rows)] == ["fw/b"]
+    assert T.unexplained_table(rows) == [{"campaign": "fw", "histories": 1, "why no setting admits them": "why b",
+                                          "e.g.": "b"}]

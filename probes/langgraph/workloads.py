@@ -336,15 +336,18 @@ def fi_protocol(saver: Any) -> dict[str, Any]:
     """FI: answer the interrupt (True), then declare a RETRY of the same answer and a FORK with
     False, both addressed to the interrupt checkpoint with ``configurable["remit_intent"]``.
 
-    The harness's own actions (each resume, with its declared mode) and what each resume
-    returned go into the probe's history through the oracle; the gate's effect is there
-    already. The checker decides whether the declarations were honoured.
+    The harness's own actions (the pause it saw, each resume with its declared mode, and
+    what each resume returned) go into the probe's history through the oracle; the gate's
+    effect is there already. The checker decides whether the declarations were honoured.
     """
     from langgraph.types import Command
 
     app = fd_app(saver)
     app.invoke({"value": 1}, cfg())
-    icfg = app.get_state(cfg()).config
+    state = app.get_state(cfg())
+    if state.interrupts:  # the run is parked at the gate: the model's interrupt, before any answer
+        oracle.record("pause", step="gate")
+    icfg = state.config
     steps = []
     for value, mode in ((True, None), (True, "retry"), (False, "fork")):
         conf = icfg if mode is None else {**icfg, "configurable": {**icfg["configurable"], "remit_intent": mode}}

@@ -33,9 +33,19 @@ from probes.core.receipt import ProbeResult, Receipt
 GROUPS: tuple[str, ...] = ("reference", "liveness", "faults", "langgraph_fork", "consume_race", "separations",
                            "inductive", "refinement", "proposition1", "traces", "reduction", "distributed")
 FRAMEWORK = "tla-reference"
-# Campaigns whose receipts may carry probe histories (probes.core.history).
-TRACE_CAMPAIGNS: tuple[str, ...] = ("langgraph", "crewai", "llamaindex", "autogen", "pydantic_graph", "dbos", "remit",
-                                    "consume_race", "live")
+
+def _trace_campaigns() -> tuple[str, ...]:
+    """Campaigns whose receipts may carry probe histories (probes.core.history): the paper's,
+    then every framework campaign found beside them (the conformance kit's), not the
+    campaigns about other releases (atlas, drift: their own chapters)."""
+    from probes import campaigns
+    from probes.matrix import NOT_IN_MATRIX
+
+    paper = ("langgraph", "crewai", "llamaindex", "autogen", "pydantic_graph", "dbos", "remit", "consume_race", "live")
+    return paper + tuple(n for n in campaigns.discovered() if n not in NOT_IN_MATRIX and n not in paper)
+
+
+TRACE_CAMPAIGNS: tuple[str, ...] = _trace_campaigns()
 BACKEND = "TLC 2.15"
 
 
@@ -98,11 +108,11 @@ def _traces_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     from probes.tla import trace as T
 
     result = ProbeResult()
-    items: list[tuple[dict[str, Any], Any]] = []
+    items: list[tuple[dict[str, Any], Any, Any]] = []  # (row, trace or None, the recorded history or None)
     for name, history in known.HISTORIES.items():
         items.append(({"name": f"known/{name}", "campaign": "known behaviours", "framework": "hand-built",
                        "family": name, "expected": known.EXPECTED[name]},
-                      T.observations(history, f"known/{name}", known.STEPS, known.GATE)))
+                      T.observations(history, f"known/{name}", known.STEPS, known.GATE), None))
     sources: dict[str, Any] = {}
     for campaign in ctx.params["trace_campaigns"]:
         run = shown_run(campaign) if campaign in campaigns.available() else None
@@ -113,28 +123,33 @@ def _traces_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         sources[campaign] = {"run": run.run_id, "source": run.source, "histories": len(recorded),
                              "receipts_without_history": without}
         for rec in recorded:
+            meta = {"name": rec.name, "campaign": campaign, "framework": rec.framework, "family": rec.family,
+                    "verdicts": dict(rec.labels), "conformant": rec.conformant}
+            if rec.outside_model:  # no setting can admit it: not sent to TLC, said so
+                items.append(({**meta, "outside_model": rec.outside_model}, None, rec))
+                continue
             try:
                 trace = T.observations(rec.history, rec.name, rec.steps, rec.gate)
             except UsageError as exc:
-                items.append(({"name": rec.name, "campaign": campaign, "framework": rec.framework,
-                               "family": rec.family, "mapping_error": str(exc)}, None))
+                items.append(({**meta, "mapping_error": str(exc)}, None, rec))
                 continue
-            items.append(({"name": rec.name, "campaign": campaign, "framework": rec.framework,
-                           "family": rec.family}, trace))
-    traces = [t for _, t in items if t is not None]
+            items.append((meta, trace, rec))
+    traces = [t for _, t, _ in items if t is not None]
     try:
         verdicts = T.explain(traces)
     except UsageError as exc:
         result.harness_errors.append(str(exc))
         return result
     rows = []
-    for meta, trace in items:
+    for meta, trace, rec in items:
         row = dict(meta)
         if trace is not None:
             v = verdicts[trace.name]
             row.update({"observations": len(trace.observations), "reference": v.reference,
                         "explained_by": v.explained_by, "admitted_by": sorted(k for k, ok in v.accepted.items() if ok),
                         "notes": list(trace.notes), "steps": list(trace.steps), "gate_task": trace.ip})
+            if not v.explained_by and rec is not None:
+                row["gap"] = rec.gap
         rows.append(row)
     result.observations = {"group": "traces", "key": "traces", "traces": rows, "sources": sources,
                            "settings": [T.setting_name(s) for s in T.DEFAULT_SETTINGS]}

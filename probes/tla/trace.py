@@ -160,6 +160,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
     awaiting_recovery = False          # crashed: the next step tells where recovery resumed
     stray_open = False                 # a stray resume whose effects are still being collected
     branch_open: int | None = None     # obs index of a fork/retry whose branch events follow
+    branch_delivery: str | None = None  # a fork/retry note's value (repr) whose delivery is still to come
     current: str | None = None         # the step being run (for effects that name no step)
 
     def recovered_at(step: Any) -> None:
@@ -175,6 +176,10 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
         step = _get(e, "step")
         if branch_open is not None:
             # events of a fork's branch: its consume is the outcome it observed
+            if (kind in ("answer", "resume") and branch_delivery is not None and not _detail(e, "mode")
+                    and repr(_get(e, "value")) == branch_delivery):  # the fork note's own delivery
+                branch_delivery = None
+                continue
             if kind == "consume":
                 obs[branch_open] = replace(obs[branch_open], out=vidx(_get(e, "value")))
                 continue
@@ -206,8 +211,8 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
             if valid is not None and obs and obs[-1].kind in ("exec", "consume"):
                 obs[-1] = replace(obs[-1], valid="valid" if valid else "invalid")
             continue
-        if kind == "consume" and not stray_open:
-            if paused or queued or not answered:
+        if kind == "consume":  # during a stray, the stray's own consume: its effects are what count
+            if not stray_open and (paused or queued or not answered):
                 queued[:] = [vidx(_get(e, "value"))]
             continue
         if kind in SILENT:
@@ -233,6 +238,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
                 obs.append(Observation(intent, v=vidx(value) if value is not None else 0,
                                        out=vidx(observed) if observed is not None else 0))
                 branch_open = len(obs) - 1
+                branch_delivery = repr(value) if kind in ("fork", "retry") else None  # a note: delivered next
             elif value is not None:
                 queued.append(vidx(value))
             continue
@@ -402,6 +408,52 @@ class Recorded:
     history: Any
     steps: tuple[str, ...] | None = None
     gate: str | None = None
+    # the labels of the verdicts decided on this history (property -> label): a history on a
+    # path the suite judged conformant (all ✓) must be a behaviour of the reference semantics
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def outside_model(self) -> str | None:
+        """Why no setting of ResumePlane can admit this history, known before TLC runs: the
+        harness edited durable state (the model has no step that does)."""
+        from probes.core.history import Kind
+
+        return "the harness edited durable state" if self.history.of(Kind.TAMPER) else None
+
+    @property
+    def gap(self) -> str:
+        """For a history no setting admits: which part of it the model has no step for, read
+        off the history itself (so a reader can check it against the events)."""
+        from probes.core.history import Kind
+
+        events = list(self.history)
+        kinds = [e.kind for e in events]
+        if any(e.kind is Kind.ANSWER and e.detail.get("racers") for e in events) or self.family in ("grid", "race"):
+            return ("concurrent answers to one pause: races are modelled by ConsumeRace.tla (the TLC chapter's "
+                    "consume race), not by ResumePlane's sequential resumes")
+        first_resume = next((i for i, k in enumerate(kinds) if k in (Kind.ANSWER, Kind.RESUME)), None)
+        if first_resume is not None and Kind.PAUSE not in kinds[:first_resume]:
+            return "the probe recorded no pause before its first resume: the mapping cannot place the interrupt"
+        for i, e in enumerate(events):
+            if e.kind not in (Kind.CRASH, Kind.ERROR):
+                continue
+            if e.detail.get("framework_status"):  # the victim returned: the exception did not end it
+                return (f"the framework absorbed the injected exception at {e.detail.get('at')} and went on "
+                        f"(status {e.detail['framework_status']!r}, e.g. retrying the step or asking again in the "
+                        "same process): the model's crash ends an incarnation, so it has no such step")
+            victim = e.detail.get("victim", e.incarnation)
+            before = [x for x in events[:i] if x.incarnation == victim]
+            since_save = before[max((j + 1 for j, x in enumerate(before) if x.kind is Kind.PERSIST), default=0):]
+            if any(x.kind is Kind.EFFECT for x in since_save):
+                return ("an effect fired after the victim's last durable save, then the crash: ResumePlane's task "
+                        "step is atomic (effect and record together), so it has no state between them")
+        return "none of the above: read the history"
+
+    @property
+    def conformant(self) -> bool:
+        """Every verdict decided on this history is ✓ (n/a aside), and there is one."""
+        measured = [lab for lab in self.labels.values() if lab != "n/a"]
+        return bool(measured) and all(lab == "✓" for lab in measured)
 
 
 def with_steps(history: Any) -> Any:
@@ -429,51 +481,90 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
     """Histories stored in a campaign's receipts -> (histories, receipts without one).
 
     A receipt carries the histories its verdicts were decided on as ``histories`` (verdict
-    path -> list of event JSON, ``probes.core.history.History.to_json``); a kit or atlas
-    probe also as ``observations["history"]`` or ``observations["histories"]``. The
+    path -> list of event JSON, ``probes.core.history.History.to_json``); a probe without
+    them may keep one in ``observations["history"]`` or ``observations["histories"]``
+    (read only then, so one history is never validated twice). Empty histories are skipped. The
     workflow, if the probe knows it, as ``observations["workflow"] = {"steps": [...],
     "gate": ...}``. Events the oracles recorded by effect only get their steps from
     ``with_steps``.
     """
+    from probes.core.checker import WORST_FIRST
     from probes.core.history import History
 
     out: list[Recorded] = []
     without = 0
     for receipt in receipts:
         obs = receipt.observations or {}
-        found = {str(k): v for k, v in (getattr(receipt, "histories", None) or {}).items()}
-        if isinstance(obs.get("history"), list):
+        # the histories the verdicts were decided on; else what the probe kept in its observations
+        found = {str(k): v for k, v in (getattr(receipt, "histories", None) or {}).items() if v}
+        if not found and isinstance(obs.get("history"), list) and obs["history"]:
             found[""] = obs["history"]
-        if isinstance(obs.get("histories"), Mapping):
-            found.update({str(k): v for k, v in obs["histories"].items() if isinstance(v, list)})
+        if not found and isinstance(obs.get("histories"), Mapping):
+            found.update({str(k): v for k, v in obs["histories"].items() if isinstance(v, list) and v})
         if not found:
             without += 1
             continue
         frameworks = sorted({v.framework for v in receipt.verdicts}) or [campaign]
         workflow = obs.get("workflow") if isinstance(obs.get("workflow"), Mapping) else {}
         for key, events in sorted(found.items()):
+            decided = [v for v in receipt.verdicts if not key or v.path == key]  # "": the whole probe's
+            labels: dict[str, str] = {}
+            for v in sorted(decided, key=lambda v: WORST_FIRST.index(v.label)):
+                labels.setdefault(v.property.value, v.label.value)
             out.append(Recorded("/".join(x for x in (campaign, receipt.probe, key) if x), campaign,
                                 ",".join(frameworks), receipt.probe.split(".")[0], with_steps(History.from_json(events)),
-                                tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate")))
+                                tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate"),
+                                dict(sorted(labels.items()))))
     return out, without
 
 
-def explanations(campaign: str) -> dict[str, list[str]]:
-    """For a framework chapter: probe -> the settings that explain its recorded history
-    ("reference", or the fault switches), from the trace-validation receipt of the tlc run
-    the book shows. Empty when the tlc run has no traces group or the campaign recorded no
-    histories."""
-    from probes.core.receipt import load_campaign
-    from probes.core.runs import shown_run
+# --- the chapter's tables, from the traces receipt's rows --------------------------------------
 
-    run = shown_run("tlc")
-    if run is None:
-        return {}
-    out: dict[str, list[str]] = {}
-    for receipt in load_campaign(run.directory, verify=False):
-        if receipt.observations.get("group") != "traces":
-            continue
-        for row in receipt.observations.get("traces", []):
-            if row.get("campaign") == campaign and "explained_by" in row:
-                out[row["name"].split("/", 1)[1]] = list(row["explained_by"])
-    return out
+def _outcome(row: Mapping[str, Any]) -> str:
+    if "outside_model" in row:
+        return "outside"
+    if "mapping_error" in row:
+        return "not mapped"
+    explained = row.get("explained_by") or []
+    return "reference" if explained == ["reference"] else "fault" if explained else "unexplained"
+
+
+def family_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per campaign, framework and probe family: how many histories, and what admits them.
+
+    ``conformant`` counts histories whose verdicts are all ✓; ``conformant, reference`` how
+    many of those the reference semantics admits (each one it does not is a finding)."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["campaign"], row.get("framework", ""), row["family"]), []).append(row)
+    table = []
+    for (campaign, framework, family), members in groups.items():
+        outcomes = [_outcome(r) for r in members]
+        faults = sorted({s for r in members if _outcome(r) == "fault" for s in r["explained_by"]})
+        conformant = [r for r in members if r.get("conformant")]
+        table.append({"campaign": campaign, "framework": framework, "family": family, "histories": len(members),
+                      "reference": outcomes.count("reference"), "by a fault": outcomes.count("fault"),
+                      "faults that explain": ", ".join(faults), "unexplained": outcomes.count("unexplained"),
+                      "outside the model": outcomes.count("outside"), "not mapped": outcomes.count("not mapped"),
+                      "all verdicts ✓": len(conformant),
+                      "of them reference": sum(_outcome(r) == "reference" for r in conformant)})
+    return table
+
+
+def unexplained_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The histories no setting admits, grouped by campaign and by what the model lacks for them."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if _outcome(row) == "unexplained":
+            groups.setdefault((row["campaign"], row.get("gap", "")), []).append(row["name"].split("/", 1)[-1])
+    return [{"campaign": c, "histories": len(names), "why no setting admits them": gap,
+             "e.g.": names[0]} for (c, gap), names in groups.items()]
+
+
+def conformant_findings(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Histories on which every verdict is ✓ but the reference semantics does not admit them:
+    the verdict layer and the model disagree there (outside-the-model histories aside)."""
+    return [{"history": r["name"], "verdicts": " ".join(f"{k} {v}" for k, v in r["verdicts"].items()),
+             "admitted by": ", ".join(r.get("explained_by") or []) or "no setting",
+             "why": r.get("gap") or r.get("mapping_error") or ""}
+            for r in rows if r.get("conformant") and _outcome(r) not in ("reference", "outside")]
