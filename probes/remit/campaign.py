@@ -20,6 +20,7 @@ from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
 from probes.remit.verdicts import FRAMEWORK, SAVER_ONLY, row
 from probes.core.errors import HarnessError
+from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
@@ -204,6 +205,9 @@ def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     path = f"crash:{point}/recover={'invoke(None)' if mode == 'none' else 'input-resubmitted'}/ledger"
     ledger = str(ctx.workdir / "effects.sqlite")
     fail_dir = str(ctx.workdir / "fail") if point == "exc" else None
+    log = HistoryLog(ledger)  # the oracles' effects land here too: the history the verdict is decided on
+    crashed = {"how": "exception" if point == "exc" else "SIGKILL", "at": point}
+    recovery = {"mode": "invoke(None)" if mode == "none" else "input-resubmitted"}
     if backend == "memory":
         from probes.core import oracle
         from probes.remit.workloads import crash_app, cfg
@@ -216,6 +220,8 @@ def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             app.invoke(1, cfg())
         except Exception as exc:  # noqa: BLE001 - the injected crash
             res.observations["first_error"] = type(exc).__name__
+            log.append(Kind.CRASH, "harness", detail=crashed)
+        log.append(Kind.RECOVER, "harness", detail=recovery)
         app.invoke(1 if mode == "resubmit" else None, cfg())
         try:
             oracle.current().cross_check()
@@ -234,6 +240,8 @@ def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                 cross_check(first.result["counter"], Ledger(ledger), "run")
             else:
                 first.require_killed()
+            log.append(Kind.CRASH, "harness", detail=crashed)
+            log.append(Kind.RECOVER, "harness", detail=recovery)
             rec = run_child(W + "crash_run", {**args, "incarnation": "recover", "mode": mode}).require_ok()
             cross_check(rec["counter"], Ledger(ledger), "recover")
         except HarnessError as exc:
@@ -244,7 +252,7 @@ def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     holds, ev = checker.exactly_once(counts, ["s1", "s2"])
     res.verdicts.append(_subject(backend).verdict(
         Property.EO, path, holds, ev,
-        f"effects through the ledger: s1 {counts.get('s1', 0)}x, s2 {counts.get('s2', 0)}x"))
+        f"effects through the ledger: s1 {counts.get('s1', 0)}x, s2 {counts.get('s2', 0)}x", history=log.read()))
     return res
 
 
