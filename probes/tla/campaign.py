@@ -114,7 +114,8 @@ def _traces_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                        "family": name, "expected": known.EXPECTED[name]},
                       T.observations(history, f"known/{name}", known.STEPS, known.GATE), None))
     sources: dict[str, Any] = {}
-    for campaign in ctx.params["trace_campaigns"]:
+    chosen = ctx.params["trace_campaigns"]
+    for campaign in TRACE_CAMPAIGNS if "all" in chosen else chosen:
         run = shown_run(campaign) if campaign in campaigns.available() else None
         if run is None:
             sources[campaign] = {"run": None, "histories": 0, "receipts_without_history": 0}
@@ -539,9 +540,10 @@ CAMPAIGN = Campaign(
               "with one process and 2 threads on a loaded 2-core machine; more with RMI)"),
         Param("large_bounds", "list[int]", [12, 6, 4, 5, 4, 4], [12, 6, 4, 5, 4, 4],
               "[N, IP, |V|, MaxResumes, MaxCrashes, MaxStrays] of the large run", minimum=0),
-        Param("trace_campaigns", "list[str]", list(TRACE_CAMPAIGNS), list(TRACE_CAMPAIGNS),
-              "campaigns whose recorded probe histories the traces group validates (the run the book shows)",
-              choices=TRACE_CAMPAIGNS, allow_empty=True),
+        Param("trace_campaigns", "list[str]", ["all"], ["all"],
+              "campaigns whose recorded probe histories the traces group validates (the run the book shows); "
+              "\"all\": every framework campaign of this checkout, so a new one joins without an edit here",
+              choices=("all",) + TRACE_CAMPAIGNS, allow_empty=True),
     ),
     plan=plan,
     run_probe=run_probe,

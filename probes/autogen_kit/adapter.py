@@ -1,0 +1,122 @@
+"""AutoGen AgentChat: a ``GraphFlow`` team whose run stops at a handoff to the user.
+
+Scripted agents (no model) in a ``DiGraphBuilder`` graph ``s1 -> ask -> s2``: ``s1`` runs
+the kit's first step; ``ask`` starts the second and hands off to the user, which
+``HandoffTermination("user")`` turns into the end of the run; ``s2`` runs the rest of the
+second step with the newest ``user`` message it was given. AgentChat has no durable
+execution; as its human-in-the-loop tutorial says (AG-3), the application saves the
+team's state when a run stops and resumes the team when the answer arrives. So after
+every run the adapter writes ``team.save_state()`` to ``states/<n>-<pid>.json``: one
+document per agent (message buffers; the graph manager's thread, ready queue and turn,
+listed last, so the kit tampers with it). A pause's handle is its file: answering is
+``team.load_state`` of it + ``team.run(task=answer)``, so answering again loads the same
+snapshot again. Recovery (``latest-team-state``) reads the newest file: a thread ending in
+the handoff to the user still waits for the answer (the kit delivers it again);
+otherwise the run completed; no file: start over.
+
+SAVE_HOOK: AutoGen writes nothing to disk; the hooked save is the adapter's ``_save``:
+``team.save_state()`` and an atomic JSON write (temp file, fsync, ``os.replace``), so
+``save.write`` kills just before the rename (``save.enter``: before ``save_state``).
+"""
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from probes.core.atomic import atomic_write_json
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+MANAGER = "GraphManager"
+
+
+def _team() -> Any:
+    from autogen_agentchat.agents import BaseChatAgent
+    from autogen_agentchat.base import Response
+    from autogen_agentchat.conditions import HandoffTermination
+    from autogen_agentchat.messages import HandoffMessage, TextMessage
+    from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
+
+    class Step(BaseChatAgent):
+        produced_message_types = (TextMessage, HandoffMessage)
+
+        async def on_messages(self, messages: Any, cancellation_token: Any) -> Any:
+            if self.name == "s1":
+                return Response(chat_message=TextMessage(content=runtime.step1(), source="s1"))
+            if self.name == "ask":
+                runtime.before_pause()
+                return Response(chat_message=HandoffMessage(content="answer?", target="user", source="ask"))
+            answer = [m.content for m in messages if m.source == "user"][-1]
+            return Response(chat_message=TextMessage(content=runtime.step2(answer), source="s2"))
+
+        async def on_reset(self, cancellation_token: Any) -> None:
+            return None
+
+    s1, ask, s2 = (Step(n, description=n) for n in ("s1", "ask", "s2"))
+    graph = DiGraphBuilder().add_node(s1).add_node(ask).add_node(s2).add_edge(s1, ask).add_edge(ask, s2).build()
+    return GraphFlow([s1, ask, s2], graph=graph, termination_condition=HandoffTermination("user"))
+
+
+async def _save(team: Any, path: Path) -> None:
+    """The application's save of the team (hooked): the framework's state, written atomically."""
+    atomic_write_json(path, await team.save_state())
+
+
+def _status(thread: list[Any], handle: str) -> dict[str, Any]:
+    last = thread[-1] if thread else {}
+    if last.get("type") == "HandoffMessage" and last.get("target") == "user":
+        return {"status": "paused", "handle": handle}
+    if last.get("source") == "s2":
+        return {"status": "completed", "outcome": last.get("content")}
+    return {"status": f"stopped after {last.get('source')!r}"}
+
+
+class AutoGenAdapter(Adapter):
+    framework = "autogen"
+    packages = ("autogen-agentchat", "autogen-core")
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("latest-team-state",)
+
+    def hook(self) -> None:
+        runtime.hook_save(sys.modules[__name__], "_save", writes=((os, "replace"),))
+
+    def _files(self) -> list[Path]:
+        return sorted((self.workdir / "states").glob("*.json"))
+
+    def _run(self, task: str, state: Path | None = None) -> dict[str, Any]:
+        async def go() -> dict[str, Any]:
+            team = _team()
+            if state is not None:
+                await team.load_state(json.loads(state.read_text()))
+            result = await team.run(task=task)
+            path = self.workdir / "states" / f"{len(self._files()) + 1:03d}-{os.getpid()}.json"
+            await _save(team, path)  # the module global: hook() may have wrapped it
+            return _status([m.dump() for m in result.messages], path.name)
+        return asyncio.run(go())
+
+    def start(self) -> dict[str, Any]:
+        return self._run("go")
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        return self._run(answer, self.workdir / "states" / handle if handle else self._files()[-1])
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        if not self._files():  # nothing saved yet: the run starts over
+            return self.start()
+        return _status(self.load_state(self.state_paths()[-1])["message_thread"], self._files()[-1].name)
+
+    # A durable document: one agent's state in a saved team state, addressed (file, agent name).
+    def state_paths(self) -> list[Any]:
+        return [(f, name) for f in self._files() for name in ("s1", "ask", "s2", MANAGER)]
+
+    def load_state(self, path: Any) -> Any:
+        return json.loads(path[0].read_text())["agent_states"][path[1]]
+
+    def save_state(self, path: Any, data: Any) -> None:
+        team_state = json.loads(path[0].read_text())
+        team_state["agent_states"][path[1]] = data
+        path[0].write_text(json.dumps(team_state))

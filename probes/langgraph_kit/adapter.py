@@ -1,0 +1,57 @@
+"""LangGraph's stock checkpointers under the kit: ``SqliteSaver`` and ``PostgresSaver``.
+
+The kit's LangGraph adapter (``probes.kit.langgraph_saver``, the one ``--saver`` uses)
+with the saver fixed by the probe's backend instead of ``RC_KIT_SAVER``: the same
+two-node graph, ``interrupt()`` in ``s2``, a pause addressed by its checkpoint id,
+recovery by ``invoke(None)``, kills inside the saver's own ``put``. It adds what the
+paper's LangGraph campaign does not have: the same pause answered up to 8 times and by
+k processes at once on the stock savers, and kills inside each checkpoint write.
+"""
+
+import sqlite3
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Capability
+from probes.kit.langgraph_saver import SaverAdapter
+
+
+def stock_saver(backend: str, location: str) -> Any:
+    """The stock saver of ``backend`` on the store the harness made (tables set up)."""
+    if backend == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        saver: Any = SqliteSaver(sqlite3.connect(location, check_same_thread=False, timeout=60))
+    else:
+        import psycopg
+        from psycopg.rows import dict_row
+
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        saver = PostgresSaver(psycopg.connect(location, autocommit=True, prepare_threshold=0, row_factory=dict_row))
+    saver.setup()
+    return saver
+
+
+def _statement(statement: str, stance: str) -> dict[str, str]:
+    """A DOCS.md statement (probes.citations) as a kit citation, so both LangGraph campaigns cite alike."""
+    from probes.citations import doc
+
+    ref = doc(statement, stance)
+    return {"page": ref.page, "quote": ref.quote, "stance": ref.stance}
+
+
+class StockSaverAdapter(SaverAdapter):
+    packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
+    missing = {Capability.TAMPER: "the stock savers store checkpoints as msgpack blobs (JsonPlusSerializer), not "
+                                  "JSON documents the kit can edit; the paper's campaign writes invalid state through "
+                                  "LangGraph instead (its CV probes)"}
+
+    # as the paper's campaign cites them: a fork at an answered pause (LG-16, the claim #6663
+    # breaks) and answers racing from other processes (LG-28, the documented deviation)
+    citations = {**SaverAdapter.citations, "FD fork:*": _statement("LG-16", "claims"),
+                 "CO race:*": _statement("LG-28", "deviation")}
+
+    def hook(self) -> None:
+        self._saver = stock_saver(self.backend, self.store)
+        runtime.hook_save(type(self._saver), "put")
