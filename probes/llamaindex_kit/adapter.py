@@ -1,0 +1,124 @@
+"""LlamaIndex Workflows: an input request between steps, the caller's serialized Context.
+
+``s1`` (StartEvent -> Asked) -> ``ask`` (-> ``InputRequiredEvent``) -> ``s2``
+(``HumanResponseEvent`` -> StopEvent) run the kit's first step, the start of the second
+and its rest. The framework has no checkpointer (LI-8): the application snapshots the
+context. As in the docs' "Snapshot the context", ``ctx.to_dict()`` is written as JSON when
+the input request reaches the event stream and the run is cancelled (LI-9); after every
+run that returns, the ended context is written too (``states/<ns>-<paused|completed>.json``;
+a pause's handle is its file). Answering is ``Context.from_dict`` + ``run(ctx=...)`` +
+``send_event(HumanResponseEvent)`` in a fresh process. SAVE_HOOK is that snapshot write
+(``ctx.to_dict()`` + the atomic file's ``os.replace``), the only durable write there is.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from probes.citations import doc
+from probes.core.atomic import atomic_write_json
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+TIMEOUT = 20.0  # the framework's own run timeout: a restored run that never finishes raises
+
+
+def _cite(statement: str) -> dict[str, str]:
+    """A DOCS.md statement (verbatim, from probes.docs_statements) read as a documented deviation."""
+    ref = doc(statement, "deviation")
+    return {"page": ref.page, "quote": ref.quote, "stance": ref.stance}
+
+
+def _workflow() -> Any:
+    from workflows import Context, Workflow, step
+    from workflows.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
+
+    class Asked(Event):
+        note: str
+
+    class Kit(Workflow):
+        @step
+        async def s1(self, ev: StartEvent) -> Asked:
+            return Asked(note=runtime.step1())
+
+        @step
+        async def ask(self, ev: Asked) -> InputRequiredEvent:
+            runtime.before_pause()
+            return InputRequiredEvent(prefix="answer?")
+
+        @step
+        async def s2(self, ctx: Context, ev: HumanResponseEvent) -> StopEvent:
+            out = runtime.step2(ev.response)
+            await ctx.store.set("outcome", out)  # so the ended context's snapshot tells the outcome
+            return StopEvent(result=out)
+
+    return Kit(timeout=TIMEOUT)
+
+
+def save_context(ctx: Any, states: Path, status: str) -> str:
+    """The durable write: the framework's serializer, then an atomic file replace (hooked)."""
+    name = f"{time.time_ns():020d}-{os.getpid()}-{status}.json"
+    atomic_write_json(states / name, ctx.to_dict())
+    return name
+
+
+class LlamaIndexAdapter(Adapter):
+    framework = "llamaindex"
+    packages = ("llama-index-workflows",)
+    backends = ("file",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("latest-snapshot",)
+    answers = ("yes", "no")
+    # LI-2 (at-least-once resume) for a raised crash too (probes/citations.py's row matches "*kill*"); LI-6: a
+    # context whose run ended (is_running false) restores as state carried into a new run, from StartEvent.
+    citations = {"EO crash:raise@*": _cite("LI-2"), "EO tamper:flip:is_running": _cite("LI-6")}
+
+    def hook(self) -> None:
+        runtime.hook_save(sys.modules[__name__], "save_context", writes=((os, "replace"),))
+
+    def start(self) -> dict[str, Any]:
+        from workflows.events import InputRequiredEvent
+
+        async def go() -> dict[str, Any]:
+            handler = _workflow().run()
+            async for ev in handler.stream_events():
+                if isinstance(ev, InputRequiredEvent):
+                    name = save_context(handler.ctx, self.workdir / "states", "paused")
+                    await handler.cancel_run()  # hand the run off to the snapshot (LI-9)
+                    return {"status": "paused", "handle": name}
+            return await self._finished(handler)
+        return asyncio.run(go())
+
+    async def _finished(self, handler: Any) -> dict[str, Any]:
+        result = await handler
+        save_context(handler.ctx, self.workdir / "states", "completed")
+        return {"status": "completed", "outcome": result}
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        from workflows import Context
+        from workflows.events import HumanResponseEvent
+        path = self.workdir / "states" / handle if handle else self.state_paths()[-1]
+
+        async def go() -> dict[str, Any]:
+            workflow = _workflow()
+            handler = workflow.run(ctx=Context.from_dict(workflow, json.loads(path.read_text())))
+            handler.ctx.send_event(HumanResponseEvent(response=answer))
+            return await self._finished(handler)
+        return asyncio.run(go())
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        paths = self.state_paths()
+        if not paths:  # nothing was snapshotted yet: the run starts over
+            return self.start()
+        if paths[-1].name.endswith("-paused.json"):  # the run waits for its answer
+            return {"status": "paused", "handle": paths[-1].name}
+        stored = self.load_state(paths[-1])["state"]["state_data"]["_data"].get("outcome")
+        return {"status": "completed", "outcome": json.loads(stored) if stored else None}
+
+    def state_paths(self) -> list[Any]:
+        return sorted((self.workdir / "states").glob("*.json"))

@@ -1,0 +1,132 @@
+"""pydantic-graph (BaseNode ``Graph``): a run that stops at a node needing the answer.
+
+``S1`` runs the kit's first step; ``Ask`` starts the second and returns ``S2()`` with no
+answer: the pause. The application stops iterating there (as the docs' question-graph
+example stops at its ``Answer`` node), leaving ``S2()`` a ``'created'`` snapshot in
+``FileStatePersistence``'s JSON file (one file per run, PG-9). Answering, in a fresh
+process: ``graph.iter_from_persistence`` claims the first ``'created'`` snapshot
+(``load_next``), then ``run.next(S2(answer))`` records the answered node and runs it
+(``GraphRun.next``: "inspect or mutate the node before continuing"). A handle is the
+pause's snapshot id, informative only: the framework has no addressed resume. Recovery
+(PG-1) is ``iter_from_persistence``. Durable documents: the file's snapshots
+(``<file>#<index>``, newest last). SAVE_HOOK: ``FileStatePersistence._save_sync``, through
+which every write of the file goes (``Path.write_bytes``, in place, under its lock file).
+"""
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+FILE = "graph-run.json"
+
+
+def _graph() -> Any:
+    from pydantic_graph import BaseNode, End, GraphRunContext
+    from pydantic_graph.graph import Graph
+
+    @dataclass
+    class State:
+        note: str = ""
+
+    @dataclass
+    class S2(BaseNode[State, None, str]):
+        answer: str | None = None  # None: the pause, a node that needs the human answer
+
+        async def run(self, ctx: GraphRunContext[State]) -> End[str]:
+            return End(runtime.step2(self.answer))
+
+    @dataclass
+    class Ask(BaseNode[State, None, str]):
+        async def run(self, ctx: GraphRunContext[State]) -> S2:
+            runtime.before_pause()
+            return S2()
+
+    @dataclass
+    class S1(BaseNode[State, None, str]):
+        async def run(self, ctx: GraphRunContext[State]) -> Ask:
+            ctx.state.note = runtime.step1()
+            return Ask()
+
+    return Graph(nodes=[S1, Ask, S2], name="kit"), S1, S2, State
+
+
+async def _drive(run: Any, node: Any, S2: type) -> dict[str, Any]:
+    """Run node after node; stop at the pause (an ``S2`` without answer) or at the end."""
+    from pydantic_graph import End
+    while not isinstance(node, End):
+        if isinstance(node, S2) and node.answer is None:
+            return {"status": "paused", "handle": node.get_snapshot_id()}
+        node = await run.next(node)
+    return {"status": "completed", "outcome": node.data}
+
+
+class PydanticGraphAdapter(Adapter):
+    framework = "pydantic-graph"
+    packages = ("pydantic-graph",)
+    backends = ("file",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("iter-from-persistence",)
+    answers = ("yes", "no")
+
+    def hook(self) -> None:
+        from pydantic_graph.persistence.file import FileStatePersistence
+        runtime.hook_save(FileStatePersistence, "_save_sync", writes=((Path, "write_bytes"),))
+
+    def _persistence(self, graph: Any) -> Any:
+        from pydantic_graph.persistence.file import FileStatePersistence
+        persistence = FileStatePersistence(self.workdir / FILE)
+        persistence.set_graph_types(graph)
+        return persistence
+
+    def start(self) -> dict[str, Any]:
+        graph, S1, S2, State = _graph()
+
+        async def go() -> dict[str, Any]:
+            async with graph.iter(S1(), state=State(), persistence=self._persistence(graph)) as run:
+                return await _drive(run, run.next_node, S2)
+        return asyncio.run(go())
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        graph, _, S2, _ = _graph()
+
+        async def go() -> dict[str, Any]:
+            async with graph.iter_from_persistence(self._persistence(graph)) as run:  # claims the pause
+                paused = isinstance(run.next_node, S2) and run.next_node.answer is None
+                return await _drive(run, S2(answer=answer) if paused else run.next_node, S2)
+        return asyncio.run(go())
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        from pydantic_graph.persistence import EndSnapshot, NodeSnapshot
+        graph, _, S2, _ = _graph()
+
+        async def go() -> dict[str, Any] | None:
+            persistence = self._persistence(graph)
+            snapshots = await persistence.load_all()
+            if not snapshots:
+                return None  # nothing durable yet: the run starts over
+            if ends := [s for s in snapshots if isinstance(s, EndSnapshot)]:  # the run had finished
+                return {"status": "completed", "outcome": ends[-1].result.data}
+            created = [s for s in snapshots if isinstance(s, NodeSnapshot) and s.status == "created"]
+            if created and isinstance(created[0].node, S2) and created[0].node.answer is None:
+                return {"status": "paused", "handle": created[0].id}  # waits for its answer: do not claim it
+            async with graph.iter_from_persistence(persistence) as run:
+                return await _drive(run, run.next_node, S2)
+        return asyncio.run(go()) or self.start()
+
+    def state_paths(self) -> list[Any]:  # the file is a JSON list of snapshots, each one document
+        path = self.workdir / FILE
+        return [f"{FILE}#{i}" for i in range(len(json.loads(path.read_text())))] if path.exists() else []
+
+    def load_state(self, path: Any) -> Any:
+        return json.loads((self.workdir / FILE).read_text())[int(path.rpartition("#")[2])]
+
+    def save_state(self, path: Any, data: Any) -> None:
+        snapshots = json.loads((self.workdir / FILE).read_text())
+        snapshots[int(path.rpartition("#")[2])] = data
+        (self.workdir / FILE).write_text(json.dumps(snapshots))

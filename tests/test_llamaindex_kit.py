@@ -1,0 +1,59 @@
+"""LlamaIndex Workflows 2.22.2 under the kit (quick profile, the real framework).
+
+The durable state is the application's ``ctx.to_dict()`` snapshot (the framework has no
+checkpointer). Asserts what the kit measured on this release: a change is a behaviour
+change of the framework (or of the kit) worth a look, not noise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("workflows")
+
+from probes.core.campaign import run_campaign  # noqa: E402
+from probes import campaigns  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    campaign = campaigns.get("llamaindex_kit")
+    params = campaign.resolve({"protocols": ["crash", "parkkill", "stray", "answers", "race", "tamper", "savekill"],
+                               "crash_points": ["s2.effect"], "crash_hows": ["kill"], "tamper_limit": 2},
+                              quick=True)
+    run = run_campaign(campaign, params, tmp_path_factory.mktemp("llamaindex_kit"))
+    assert run.harness_errors == []
+    assert {r.observations.get("framework_versions", {}).get("llama-index-workflows")
+            for r in run.receipts} - {None} == {"2.22.2"}
+    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+
+
+def test_a_snapshot_survives_a_kill_while_parked(verdicts: dict) -> None:
+    v = verdicts[("EO", "park-kill")]
+    assert v.label.value == "✓" and v.evidence["effect_counts"] == {"e1": 1, "e2": 1}
+
+
+def test_a_restored_snapshot_keeps_no_record_that_it_was_answered(verdicts: dict) -> None:
+    assert verdicts[("CO", "retry:same-pause×3")].evidence["gate_fires"] == 3
+    assert verdicts[("CO", "race:same-pause×2")].evidence["gate_fires"] == 2
+    # the ended context restores as a new run: the stray answer is consumed by it
+    assert verdicts[("CO", "stray-after-completion")].evidence["gate_fires"] == 2
+
+
+def test_a_kill_after_the_effect_re_runs_the_answered_step(verdicts: dict) -> None:
+    v = verdicts[("EO", "crash:kill@s2.effect/latest-snapshot")]
+    assert v.evidence["effect_counts"] == {"e1": 1, "e2": 2} and v.label.value == "D"  # LI-2
+
+
+def test_an_empty_snapshot_is_a_fresh_run_and_a_flipped_flag_restarts(verdicts: dict) -> None:
+    empty = verdicts[("CV", "tamper:empty-object")]
+    assert empty.label.value == "U" and "accepted" in empty.summary  # every field has a default
+    flipped = verdicts[("EO", "tamper:flip:is_running")]
+    assert flipped.evidence["effect_counts"]["e1"] == 2 and flipped.label.value == "D"  # LI-6: a new run
+
+
+def test_kills_inside_the_snapshot_write(verdicts: dict) -> None:
+    first, second = verdicts[("EO", "save-kill:save.write#1")], verdicts[("EO", "save-kill:save.write#2")]
+    assert first.evidence["effect_counts"] == {"e1": 2, "e2": 1}  # no pause snapshot landed: start over
+    assert second.evidence["effect_counts"] == {"e1": 1, "e2": 2}  # the ended context never landed: re-answer
+    assert verdicts[("LV", "save-kill:save.write#1")].label.value == "✓"
