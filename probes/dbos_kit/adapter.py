@@ -1,0 +1,144 @@
+"""DBOS: a durable workflow whose pause is ``DBOS.recv``, on an SQLite system database.
+
+Workflow: steps ``s1`` and ``ask`` (the kit's ``before_pause``), ``DBOS.recv(TOPIC)``, step
+``s2`` on the answer. A pause's handle is ``[workflow id, topic]``; answering (again) is
+``DBOS.send``. Each operation is a fresh process launching DBOS, which recovers its
+executor's pending workflows at launch (recovery mode "launch"): that is also how a later
+process's answer is consumed. A process whose workflow waits in ``recv`` ends there,
+leaving it pending (as a stopped worker does).
+
+DBOS pickles program data by default; the adapter sets DBOS's public JSON serializer, so
+the durable documents are JSON: the workflow's inputs and the outputs of ``s1``/``s2``,
+one per row (``ask``'s null and DBOS's bookkeeping, like recv's deadline, are left out).
+The save hook is ``SystemDatabase.record_operation_result``; its write, the transaction
+body ``_record_operation_result_txn`` (the row's INSERT, committed when it returns).
+"""
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+from typing import Any
+
+from probes.citations import PAGES
+from probes.docs_statements import STATEMENTS
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+WID, TOPIC = "kit-run", "answer"
+_registered: list[Any] = []
+
+
+def _doc(statement: str, stance: str) -> dict[str, str]:
+    page = PAGES.get(statement, PAGES["DB-2"])  # DB-3 is on DB-2's page and section
+    return {"page": page, "quote": STATEMENTS[statement][1], "stance": stance}
+
+
+def _workflow() -> Any:
+    """Register the workflow once per process, before launch (recovery finds it by name)."""
+    if not _registered:
+        from dbos import DBOS
+        s1 = DBOS.step(name="s1")(lambda: {"s1": runtime.step1()})
+        ask = DBOS.step(name="ask")(lambda: runtime.before_pause())  # a step: replay never re-runs it
+        s2 = DBOS.step(name="s2")(lambda answer: runtime.step2(answer))
+
+        @DBOS.workflow(name="kit_workflow")
+        def kit_workflow() -> str:
+            s1()
+            ask()
+            return s2(DBOS.recv(TOPIC, timeout_seconds=3600))
+        _registered.append(kit_workflow)
+    return _registered[0]
+
+
+class DBOSAdapter(Adapter):
+    framework = "dbos"
+    packages = ("dbos",)
+    backends = ("sqlite",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("launch",)
+    answers = ("yes", "no")
+    citations = {  # where probes/citations.py's row for the property is about another situation
+        "LV crash:raise@*": _doc("DB-3", "deviation"),  # a workflow that raised is ERROR, never recovered
+        "CO race:*": _doc("DB-5", "deviation"),  # k launches = duplicate executors: steps at-least-once
+        "FD fork:same-pause": _doc("DB-10", "deviation"),  # another answer needs a fork (new id), not a resend
+    }
+
+    def hook(self) -> None:  # the write: the transaction's body (pollers commit meanwhile on other threads)
+        from dbos._sys_db import SystemDatabase
+        runtime.hook_save(SystemDatabase, "record_operation_result",
+                          writes=((SystemDatabase, "_record_operation_result_txn"),))
+
+    def _launch(self) -> tuple[Any, threading.Event]:
+        from dbos import DBOS, DBOSPortableJSONSerializer
+        from dbos._sys_db import SystemDatabase
+        waiting, setup = threading.Event(), SystemDatabase.recv_setup
+        def recv_setup(*a: Any, **k: Any) -> Any:  # observes only: (False, ...) = recv waits for a message
+            out = setup(*a, **k)
+            if not out[0]:
+                waiting.set()
+            return out
+        SystemDatabase.recv_setup = recv_setup
+        _workflow()
+        DBOS(config={"name": "rc-kit", "system_database_url": f"sqlite:///{self.store}", "run_admin_server": False,
+                     "log_level": "ERROR", "application_version": "kit", "serializer": DBOSPortableJSONSerializer(),
+                     "notification_listener_polling_interval_sec": 0.02})
+        DBOS.launch()
+        return DBOS, waiting
+
+    def start(self) -> dict[str, Any]:
+        return self.recover("launch", None)  # on a fresh store nothing is pending: the run starts
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        wid, topic = handle or (WID, TOPIC)
+        DBOS, _ = self._launch()  # recovers the pending workflow, which then receives the answer
+        DBOS.send(wid, answer, topic)
+        outcome = DBOS.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)
+        DBOS.destroy()
+        return {"status": "completed", "outcome": outcome}
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        from dbos import SetWorkflowID
+        DBOS, waiting = self._launch()
+        if DBOS.get_workflow_status(WID) is None:  # no durable workflow yet: start it
+            with SetWorkflowID(WID):
+                DBOS.start_workflow(_workflow())
+        box: dict[str, Any] = {}
+        def watch() -> None:  # until the workflow waits in recv or has ended
+            try:
+                box["outcome"] = DBOS.retrieve_workflow(WID).get_result(polling_interval_sec=0.02)
+            except Exception as exc:  # the framework's error, raised below
+                box["error"] = exc
+            waiting.set()
+        threading.Thread(target=watch, daemon=True).start()
+        waiting.wait()
+        if "error" in box:
+            raise box["error"]
+        if "outcome" in box:
+            DBOS.destroy()
+            return {"status": "completed", "outcome": box["outcome"]}
+        # A DBOS executor thread waits in recv and interpreter exit would join it: end the process in
+        # threading's exit hooks (they run before that join, after the kit's child wrote its result).
+        threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))
+        return {"status": "paused", "handle": [WID, TOPIC]}
+
+    # The durable state: JSON values in the system database, one (table, column, row) per document.
+    def state_paths(self) -> list[Any]:
+        with sqlite3.connect(self.store) as db:
+            ops = db.execute("SELECT function_id FROM operation_outputs WHERE workflow_uuid=? AND output IS NOT NULL"
+                             " AND function_name IN ('s1', 's2') ORDER BY function_id", (WID,)).fetchall()
+        return [("workflow_status", "inputs", "")] + [("operation_outputs", "output", f" AND function_id={f}")
+                                                      for f, in ops]
+
+    def load_state(self, path: Any) -> Any:
+        table, column, row = path
+        with sqlite3.connect(self.store) as db:
+            value, = db.execute(f"SELECT {column} FROM {table} WHERE workflow_uuid=?{row}", (WID,)).fetchone()
+        return json.loads(value)
+
+    def save_state(self, path: Any, data: Any) -> None:
+        table, column, row = path
+        with sqlite3.connect(self.store) as db:
+            db.execute(f"UPDATE {table} SET {column}=? WHERE workflow_uuid=?{row}", (json.dumps(data), WID))

@@ -1,0 +1,61 @@
+"""DBOS 2.27.0 under the kit (quick profile, the real framework, SQLite system database).
+
+Asserts what the kit measured on this release; a change here is a behaviour change of
+the framework (or of the kit) worth a look, not noise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("dbos")
+
+from probes.core.campaign import run_campaign  # noqa: E402
+from probes import campaigns  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    campaign = campaigns.get("dbos_kit")
+    params = campaign.resolve({"protocols": ["parkkill", "answers", "race", "tamper", "savekill"],
+                               "tamper_limit": 2}, quick=True)
+    run = run_campaign(campaign, params, tmp_path_factory.mktemp("dbos_kit"))
+    assert run.harness_errors == []
+    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+
+
+def test_a_worker_killed_in_recv_is_recovered_at_the_next_launch(verdicts: dict) -> None:
+    assert all(verdicts[(p, "park-kill")].label.value == "✓" for p in ("EO", "PC", "LV"))
+
+
+def test_answers_resent_to_the_answered_workflow_stay_inert(verdicts: dict) -> None:
+    retry = verdicts[("CO", "retry:same-pause×3")]
+    assert retry.label.value == "✓" and retry.evidence["gate_fires"] == 1
+
+
+def test_concurrent_answerers_recover_the_workflow_twice(verdicts: dict) -> None:
+    # each answering process launches DBOS, which recovers the pending workflow: duplicate
+    # executions run the gated step more than once (documented at-least-once steps, DB-5)
+    race = verdicts[("CO", "race:same-pause×2")]
+    assert race.evidence["gate_fires"] >= 1
+    assert race.label.value == ("D" if race.evidence["gate_fires"] > 1 else "✓")
+
+
+def test_an_edited_step_output_is_replayed_without_a_check(verdicts: dict) -> None:
+    empty = verdicts[("CV", "tamper:empty-object")]  # s1's recorded output replaced by {}
+    assert empty.label.value == "U" and not empty.evidence["refused"]
+    assert verdicts[("EO", "tamper:other-string:s1")].label.value == "✓"
+
+
+def test_kills_inside_the_record_of_an_operation_output(verdicts: dict) -> None:
+    kills = {path: v for (prop, path), v in verdicts.items() if prop == "EO" and path.startswith("save-kill:")}
+    # the clean run records four operation outputs: s1, ask, recv's deadline (start) and s2 (answer)
+    assert sorted(kills) == [f"save-kill:save.write#{n}" for n in (1, 2, 3, 4)]
+    # s1's output never landed: recovery runs s1 again (at-least-once steps, documented: D)
+    assert kills["save-kill:save.write#1"].evidence["effect_counts"] == {"e1": 2, "e2": 1}
+    assert kills["save-kill:save.write#1"].label.value == "D"
+    # ask's output or recv's deadline never landed: recovery replays s1 and waits again
+    assert kills["save-kill:save.write#2"].label.value == kills["save-kill:save.write#3"].label.value == "✓"
+    # s2's output never landed: recovery replays the consumed answer and runs s2 again
+    assert kills["save-kill:save.write#4"].evidence["effect_counts"] == {"e1": 1, "e2": 2}
+    assert all(verdicts[(p, path)].label.value == "✓" for path in kills for p in ("PC", "LV"))
