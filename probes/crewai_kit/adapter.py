@@ -1,0 +1,145 @@
+"""CrewAI Flows: a ``@human_feedback`` pause, ``@persist`` in SQLite, ``CheckpointConfig`` JSON files.
+
+``s1`` (``@start``) runs the kit's first step; ``s2`` (``@human_feedback``, its provider raising
+``HumanFeedbackPending``, as in the old campaign) starts the second and pauses; ``act`` gets the
+answer and finishes it. ``@persist(SQLiteFlowPersistence)`` saves after every method and, at the
+pause, state and context in a ``pending_feedback`` row. A pause's handle is the flow id; answering
+is ``Flow.from_pending(id, persistence).resume(answer)``. Tamper edits that row's state JSON, what
+an answer rehydrates (no answer reads a checkpoint file). Save-kills hook ``save_state`` /
+``save_pending_feedback`` (write: ``_save_state_sql``, in the transaction). Recovery: ``@persist``'s
+``kickoff(inputs={"id": ...})``, or restoring the newest checkpoint (by mtime, as ``crewai checkpoint
+resume`` picks it). Checkpoints are taken at the pause only, a write the flow awaits: per-method ones
+are written by event-bus threads while the flow runs on, and serializing the growing event record
+then now and then aborts the run (pydantic ``PanicException``, a ``BaseException``).
+"""
+
+import json
+import os
+import sqlite3
+from typing import Any, Callable
+
+from probes.citations import PAGES
+from probes.crewai.workload import HERMETIC_ENV  # the paper's campaign's hermetic settings
+from probes.docs_statements import STATEMENTS
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+
+
+def _cite(statement: str, stance: str) -> dict[str, str]:
+    _prop, quote, source = STATEMENTS[statement]
+    return {"page": PAGES.get(statement, source), "quote": quote, "stance": stance}
+
+
+def _flow(db: str) -> Any:
+    from crewai.flow import Flow, HumanFeedbackPending, human_feedback, listen, persist, start
+    from crewai.flow.persistence import SQLiteFlowPersistence
+    from pydantic import BaseModel
+
+    class Pause:  # an asynchronous provider: the flow pauses, the answer comes later
+        def request_feedback(self, context: Any, flow: Any) -> str:
+            raise HumanFeedbackPending(context=context)
+
+    class KitState(BaseModel):
+        id: str = ""
+        steps: int = 0
+        done: list[str] = []
+
+    @persist(SQLiteFlowPersistence(db))
+    class KitFlow(Flow[KitState]):
+        @start()
+        def s1(self) -> str:
+            out, self.state.steps = runtime.step1(), self.state.steps + 1
+            self.state.done.append("s1")
+            return out
+
+        @listen(s1)
+        @human_feedback(message="answer?", llm=None, provider=Pause())
+        def s2(self) -> str:
+            runtime.before_pause()
+            return "asking"
+
+        @listen(s2)
+        def act(self, result: Any) -> str:
+            out, self.state.steps = runtime.step2(getattr(result, "feedback", result)), self.state.steps + 1
+            self.state.done.append("s2")
+            return out
+
+    return KitFlow
+
+
+class CrewAIAdapter(Adapter):
+    framework = "crewai"
+    packages = ("crewai", "pydantic")
+    capabilities = frozenset(Capability)
+    recovery_modes = ("persist-id", "latest-checkpoint")
+    citations = {
+        "CO race:*": _cite("CR-16", "deviation"),  # concurrent answers: idempotency is the handler's job
+        "CO retry:*": _cite("CR-17", "claims"), "CO stray-after-completion": _cite("CR-17", "claims"),
+        "FD fork:same-pause": _cite("CR-17", "deviation"),  # an answered pause is gone: no second answer
+        "LV park-kill": _cite("CR-15", "claims"),
+        "CV tamper:*": _cite("CR-11", "claims"),  # "automatic state validation during save and load"
+        # @persist's recovery (save-kill recovers by it) runs the flow from its start again
+        **{f"{p} {path}": _cite("CR-6", "deviation") for p in ("EO", "PC")
+           for path in ("crash:*/persist-id", "save-kill:*")},
+        "LV crash:*/persist-id": _cite("CR-9", "claims"), "LV save-kill:*": _cite("CR-9", "claims"),
+        # once answered, the pause's checkpoint exists: restoring it must skip completed work
+        "PC crash:*@s2.[ce]*/latest-checkpoint": _cite("CR-1", "claims"),
+        "LV crash:*/latest-checkpoint": _cite("CR-5", "claims"),
+    }
+
+    def hook(self) -> None:  # first thing in every child: keep CrewAI hermetic, then hook its saves
+        home = self.workdir / "home"
+        os.environ.update(HERMETIC_ENV, HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"))
+        from crewai.flow.persistence.sqlite import SQLiteFlowPersistence as P
+        for method in ("save_state", "save_pending_feedback"):
+            runtime.hook_save(P, method, writes=((P, "_save_state_sql"),))
+
+    def _sql(self, query: str, *args: Any) -> list[tuple]:
+        if not (self.workdir / "flows.db").exists():
+            return []
+        with sqlite3.connect(self.workdir / "flows.db") as db:
+            return db.execute(query, args).fetchall()
+
+    def _go(self, how: str | None, arg: Any, run: Callable[[Any], Any]) -> dict[str, Any]:
+        from crewai.flow.persistence import SQLiteFlowPersistence
+        from crewai.state.checkpoint_config import CheckpointConfig
+        db, where = str(self.workdir / "flows.db"), str(self.workdir / "checkpoints")
+        cls = _flow(db)
+        flow = (cls.from_pending(arg, SQLiteFlowPersistence(db)) if how == "pending" else
+                cls.from_checkpoint(CheckpointConfig(restore_from=arg)) if how == "checkpoint" else cls())
+        flow.checkpoint = CheckpointConfig(location=where, on_events=["flow_paused"])
+        result = run(flow)
+        if type(result).__name__ == "HumanFeedbackPending":
+            return {"status": "paused", "handle": flow.state.id}
+        return {"status": "completed", "outcome": result}
+
+    def start(self) -> dict[str, Any]:
+        return self._go(None, None, lambda flow: flow.kickoff())
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        return self._go("pending", handle or self._flow_id(), lambda flow: flow.resume(answer))
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        flow_id = self._flow_id()
+        points = sorted((self.workdir / "checkpoints").rglob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+        if mode == "persist-id" and flow_id:  # @persist: kick the flow off again under its id
+            return self._go(None, None, lambda flow: flow.kickoff(inputs={"id": flow_id}))
+        if mode == "latest-checkpoint" and points:
+            return self._go("checkpoint", str(points[-1]), lambda flow: flow.kickoff())
+        return self.start()  # nothing durable to recover from: the run starts over
+
+    def _flow_id(self) -> str | None:
+        """The paused flow, else the flow saved last."""
+        rows = (self._sql("SELECT flow_uuid FROM pending_feedback ORDER BY id DESC LIMIT 1")
+                or self._sql("SELECT flow_uuid FROM flow_states ORDER BY id DESC LIMIT 1"))
+        return rows[0][0] if rows else None
+
+    # The durable pause: the pending_feedback row (keyed by flow id) whose state from_pending loads.
+    def state_paths(self) -> list[Any]:
+        return [r[0] for r in self._sql("SELECT flow_uuid FROM pending_feedback ORDER BY id")]
+
+    def load_state(self, path: Any) -> Any:
+        return json.loads(self._sql("SELECT state_json FROM pending_feedback WHERE flow_uuid=?", path)[0][0])
+
+    def save_state(self, path: Any, data: Any) -> None:
+        self._sql("UPDATE pending_feedback SET state_json=? WHERE flow_uuid=?", json.dumps(data), path)

@@ -1,0 +1,56 @@
+"""CrewAI 1.15.2 Flows under the kit (quick profile, the real framework; about a minute).
+
+The old campaign answers the human-feedback pause at most twice and never edits its
+durable state; here the kit answers it again by its flow id, races two answers and
+tampers the ``pending_feedback`` row that ``Flow.from_pending`` rehydrates. A change in
+what is asserted is a behaviour change of the framework (or of the kit) worth a look.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("crewai")
+
+from probes.core.campaign import run_campaign  # noqa: E402
+from probes import campaigns  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):
+    campaign = campaigns.get("crewai_kit")
+    params = campaign.resolve({"protocols": ["answers", "race", "tamper"], "answers_n": [2], "race_k": [2],
+                               "tamper_limit": 1}, quick=True)
+    result = run_campaign(campaign, params, tmp_path_factory.mktemp("crewai-kit"))
+    assert result.harness_errors == []
+    versions = {r.observations["framework_versions"]["crewai"] for r in result.receipts
+                if "framework_versions" in r.observations}  # tamper's runs keep theirs per sub-run
+    assert versions == {"1.15.2"}
+    return result
+
+
+@pytest.fixture(scope="module")
+def verdicts(run) -> dict:
+    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+
+
+def test_an_answered_pause_is_gone_so_a_second_answer_is_refused(run, verdicts: dict) -> None:
+    retry = verdicts[("CO", "retry:same-pause×2")]
+    assert retry.label.value == "✓" and retry.evidence["gate_fires"] == 1
+    receipt = next(r for r in run.receipts if r.probe.startswith("answers."))
+    second = receipt.observations["children"]["run/answer-2"]["result"]
+    assert second["status"] == "raised" and second["error"] == "ValueError"  # "No pending feedback found"
+
+
+def test_concurrent_answers_are_not_deduplicated(verdicts: dict) -> None:
+    race = verdicts[("CO", "race:same-pause×2")]
+    assert race.evidence["gate_fires"] >= 1
+    # two answers that both loaded the pause both fire the gated effect: D, the docs ask for idempotency
+    assert race.label.value == ("D" if race.evidence["gate_fires"] > 1 else "✓")
+
+
+def test_an_emptied_pending_state_is_accepted_and_the_run_goes_on(verdicts: dict) -> None:
+    v = verdicts[("CV", "tamper:empty-object")]
+    # every field has a default, so the empty state validates: the answer is served on it (✗ against CR-11)
+    assert v.label.value == "✗" and not v.evidence["refused"]
+    assert verdicts[("EO", "tamper:other-string:id")].label.value == "✓"
