@@ -670,3 +670,111 @@ def test_lock_retries_and_lease_arithmetic_and_closed_detection(tmp_path: Path) 
     assert cl._pg_closed(Saver(False), RuntimeError("server closed the connection unexpectedly"))
     assert cl._pg_closed(Saver(True), RuntimeError("boom"))
     assert not cl._pg_closed(Saver(False), RuntimeError("boom"))
+
+
+# ---- values, not identities: ids that arrive as fresh strings ------------------------------------------------
+
+
+def _fresh(*parts: str) -> str:
+    """An id built at run time (as one decoded from a request is): equal to, never the same object as,
+    another built from the same parts."""
+    return "".join(parts)
+
+
+def test_ledger_orders_a_thread_by_its_id_value_on_every_store(tmp_path: Path) -> None:
+    """The per-thread total order (seq 1, 2, ...) and the thread's listing go by the thread id's value:
+    two effects of one thread whose id reaches the ledger as two distinct str objects are seq 1 and 2,
+    and listed together, in memory as in SQLite."""
+    from remit_ref import EffectLedger
+
+    first, second = _fresh("thread-", "7"), _fresh("thread-", "7")
+    assert first == second and first is not second
+    expected = [{"seq": 1, "task": "s1", "effect_id": "e", "status": "done"},
+                {"seq": 2, "task": "s2", "effect_id": "e", "status": "done"}]
+    for target in (None, tmp_path / "order.sqlite"):
+        led = EffectLedger(target)
+        assert led.once(first, "s1", "e", lambda: 1) == 1
+        assert led.once(second, "s2", "e", lambda: 2) == 2
+        assert led.entries(_fresh("thread-", "7")) == expected, target
+        led.close()
+
+
+# ---- LangGraph 1.2.9's loop is found on every execution read ---------------------------------------------------
+
+
+def test_execution_reads_find_the_pregel_loop_and_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the pinned LangGraph, every read the execution loop makes is recognised as such: the frame walk
+    finds the loop (``found_loop``; without it REMIT falls back to stock behaviour) and the compiled graph,
+    and tells a resume from a fresh input; state reads are not execution reads."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from remit_ref import saver as saver_mod
+    from remit_ref import wrap
+
+    seen: list[Any] = []
+    after_read = saver_mod.RemitSaver._after_read
+
+    def record(self: Any, config: Any, tup: Any, ctx: Any) -> Any:
+        seen.append(ctx)
+        return after_read(self, config, tup, ctx)
+    monkeypatch.setattr(saver_mod.RemitSaver, "_after_read", record)
+    app = _app(wrap(InMemorySaver()))
+    cfg = {"configurable": {"thread_id": "loop"}}
+    app.invoke({"value": 1}, cfg)
+    assert seen and all(c.execution and c.found_loop and not c.resume and c.graph is not None for c in seen)
+    seen.clear()
+    assert app.invoke(Command(resume=True), cfg)["value"] == 2
+    assert seen and all(c.execution and c.found_loop and c.resume for c in seen)
+    seen.clear()
+    app.get_state(cfg)
+    assert seen and not any(c.execution or c.found_loop for c in seen)
+
+
+# ---- a connection closed in the middle of a claim ------------------------------------------------------------
+
+
+def test_sqlite_claim_on_a_connection_closed_mid_transaction_raises_store_closed(tmp_path: Path) -> None:
+    """The saver's connection is closed by another thread (a shutdown) after the claim's transaction
+    began: the claim fails with StoreClosed, the named error, not a raw sqlite3 error."""
+    from remit_ref import StoreClosed
+
+    conn = sqlite3.connect(str(tmp_path / "mid.sqlite"), check_same_thread=False)
+    store = cl.SqliteClaims(conn, threading.Lock())
+    assert store.try_insert(("t", "", "c", "0"), cl.Owner.new())
+
+    def closed_under_us(cur: sqlite3.Cursor) -> None:
+        conn.close()
+        cur.execute("SELECT count(*) FROM remit_claims")
+    with pytest.raises(StoreClosed, match="closed database") as info:
+        store._run(closed_under_us)
+    assert info.value.saver == "SqliteSaver"
+
+
+# ---- the ledger when another process records the same effect first --------------------------------------------
+
+
+def test_ledger_returns_the_result_another_process_recorded_between_our_check_and_reserve(tmp_path: Path) -> None:
+    """Two processes run the same effect key on one SQLite ledger. The other one reserves, fires and records
+    it after our status check found nothing: our reservation fails, and we return its recorded result
+    without firing (EO) -- neither firing twice nor calling a finished effect in doubt."""
+    from remit_ref import EffectLedger
+
+    path = tmp_path / "race.sqlite"
+    other, fired = EffectLedger(path), []
+
+    class Overtaken(EffectLedger):
+        overtaken = False
+
+        def status(self, thread_id: str, task: str, effect_id: str) -> str | None:
+            seen = super().status(thread_id, task, effect_id)
+            if not self.overtaken:  # the other process runs the whole effect right after our read
+                self.overtaken = True
+                assert other.once(thread_id, task, effect_id, lambda: fired.append("other") or "theirs") == "theirs"
+            return seen
+
+    ours = Overtaken(path)
+    assert ours.once("t", "a", "e", lambda: fired.append("ours") or "mine") == "theirs"
+    assert fired == ["other"] and ours.entries("t") == [{"seq": 1, "task": "a", "effect_id": "e", "status": "done"}]
+    ours.close()
+    other.close()
