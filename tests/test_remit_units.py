@@ -778,3 +778,146 @@ def test_ledger_returns_the_result_another_process_recorded_between_our_check_an
     assert fired == ["other"] and ours.entries("t") == [{"seq": 1, "task": "a", "effect_id": "e", "status": "done"}]
     ours.close()
     other.close()
+
+
+def test_claims_are_matched_by_value_on_every_claim_store(tmp_path: Path) -> None:
+    """Thread ids and owner tokens reach the claim store as fresh strings (an operator's call, a token read
+    back from a log or another store): listing, releasing and the conditional takeover and delete compare
+    them by value, in memory exactly as in SQLite."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    a, b = cl.Owner.new(), cl.Owner.new()
+
+    def copy(s: str) -> str:
+        out = _fresh(s[:1], s[1:])
+        assert out == s and out is not s
+        return out
+
+    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(str(tmp_path / "v.sqlite")))):
+        key = (_fresh("thread-", "v"), "", "c", "i")
+        assert store.try_insert(key, a)
+        assert [k for k, _r in store.all_rows(_fresh("thread-", "v"))] == [key], kind
+        assert store.take_over(key, copy(a.token), b) is True and store.read(key).owner == b.token, kind
+        assert store.delete(key, copy(a.token)) == 0 and store.delete(key, copy(b.token)) == 1, kind
+        saver = wrap(InMemorySaver(), consume_gate=True, claims=store)
+        store.try_insert(key, a)
+        assert [c["thread_id"] for c in saver.claims(_fresh("thread-", "v"))] == [key[0]], kind
+        assert saver.release_claims(_fresh("thread-", "v")) == 1 and saver.claims() == [], kind
+
+
+def test_ledger_reservation_retries_while_another_writer_holds_the_database(tmp_path: Path) -> None:
+    """Another process holds SQLite's write lock past the ledger's busy timeout: the reservation is retried
+    ("database is locked" is not an answer), and the effect fires once when the lock is released."""
+    from remit_ref import EffectLedger
+
+    path = tmp_path / "busy.sqlite"
+    blocker = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    fired: list[str] = []
+
+    class Blocked(EffectLedger):
+        checks = 0
+
+        def status(self, thread_id: str, task: str, effect_id: str) -> str | None:
+            self.checks += 1
+            if self.checks == 2:  # the reservation failed on the lock: the other writer commits now
+                assert blocker.in_transaction
+                blocker.execute("COMMIT")
+            return super().status(thread_id, task, effect_id)
+
+    led = Blocked(path)
+    led._conn.execute("PRAGMA busy_timeout=0")  # its patience is used up at once
+    blocker.execute("BEGIN IMMEDIATE")
+    assert led.once("t", "a", "e", lambda: fired.append("a") or 1) == 1
+    assert fired == ["a"] and led.checks == 2 and led.status("t", "a", "e") == "done"
+    led.close()
+    blocker.close()
+
+
+def test_ledger_counts_only_effects_recorded_done(tmp_path: Path) -> None:
+    """counts() is what oracles compare with the fired effects: an effect in doubt (reserved, never
+    recorded done) is not counted as fired, in memory as in SQLite."""
+    from remit_ref import EffectLedger
+
+    for target in (None, tmp_path / "counts.sqlite"):
+        led = EffectLedger(target)
+        led.once("t", "a", "e", lambda: 1)
+        assert led._reserve(("t", "b", "e"))  # the process died between starting the effect and recording it
+        assert led.status("t", "b", "e") == "pending"
+        assert led.counts() == {"t/a/e": 1}, target
+        led.close()
+
+
+def test_resume_of_a_thread_that_never_ran_is_stock() -> None:
+    """Command(resume=...) on a thread with no checkpoint: the loop reads nothing, and REMIT (gate on or
+    off) behaves exactly as the stock saver -- the graph starts and reaches its interrupt."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import wrap
+
+    g = StateGraph(St)
+    g.add_node("n", lambda s: {"value": 1 if interrupt("q") else 0})
+    g.add_edge(START, "n")
+    g.add_edge("n", END)
+    outcomes = []
+    for saver in (InMemorySaver(), wrap(InMemorySaver()), wrap(InMemorySaver(), consume_gate=True)):
+        app = g.compile(checkpointer=saver)
+        out = app.invoke(Command(resume=True), {"configurable": {"thread_id": "never-ran"}})
+        outcomes.append(([i.value for i in out["__interrupt__"]], app.get_state({"configurable": {
+            "thread_id": "never-ran"}}).next))
+    assert outcomes == [(["q"], ("n",))] * 3
+
+
+class Opaque:
+    """A value pydantic has no schema for (a client, a file handle...)."""
+
+
+class WithOpaque(TypedDict):
+    value: int
+    handle: Opaque
+
+
+def test_state_field_of_a_type_pydantic_cannot_check_is_left_unchecked() -> None:
+    """The default validator checks the fields it can: a state that carries an object pydantic has no
+    schema for (kept by a saver whose serializer pickles it) still runs under REMIT, and its other fields
+    are still checked."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from langgraph.graph import END, START, StateGraph
+
+    from remit_ref import InvalidCheckpoint, wrap
+
+    def build(value: Any) -> Any:
+        g = StateGraph(WithOpaque)
+        g.add_node("n", lambda s: {"value": value})
+        g.add_edge(START, "n")
+        g.add_edge("n", END)
+        return g.compile(checkpointer=wrap(InMemorySaver(serde=JsonPlusSerializer(pickle_fallback=True))))
+
+    handle = Opaque()
+    out = build(2).invoke({"value": 1, "handle": handle}, {"configurable": {"thread_id": "o"}})
+    assert out["value"] == 2 and isinstance(out["handle"], Opaque)
+    with pytest.raises(InvalidCheckpoint, match="value"):
+        build("two").invoke({"value": 1, "handle": handle}, {"configurable": {"thread_id": "o"}})
+
+
+def test_claims_through_a_connection_of_their_own_are_seen_by_every_other_session(tmp_path: Path, pg: Any) -> None:
+    """sqlite_claims(path) / postgres_claims(dsn) (the stores beside an async saver) commit each claim:
+    another connection to the same store sees it at once and loses the same interrupt."""
+    import psycopg
+
+    a, b = cl.Owner.new(), cl.Owner.new()
+    dsn = pg.fresh_dsn("own")
+    with psycopg.connect(dsn, autocommit=True) as conn:  # the table exists: no session waits on its creation
+        cl.pg_create(conn, cl._PG_DDL, "remit_claims")
+    for kind, make in (("sqlite", lambda: cl.sqlite_claims(str(tmp_path / "own.sqlite"))),
+                       ("postgres", lambda: cl.postgres_claims(dsn))):
+        mine, theirs = make(), make()
+        key = ("t", "", "c", "i")
+        assert mine.try_insert(key, a), kind
+        row = theirs.read(key)  # read first (an uncommitted claim would make an insert wait for its lock)
+        assert row is not None and row.owner == a.token, kind
+        assert theirs.try_insert(key, b) is False and [k for k, _r in theirs.all_rows("t")] == [key], kind
