@@ -53,6 +53,8 @@ def test_a_stray_answer_restarts_a_completed_graph(verdicts: dict, receipts: lis
     stray = [e for e in history if e["incarnation"] == "run/stray"]
     assert [(e["kind"], e.get("effect")) for e in stray if e["kind"] in ("effect", "pause")] == [
         ("effect", "e1"), ("pause", None)]
+    eo = verdicts[("EO", "stray-after-completion")]  # ...so e1 fires twice: the EO checker sees it
+    assert eo.label.value != "✓" and eo.evidence["effect_counts"] == {"e1": 2, "e2": 1}
 
 
 def test_graph_manager_state_is_loaded_unvalidated(verdicts: dict) -> None:

@@ -38,6 +38,8 @@ def test_a_restored_snapshot_keeps_no_record_that_it_was_answered(verdicts: dict
     assert verdicts[("CO", "race:same-pause×2")].evidence["gate_fires"] == 2
     # the ended context restores as a new run: the stray answer is consumed by it
     assert verdicts[("CO", "stray-after-completion")].evidence["gate_fires"] == 2
+    # ...running the whole workflow again: s1's effect too
+    assert verdicts[("EO", "stray-after-completion")].evidence["effect_counts"] == {"e1": 2, "e2": 2}
 
 
 def test_a_kill_after_the_effect_re_runs_the_answered_step(verdicts: dict) -> None:

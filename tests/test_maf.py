@@ -29,6 +29,7 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_park_kill_and_stray_answer_are_survived(verdicts: dict) -> None:
     assert verdicts[("EO", "park-kill")].label.value == "✓"
     assert verdicts[("CO", "stray-after-completion")].evidence["gate_fires"] == 1
+    assert verdicts[("EO", "stray-after-completion")].label.value == "✓"  # and nothing else fires again
 
 
 def test_an_answered_checkpoint_answered_again_fires_the_gated_effect_again(verdicts: dict) -> None:

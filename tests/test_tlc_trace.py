@@ -175,6 +175,24 @@ def test_why_no_setting_admits_a_history_is_read_off_the_history() -> None:
     assert _recorded(tampered).outside_model and not _recorded(killed_after_effect).outside_model
 
 
+def test_a_step_redone_after_a_save_that_did_not_record_it_and_a_restarted_run_are_named() -> None:
+    """Two shapes seen in the kit's histories (OpenAI Agents and ADK save-kills; AutoGen and
+    LlamaIndex strays): TLC admits neither under any setting, and the gap says which."""
+    redone = _kit_history(*ANSWERED[:4], ("persist", "run/answer", {"detail": {"what": "session.append"}}),
+                          ("crash", "harness", {"detail": {"victim": "run/answer", "at": "save.enter#2"}}),
+                          ("recover", "harness", {}), *((k, "run/recover", f) for k, _, f in ANSWERED[1:]))
+    restarted = _kit_history(*ANSWERED, ("answer", "harness", {"value": "no", "detail": {"addressed": False}}),
+                             ("step_begin", "run/stray", {"step": "s1"}),
+                             ("effect", "run/stray", {"step": "s1", "effect": "e1"}),
+                             ("step_end", "run/stray", {"step": "s1"}), ("pause", "run/stray", {"step": "s2"}))
+    traces = [T.observations(redone, "redone"), T.observations(restarted, "restarted")]
+    assert all(not v.explained_by for v in T.explain(traces).values())
+    assert _recorded(redone).gap.startswith("the recovery fired e2 again although the victim had saved after "
+                                            "firing it (session.append)")
+    assert _recorded(restarted, "stray").gap.startswith("a stray answer after the run completed started the "
+                                                        "workflow again (e1 fired again)")
+
+
 def test_conformant_means_every_measured_verdict_passes() -> None:
     h = _kit_history()
     assert _recorded(h, labels={"EO": "✓", "FI": "n/a"}).conformant

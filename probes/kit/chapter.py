@@ -132,7 +132,7 @@ def notebook(name: str) -> dict[str, Any]:
     return {"nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                          "language_info": {"name": "python"}},
-            "cells": [
+            "cells": _numbered([
                 _cell("markdown", intro),
                 _cell("code", params, ["parameters"]),
                 _cell("code", f'from probes.notebook import run_notebook\nrun = run_notebook("{name}", globals())'),
@@ -150,7 +150,12 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("markdown", "## Every verdict"),
                 _cell("code", "import pandas as pd\npd.set_option('display.max_colwidth', 160)\n"
                               "pd.DataFrame(chapter.verdict_rows(run)).style.hide(axis='index')"),
-            ]}
+            ])}
+
+
+def _numbered(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """nbformat 4.5 wants an id on every cell: stable ones, so a regenerated notebook is unchanged."""
+    return [{"id": f"cell-{i:02d}", **cell} for i, cell in enumerate(cells)]
 
 
 def write_notebook(name: str, directory: Path | None = None) -> Path:

@@ -203,14 +203,18 @@ def parkkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 def stray(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """Answer the run's pause after the run completed (no address): it must be inert."""
+    """Answer the run's pause after the run completed (no address): it must be inert, both for
+    the gated effect (CO) and for every other effect (EO: a stray that starts the finished
+    workflow again fires ``e1`` a second time)."""
+    path = "stray-after-completion"
     if why := _needs(p, Capability.PAUSE):
-        return [p.judge.not_applicable(Property.CO, "stray-after-completion", why)]
+        return [p.judge.not_applicable(prop, path, why) for prop in (Property.CO, Property.EO)]
     a, b = p.target.cls.answers
     run = p.run("run")
     run.to_completion(run.start(), a, "answer")
     run.answer("stray", None, b)
-    return [p.judge.gated_once("stray-after-completion", p.read(), "a second answer after completion")]
+    h, what = p.read(), "a second answer after completion"
+    return [p.judge.gated_once(path, h, what), p.judge.effects_once(Property.EO, path, h, True, what)]
 
 
 def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:

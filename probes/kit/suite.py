@@ -19,7 +19,7 @@ from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
 from probes.kit.protocols import PROTOCOLS, Probe, Target
-from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
+from probes.kit.runtime import SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
@@ -109,6 +109,7 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
         result.observations = probe.observations
         result.verdicts = PROTOCOLS[spec.args["protocol"]](probe, dict(spec.args))
         result.observations["history"] = probe.read().to_json()
+        result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}  # for trace validation
     except HarnessError as exc:
         result.harness_errors.append(str(exc))
     return result

@@ -447,6 +447,23 @@ class Recorded:
             if any(x.kind is Kind.EFFECT for x in since_save):
                 return ("an effect fired after the victim's last durable save, then the crash: ResumePlane's task "
                         "step is atomic (effect and record together), so it has no state between them")
+            fired = {x.effect for x in before if x.kind is Kind.EFFECT}
+            again = sorted({x.effect for x in events[i + 1:] if x.kind is Kind.EFFECT} & fired)
+            if again:
+                fired_at = max(j for j, x in enumerate(before) if x.kind is Kind.EFFECT and x.effect in again)
+                saves = sorted({str(x.detail.get("what")) for x in before[fired_at:] if x.kind is Kind.PERSIST})
+                return (f"the recovery fired {', '.join(again)} again although the victim had saved after firing it "
+                        f"({', '.join(saves) or 'its saves'}): those saves did not record the step done, and "
+                        "ResumePlane records a step with its effect (one atomic task step), so every save it makes "
+                        "after an effect covers that effect's step")
+        done = next((i for i, e in enumerate(events) if e.kind is Kind.COMPLETE), None)
+        if done is not None:
+            before = {e.effect for e in events[:done] if e.kind is Kind.EFFECT}
+            again = sorted({e.effect for e in events[done + 1:] if e.kind is Kind.EFFECT} & before)
+            if again and any(e.kind is Kind.ANSWER and not e.detail.get("addressed", True) for e in events[done:]):
+                return (f"a stray answer after the run completed started the workflow again ({', '.join(again)} "
+                        "fired again): in ResumePlane a resume of a completed run is inert (or, under "
+                        "DoubleConsume, refires the gated step only); no setting runs a completed workflow again")
         return "none of the above: read the history"
 
     @property
