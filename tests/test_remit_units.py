@@ -921,3 +921,295 @@ def test_claims_through_a_connection_of_their_own_are_seen_by_every_other_sessio
         row = theirs.read(key)  # read first (an uncommitted claim would make an insert wait for its lock)
         assert row is not None and row.owner == a.token, kind
         assert theirs.try_insert(key, b) is False and [k for k, _r in theirs.all_rows("t")] == [key], kind
+
+
+# ---- a drop-in saver: the base's signatures, the names of its errors and of its claims -------------------------
+
+
+def test_wrapper_methods_take_the_base_savers_parameters() -> None:
+    """Drop-in: every BaseCheckpointSaver method the wrapper overrides takes the base's parameters (names,
+    kinds, defaults: ``list(config=...)`` and keyword-only ``filter``/``before``/``limit`` as on a stock saver),
+    or forwards ``*args, **kwargs`` untouched."""
+    import inspect
+
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from remit_ref import RemitSaver
+
+    def params(fn: Any) -> list[tuple[str, Any, Any]]:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    forwarding = [("self", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty),
+                  ("args", inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.empty),
+                  ("kwargs", inspect.Parameter.VAR_KEYWORD, inspect.Parameter.empty)]
+    overridden = [n for n, f in vars(RemitSaver).items() if callable(f) and not n.startswith("_")
+                  and hasattr(BaseCheckpointSaver, n)]
+    assert {"get_tuple", "aget_tuple", "list", "alist", "put", "aput", "put_writes", "aput_writes"} <= set(overridden)
+    for name in overridden:
+        mine = params(getattr(RemitSaver, name))
+        assert mine in (params(getattr(BaseCheckpointSaver, name)), forwarding), name
+
+
+def test_ledger_resolve_takes_its_decision_by_name(tmp_path: Path) -> None:
+    """``resolve(thread_id, task, effect_id, fired=...)``: the settlement of an in-doubt effect is named at the
+    call site (a bare True/False is refused), the key may be passed by name."""
+    from remit_ref import EffectLedger
+
+    led = EffectLedger(tmp_path / "resolve.sqlite")
+    led._reserve(("t", "a", "e"))
+    with pytest.raises(TypeError):
+        led.resolve("t", "a", "e", True)  # type: ignore[misc]
+    assert led.status("t", "a", "e") == "pending"
+    led.resolve(thread_id="t", task="a", effect_id="e", fired=True, result=3)
+    assert led.once("t", "a", "e", lambda: 4) == 3
+    led.close()
+
+
+def test_invalid_checkpoint_carries_the_validators_reason() -> None:
+    """InvalidCheckpoint names where (put / put_writes), the channel, and the validator's own reason."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import InvalidCheckpoint, wrap
+
+    saver = wrap(InMemorySaver(), validator=lambda ch, v: "must not be negative" if v < 0 else None)
+    cfg = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    checkpoint = _empty_checkpoint()
+    checkpoint["channel_values"] = {"a": 1, "b": -1}
+    with pytest.raises(InvalidCheckpoint, match="channel 'b'.*must not be negative") as info:
+        saver.put(cfg, checkpoint, {}, {})
+    assert (info.value.where, info.value.channel, info.value.detail) == ("put", "b", "must not be negative")
+    written = saver.put(cfg, _empty_checkpoint(), {}, {})
+    with pytest.raises(InvalidCheckpoint) as info:
+        saver.put_writes(written, [("a", 1), ("c", -2)], "task")
+    assert (info.value.where, info.value.channel, info.value.detail) == ("put_writes", "c", "must not be negative")
+
+
+def test_claims_name_the_checkpoint_and_the_interrupt_they_consumed(tmp_path: Path) -> None:
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    base = _sqlite_base(tmp_path / "named.sqlite")
+    saver = wrap(base, consume_gate=True)
+    app = _app(saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    interrupted = app.get_state(cfg)
+    app.invoke(Command(resume=True), cfg)
+    [claim] = saver.claims("t")
+    assert claim["checkpoint_id"] == interrupted.config["configurable"]["checkpoint_id"]
+    assert claim["interrupt_id"] == interrupted.interrupts[0].id and claim["checkpoint_ns"] == ""
+
+
+def test_sqlite_claims_of_their_own_serve_every_thread(tmp_path: Path) -> None:
+    """sqlite_claims(path) is built once (beside an async saver) and claimed in from whichever thread
+    runs the resume."""
+    store = cl.sqlite_claims(str(tmp_path / "threads.sqlite"))
+    out: list[Any] = []
+    worker = threading.Thread(target=lambda: out.append(store.try_insert(("t", "", "c", "i"), cl.Owner.new())))
+    worker.start()
+    worker.join()
+    assert out == [True] and store.read(("t", "", "c", "i")) is not None
+
+
+def test_a_memory_saver_subclass_keeping_the_stock_name_gets_memory_claims() -> None:
+    """An application's instrumented subclass that keeps the name InMemorySaver (defined in its own
+    module) is recognised as the in-memory saver: the gate claims in process memory."""
+    from langgraph.checkpoint import memory
+
+    from remit_ref import wrap
+
+    class InMemorySaver(memory.InMemorySaver):  # the stock name, in the application's module
+        pass
+    assert InMemorySaver.__module__ != memory.InMemorySaver.__module__
+    saver = InMemorySaver()
+    assert cl.claims_for(saver) is cl.memory_claims_for(saver)
+    assert isinstance(wrap(saver, consume_gate=True)._claims, cl.MemoryClaims)
+
+
+class ChannelClosed(Exception):
+    """An application's own error (its module sorts after sqlite3) that says 'closed'."""
+
+
+def test_only_database_errors_saying_closed_become_store_closed() -> None:
+    """StoreClosed is for the database connection (sqlite3, psycopg); any other error that mentions
+    'closed' propagates unchanged."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import StoreClosed, wrap
+
+    assert ChannelClosed.__module__ > "sqlite3"
+
+    class Failing(InMemorySaver):
+        error: Exception = ChannelClosed("the event channel was closed")
+
+        def get_tuple(self, config: Any) -> Any:
+            raise self.error
+
+    saver = wrap(Failing())
+    with pytest.raises(ChannelClosed):
+        saver.get_tuple({"configurable": {"thread_id": "t"}})
+    Failing.error = sqlite3.ProgrammingError("Cannot operate on a closed database.")
+    with pytest.raises(StoreClosed):
+        saver.get_tuple({"configurable": {"thread_id": "t"}})
+
+
+# ---- the frame walk is bounded ---------------------------------------------------------------------------------
+
+
+def _forwarding_stack(saver: Any, layers: int) -> Any:
+    """``layers`` tracing savers stacked above ``saver``, each forwarding every call (one frame each)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    class Forwarding(BaseCheckpointSaver):
+        def __init__(self, inner: Any) -> None:
+            super().__init__(serde=inner.serde)
+            self.inner = inner
+
+        def get_tuple(self, config: Any) -> Any:
+            return self.inner.get_tuple(config)
+
+        def list(self, config: Any, *, filter: Any = None, before: Any = None, limit: Any = None) -> Any:
+            return self.inner.list(config, filter=filter, before=before, limit=limit)
+
+        def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+            return self.inner.put(config, checkpoint, metadata, new_versions)
+
+        def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+            return self.inner.put_writes(config, writes, task_id, task_path)
+
+        def get_next_version(self, current: Any, channel: Any) -> Any:
+            return self.inner.get_next_version(current, channel)
+
+    for _ in range(layers):
+        saver = Forwarding(saver)
+    return saver
+
+
+def _fork_values(saver: Any) -> tuple[int, int]:
+    """An interrupt answered True on the thread, then the same checkpoint addressed again with False."""
+    from langgraph.types import Command
+
+    app = _app(saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    addressed = {"configurable": {"thread_id": "t",
+                                  "checkpoint_id": app.get_state(cfg).config["configurable"]["checkpoint_id"]}}
+    return app.invoke(Command(resume=True), addressed)["value"], app.invoke(Command(resume=False), addressed)["value"]
+
+
+def test_frame_walk_sees_through_ten_forwarding_savers_and_is_plain_beyond_its_bound() -> None:
+    """REMIT finds LangGraph's loop and graph by walking a bounded number of frames (12) up from the
+    caller of get_tuple. Through ten tracing savers stacked above it both are found: a fork observes its
+    own answer and the graph's schema is enforced. With twelve, the read is too far from the loop and
+    counts as plain: exactly stock (the fork is served the first answer), never a walk up the whole stack."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import InvalidCheckpoint, wrap
+
+    assert _fork_values(InMemorySaver()) == (2, 2)  # stock (LangGraph #6663)
+    assert _fork_values(wrap(InMemorySaver())) == _fork_values(_forwarding_stack(wrap(InMemorySaver()), 10)) == (2, 1)
+    with pytest.raises(InvalidCheckpoint, match="value"):
+        _app(_forwarding_stack(wrap(InMemorySaver()), 10)).invoke({"value": "x"}, {"configurable": {"thread_id": "v"}})
+    assert _fork_values(_forwarding_stack(wrap(InMemorySaver()), 12)) == (2, 2)
+
+
+# ---- liveness of a process this one may not signal ----------------------------------------------------------
+
+
+def test_owner_of_another_user_is_alive_unless_its_pid_was_reused() -> None:
+    """A claim owned by a process of another user (kill(pid, 0) is not permitted) is judged by the pid's
+    start time like any other: alive if it matches (or is unknown), a reused pid otherwise. Run as an
+    unprivileged user (a forked child drops root) so that the signal really is refused."""
+    import ast
+
+    start = cl.process_start(1)
+    assert start
+
+    def judge() -> tuple[Any, ...]:
+        try:
+            os.kill(1, 0)
+            permitted: Any = True
+        except PermissionError:
+            permitted = False
+        return permitted, cl.owner_alive(cl.HOST, 1, start), cl.owner_alive(cl.HOST, 1, ""), \
+            cl.owner_alive(cl.HOST, 1, start + "0")
+
+    if os.geteuid() != 0:
+        seen = judge()
+    else:
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child reports through the pipe
+            code = 0
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                os.write(write, repr(judge()).encode())
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                os.write(write, repr(("error", repr(exc))).encode())
+                code = 1
+            os._exit(code)
+        os.close(write)
+        with os.fdopen(read) as fh:
+            report = fh.read()
+        os.waitpid(child, 0)
+        seen = ast.literal_eval(report)
+    assert seen == (False, True, True, False)
+
+
+# ---- on PostgreSQL: async reads of a closed connection, the ledger's sequence race -----------------------------
+
+
+def test_async_read_of_a_closed_connection_raises_store_closed(pg: Any) -> None:
+    import asyncio
+
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from remit_ref import StoreClosed, wrap
+
+    async def read_after_close() -> None:
+        conn = await psycopg.AsyncConnection.connect(pg.fresh_dsn("aclosed"), autocommit=True, prepare_threshold=0,
+                                                     row_factory=dict_row)
+        base = AsyncPostgresSaver(conn)
+        await base.setup()
+        saver = wrap(base)
+        await conn.close()
+        with pytest.raises(StoreClosed, match="connection of the wrapped AsyncPostgresSaver is closed"):
+            await saver.aget_tuple({"configurable": {"thread_id": "t"}})
+    asyncio.run(read_after_close())
+
+
+def test_ledger_effects_of_one_thread_racing_for_the_next_seq_both_get_one(pg: Any) -> None:
+    """Two processes reserve different effects of one thread at once on PostgreSQL (READ COMMITTED): both
+    compute the same next seq and one loses on UNIQUE (thread_id, seq). The loser retries and takes the
+    next one: both effects fire, once each, in one total order."""
+    import psycopg
+
+    from remit_ref import EffectLedger
+
+    dsn = pg.fresh_dsn("seqrace")
+    led = EffectLedger(dsn)
+    other = psycopg.connect(dsn)  # the other process, mid-transaction: seq 1 taken, not yet committed
+    other.execute("INSERT INTO remit_effects (thread_id, task, effect_id, seq, status, result, owner) "
+                  "VALUES ('t', 'b', 'e', 1, 'pending', NULL, 'other')")
+    out: list[Any] = []
+    ours = threading.Thread(target=lambda: out.append(led.once("t", "a", "e", lambda: "fired")))
+    ours.start()
+    with psycopg.connect(dsn, autocommit=True) as watch:  # our insert waits on the other's seq 1
+        for _ in range(6000):
+            if watch.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                             "AND wait_event_type = 'Lock'").fetchone()[0]:
+                break
+            time.sleep(0.005)
+        else:
+            pytest.fail("the reservation never waited on the other transaction")
+    other.commit()
+    ours.join(timeout=120)
+    assert out == ["fired"]
+    assert [(e["seq"], e["task"]) for e in led.entries("t")] == [(1, "b"), (2, "a")]
+    other.close()
+    led.close()
