@@ -1213,3 +1213,14 @@ def test_ledger_effects_of_one_thread_racing_for_the_next_seq_both_get_one(pg: A
     assert [(e["seq"], e["task"]) for e in led.entries("t")] == [(1, "b"), (2, "a")]
     other.close()
     led.close()
+
+
+def test_gate_on_an_async_saver_asks_for_a_claim_store_of_its_own() -> None:
+    """The async savers' connections cannot serve the synchronous claim: claims_for refuses them with the
+    remedy (sqlite_claims / postgres_claims) instead of a claim store that would fail at the first resume."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    for cls in (AsyncPostgresSaver, AsyncSqliteSaver):
+        with pytest.raises(TypeError, match=f"async {cls.__name__}: pass claims=remit_ref.claims.sqlite_claims"):
+            cl.claims_for(cls.__new__(cls))
