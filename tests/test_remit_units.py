@@ -1224,3 +1224,60 @@ def test_gate_on_an_async_saver_asks_for_a_claim_store_of_its_own() -> None:
     for cls in (AsyncPostgresSaver, AsyncSqliteSaver):
         with pytest.raises(TypeError, match=f"async {cls.__name__}: pass claims=remit_ref.claims.sqlite_claims"):
             cl.claims_for(cls.__new__(cls))
+
+
+def test_a_dict_answer_is_an_answer_and_the_gate_claims_its_interrupt(tmp_path: Path) -> None:
+    """Command(resume={"approved": True}) answers the one pending interrupt with a dict (a form); it is not a
+    resume map (its keys are not interrupt ids), so the gate claims that interrupt and a second resume of
+    the same checkpoint is refused."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import ConsumeConflict, wrap
+
+    class Form(TypedDict, total=False):
+        approved: bool
+
+    g = StateGraph(Form)
+    g.add_node("ask", lambda s: {"approved": interrupt("approve?")["approved"]})
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    base = InMemorySaver()
+    saver = wrap(base, consume_gate=True)
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "form"}}
+    app.invoke({}, cfg)
+    interrupted = app.get_state(cfg)
+    assert app.invoke(Command(resume={"approved": True}), cfg) == {"approved": True}
+    assert [c["interrupt_id"] for c in saver.claims("form")] == [interrupted.interrupts[0].id]
+    with pytest.raises(ConsumeConflict):
+        app.invoke(Command(resume={"approved": False}), interrupted.config | {"configurable": {
+            **interrupted.config["configurable"], "remit_intent": "retry"}})
+
+
+def test_release_stale_claims_leaves_owners_on_other_hosts(tmp_path: Path) -> None:
+    """Liveness of a process on another host cannot be checked from here: release_stale_claims never
+    releases its claim (claim_ttl or release_claims are the ways to free it)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    saver = wrap(InMemorySaver(), consume_gate=True)
+    saver._claims.try_insert(("t", "", "c", "i"), cl.Owner("elsewhere/7/1/n", "elsewhere", 7, "1"))
+    assert saver.release_stale_claims() == 0 and saver.release_stale_claims("t") == 0
+    assert [c["owner_alive"] for c in saver.claims()] == [None]
+    assert saver.release_claims("t") == 1
+
+
+def test_sqlite_claim_refused_by_the_connections_authorizer_reports_the_databases_error(tmp_path: Path) -> None:
+    """An application may restrict what its connection runs (sqlite3's authorizer). A claim whose first
+    statement is refused fails with the database's own error, nothing half done."""
+    conn = sqlite3.connect(str(tmp_path / "auth.sqlite"), check_same_thread=False)
+    conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_PRAGMA else sqlite3.SQLITE_OK)
+    store = cl.SqliteClaims(conn, threading.Lock())
+    with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+        store.try_insert(("t", "", "c", "i"), cl.Owner.new())
+    conn.set_authorizer(None)
+    assert not conn.in_transaction
+    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name='remit_claims'").fetchone()[0] == 0
