@@ -1281,3 +1281,73 @@ def test_sqlite_claim_refused_by_the_connections_authorizer_reports_the_database
     conn.set_authorizer(None)
     assert not conn.in_transaction
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name='remit_claims'").fetchone()[0] == 0
+
+
+# ---- pid reuse, however the new process is named ---------------------------------------------------------------
+
+
+def test_a_pid_reused_by_a_later_process_is_not_the_owner() -> None:
+    """The claim recorded the owner's start time; the pid now belongs to a process that started later
+    (a larger start time, as the kernel's clock only grows): the owner is dead."""
+    me = os.getpid()
+    start = cl.process_start(me)
+    earlier = str(int(start) - 1)
+    assert cl.owner_alive(cl.HOST, me, earlier) is False
+    assert cl.owner_alive(cl.HOST, me, start) is True
+
+
+def test_start_time_of_a_process_whose_name_has_parentheses(tmp_path: Path) -> None:
+    """/proc/<pid>/stat puts the process name in parentheses and the name may itself contain ')': a process
+    that renames itself so keeps its start time, and a pid reused by such a process is still told apart."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time\n"
+            "print('started', flush=True)\n"
+            "sys.stdin.readline()\n"
+            "open('/proc/self/comm', 'w').write('w) x) y')\n"
+            "print('renamed', flush=True)\n"
+            "sys.stdin.readline()\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "started"
+        before = cl.process_start(child.pid)
+        child.stdin.write("rename\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "renamed"
+        assert Path(f"/proc/{child.pid}/comm").read_text().strip() == "w) x) y"
+        assert before.isdigit() and cl.process_start(child.pid) == before
+        assert cl.owner_alive(cl.HOST, child.pid, before) is True
+        assert cl.owner_alive(cl.HOST, child.pid, str(int(before) - 1)) is False  # the pid's earlier owner
+    finally:
+        child.stdin.close()
+        child.wait(timeout=60)
+
+
+def test_resolve_refuses_an_effect_that_never_started(tmp_path: Path) -> None:
+    from remit_ref import EffectLedger
+
+    for target in (None, tmp_path / "never.sqlite"):
+        led = EffectLedger(target)
+        with pytest.raises(ValueError, match="is not in doubt \\(status None\\)"):
+            led.resolve("t", "a", "e", fired=True)
+        assert led.status("t", "a", "e") is None and led.entries("t") == []
+        led.close()
+
+
+def test_a_fresh_input_on_an_interrupted_thread_takes_no_claim() -> None:
+    """Only a resume consumes an interrupt: new input sent to a thread parked at an interrupt (the
+    application starting over) runs as on the stock saver and takes no claim."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    saver = wrap(InMemorySaver(), consume_gate=True)
+    app = _app(saver)
+    cfg = {"configurable": {"thread_id": "fresh"}}
+    app.invoke({"value": 1}, cfg)
+    app.invoke({"value": 10}, cfg)
+    assert saver.claims() == []
+    assert app.invoke(Command(resume=True), cfg)["value"] == 11
+    assert len(saver.claims("fresh")) == 1
