@@ -1274,7 +1274,8 @@ def test_sqlite_claim_refused_by_the_connections_authorizer_reports_the_database
     """An application may restrict what its connection runs (sqlite3's authorizer). A claim whose first
     statement is refused fails with the database's own error, nothing half done."""
     conn = sqlite3.connect(str(tmp_path / "auth.sqlite"), check_same_thread=False)
-    conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_PRAGMA else sqlite3.SQLITE_OK)
+    conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_PRAGMA
+                        else sqlite3.SQLITE_OK)
     store = cl.SqliteClaims(conn, threading.Lock())
     with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
         store.try_insert(("t", "", "c", "i"), cl.Owner.new())
