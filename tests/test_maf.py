@@ -20,7 +20,7 @@ from probes.core.campaign import run_campaign  # noqa: E402
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
     campaign = campaigns.get("maf")
     params = campaign.resolve({"protocols": ["parkkill", "stray", "answers", "race", "tamper", "savekill"],
-                               "tamper_limit": 2}, quick=True)
+                               "tamper_limit": 2, "race_trials": 3}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("maf"))
     assert run.harness_errors == []
     return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
@@ -35,7 +35,12 @@ def test_park_kill_and_stray_answer_are_survived(verdicts: dict) -> None:
 def test_an_answered_checkpoint_answered_again_fires_the_gated_effect_again(verdicts: dict) -> None:
     retry = verdicts[("CO", "retry:same-pause×3")]
     assert retry.evidence["gate_fires"] == 3 and retry.label.value == "U"
-    assert verdicts[("CO", "race:same-pause×2")].evidence["gate_fires"] >= 1
+    race = verdicts[("CO", "race:same-pause×2")]
+    # three fresh races; the verdict is the worst trial's, and every trial's count is kept
+    by_trial = race.evidence["gate_fires_by_trial"]
+    assert len(by_trial) == 3 and all(n >= 1 for n in by_trial)
+    assert race.evidence["gate_fires"] == max(by_trial) and (race.label.value == "✓") == (max(by_trial) == 1)
+    assert len([e for e in race.history if e.kind.value == "answer"]) == 1  # one trial's history, not all
 
 
 def test_a_checkpoint_emptied_of_its_fields_is_refused_before_any_effect(verdicts: dict) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -232,21 +232,36 @@ def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """``k`` processes answer the same pause at once (released by a barrier)."""
-    from probes.core.barrier import run_racers
+    """``k`` processes answer the same pause at once (released by a barrier), ``trials`` times.
 
-    k = args["k"]
+    Which racer loads the pause before another has answered it is up to the scheduler, so
+    one trial is one sample: a framework that lets two racers through now and then can
+    serialise them in a given trial. Each trial is a fresh run with its own history; the
+    verdict is the worst trial's (its history is the one kept), and the evidence lists how
+    often the gated effect fired in every trial, so a ✓ says how many trials it rests on.
+    """
+    from probes.core.barrier import run_racers
+    from probes.core.checker import WORST_FIRST
+
+    k, trials = args["k"], args.get("trials", 1)
     path = f"race:same-pause×{k}"
     if why := _needs(p, Capability.PAUSE, Capability.READDRESS):
         return [p.judge.not_applicable(Property.CO, path, why)]
     answer = p.target.cls.answers[0]
-    run = p.run("run")
-    handle = run.start().get("handle")
-    run.note(Kind.ANSWER, value=answer, detail={"racers": k})
-    outs = run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle, answer=answer),
-                      timeout=run.target.timeout)
-    p.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
-    return [p.judge.gated_once(path, p.read(), f"{k} concurrent answers", witness=False)]  # racer order varies
+    judged = []
+    for t in range(1, trials + 1):
+        sub, run = _isolated(p, f"trial-{t}")
+        handle = run.start().get("handle")
+        run.note(Kind.ANSWER, value=answer, detail={"racers": k})
+        outs = run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
+                                                    answer=answer), timeout=run.target.timeout)
+        sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
+        judged.append(p.judge.gated_once(path, sub.read(), f"{k} concurrent answers (trial {t} of {trials})",
+                                         witness=False))  # racer order varies
+    fires = [v.evidence["gate_fires"] for v in judged]
+    worst = min(judged, key=lambda v: (WORST_FIRST.index(v.label), -abs(v.evidence["gate_fires"] - 1)))
+    return [replace(worst, evidence={**worst.evidence, "gate_fires_by_trial": fires},
+                    summary=f"{worst.summary}; over {trials} trial(s) the gated effect fired {fires} time(s)")]
 
 
 def fork(p: Probe, args: dict[str, Any]) -> list[Verdict]:

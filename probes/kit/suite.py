@@ -55,6 +55,8 @@ def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
         Param("answers_n", "list[int]", [2, 4, 8], [3], "how many times the same pause is answered in a row",
               minimum=2),
         Param("race_k", "list[int]", [2, 4], [2], "how many processes answer the same pause at once", minimum=2),
+        Param("race_trials", "int", 3, 1, "fresh races per k: the worst trial decides (a race is a sample)",
+              minimum=1),
         Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
         Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
               SAVE_POINTS),
@@ -77,7 +79,7 @@ def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             elif proto == "answers":
                 cells += [(f"answers.n{n}", {"n": n}) for n in params["answers_n"]]
             elif proto == "race":
-                cells += [(f"race.k{k}", {"k": k}) for k in params["race_k"]]
+                cells += [(f"race.k{k}", {"k": k, "trials": params["race_trials"]}) for k in params["race_k"]]
             elif proto == "tamper":
                 cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
                           for kind in ("structural", "typed")]
