@@ -1352,3 +1352,77 @@ def test_a_fresh_input_on_an_interrupted_thread_takes_no_claim() -> None:
     assert saver.claims() == []
     assert app.invoke(Command(resume=True), cfg)["value"] == 11
     assert len(saver.claims("fresh")) == 1
+
+
+# ---- what the package exports, and other small contracts ---------------------------------------------------------
+
+
+def test_package_exports_only_its_names_and_the_lazy_ledger() -> None:
+    """``remit_ref.EffectLedger`` is imported on first use; any other missing name is an AttributeError
+    (whatever it sorts before or after), so ``hasattr`` and ``from remit_ref import ...`` tell the truth."""
+    import remit_ref
+    from remit_ref.ledger import EffectLedger
+
+    assert remit_ref.EffectLedger is EffectLedger
+    for name in ("Checkpointer", "ClaimStore", "EffectLedger2", "Effect", "ledger_for", "wrap_all", "__wrapped__"):
+        assert not hasattr(remit_ref, name), name
+    with pytest.raises(ImportError):
+        exec("from remit_ref import Checkpointer", {})
+    assert set(remit_ref.__all__) <= set(dir(remit_ref)) | {"EffectLedger"}
+
+
+def test_pg_closed_without_a_connection_to_inspect_judges_by_the_error() -> None:
+    """A saver that exposes no connection (only a cursor factory) is closed only if its error says so."""
+    assert not cl._pg_closed(object(), RuntimeError("server terminated abnormally"))
+    assert cl._pg_closed(object(), RuntimeError("the connection is closed"))
+
+
+def test_two_takers_of_a_dead_owners_claim_yield_one_winner(tmp_path: Path) -> None:
+    """Both saw the dead owner; the first takeover wins and the second, still conditional on the dead
+    owner, fails -- whatever the owners' tokens are, in memory as in SQLite."""
+    dead = cl.Owner("zz-host/1/1/dead", "zz-host", 1, "1")
+    first = cl.Owner("aa-host/2/2/first", "aa-host", 2, "2")   # sorts before the dead owner
+    second = cl.Owner("mm-host/3/3/second", "mm-host", 3, "3")
+    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(str(tmp_path / "two.sqlite")))):
+        key = ("t", "", "c", "i")
+        assert store.try_insert(key, dead)
+        assert store.take_over(key, dead.token, first) is True, kind
+        assert store.take_over(key, dead.token, second) is False, kind
+        assert store.read(key).owner == first.token, kind
+
+
+def test_delegate_unwrapping_is_bounded() -> None:
+    """Six delegates deep, the stock saver is found; the walk is bounded (like a cyclic chain), so a saver
+    hidden under seven is not found and claims_for says so instead of guessing."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    class Delegate:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+    mem = InMemorySaver()
+    chain: Any = mem
+    for _ in range(6):
+        chain = Delegate(chain)
+    assert cl.underlying(chain) is mem
+    seven = Delegate(chain)
+    assert cl.underlying(seven) is not mem and cl.underlying(seven).inner is mem  # stopped one short
+    with pytest.raises(TypeError, match="Delegate is not one: pass claims="):
+        cl.claims_for(seven)
+
+
+def test_ledger_records_results_as_canonical_json(tmp_path: Path) -> None:
+    """The recorded result is canonical (sorted keys): equal results are stored as the same text, and a
+    replay returns them in that one order, whatever order the effect built them in."""
+    from remit_ref import EffectLedger
+
+    path = tmp_path / "canon.sqlite"
+    led = EffectLedger(path)
+    assert led.once("t", "a", "e", lambda: {"z": 1, "a": {"y": 2, "b": 3}}) == {"z": 1, "a": {"y": 2, "b": 3}}
+    led.once("t", "b", "e", lambda: {"a": {"b": 3, "y": 2}, "z": 1})
+    with sqlite3.connect(str(path)) as conn:
+        texts = [r[0] for r in conn.execute("SELECT result FROM remit_effects ORDER BY seq")]
+    assert texts == ['{"a": {"b": 3, "y": 2}, "z": 1}'] * 2
+    replayed = led.once("t", "a", "e", lambda: None)
+    assert list(replayed) == ["a", "z"] and list(replayed["a"]) == ["b", "y"]
+    led.close()
