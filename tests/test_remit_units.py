@@ -1065,6 +1065,7 @@ def _forwarding_stack(saver: Any, layers: int) -> Any:
         def __init__(self, inner: Any) -> None:
             super().__init__(serde=inner.serde)
             self.inner = inner
+            self.channels = ["traces"]  # where it publishes (a graph is not the only object with channels)
 
         def get_tuple(self, config: Any) -> Any:
             return self.inner.get_tuple(config)
@@ -1360,10 +1361,14 @@ def test_a_fresh_input_on_an_interrupted_thread_takes_no_claim() -> None:
 def test_package_exports_only_its_names_and_the_lazy_ledger() -> None:
     """``remit_ref.EffectLedger`` is imported on first use; any other missing name is an AttributeError
     (whatever it sorts before or after), so ``hasattr`` and ``from remit_ref import ...`` tell the truth."""
+    import importlib
+
     import remit_ref
     from remit_ref.ledger import EffectLedger
 
     assert remit_ref.EffectLedger is EffectLedger
+    module, _, attr = "remit_ref:EffectLedger".partition(":")  # a spec read from configuration
+    assert getattr(importlib.import_module(module), attr) is EffectLedger
     for name in ("Checkpointer", "ClaimStore", "EffectLedger2", "Effect", "ledger_for", "wrap_all", "__wrapped__"):
         assert not hasattr(remit_ref, name), name
     with pytest.raises(ImportError):
@@ -1426,3 +1431,18 @@ def test_ledger_records_results_as_canonical_json(tmp_path: Path) -> None:
     replayed = led.once("t", "a", "e", lambda: None)
     assert list(replayed) == ["a", "z"] and list(replayed["a"]) == ["b", "y"]
     led.close()
+
+
+def test_claim_rows_handed_out_cannot_alter_the_store(tmp_path: Path) -> None:
+    """read() and all_rows() hand out claim rows (the memory store its own objects): they are immutable
+    values, so a caller cannot change a claim behind the store's back, and they can be compared and hashed."""
+    import dataclasses
+
+    store = cl.MemoryClaims()
+    owner = cl.Owner.new()
+    store.try_insert(("t", "", "c", "i"), owner)
+    row = store.read(("t", "", "c", "i"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.owner = "someone-else"  # type: ignore[misc]
+    assert store.read(("t", "", "c", "i")).owner == owner.token
+    assert len({row, store.all_rows("t")[0][1]}) == 1
