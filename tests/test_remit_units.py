@@ -1446,3 +1446,30 @@ def test_claim_rows_handed_out_cannot_alter_the_store(tmp_path: Path) -> None:
         row.owner = "someone-else"  # type: ignore[misc]
     assert store.read(("t", "", "c", "i")).owner == owner.token
     assert len({row, store.all_rows("t")[0][1]}) == 1
+
+
+def test_every_attribute_of_the_wrapped_saver_is_reachable_through_the_wrapper(tmp_path: Path) -> None:
+    """Drop-in: whatever the wrapper does not define itself is the wrapped saver's, public or private
+    (InMemorySaver's _load_blobs, SqliteSaver's conn and lock, ...), whatever its name."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import RemitSaver, wrap
+
+    for base in (InMemorySaver(), _sqlite_base(tmp_path / "attrs.sqlite")):
+        saver = wrap(base)
+        names = [n for n in dir(base) if not n.startswith("__") and not hasattr(RemitSaver, n)]
+        assert names, type(base).__name__
+        for name in names:
+            assert getattr(saver, name) == getattr(base, name), name
+
+
+def test_ledger_sequence_numbers_have_no_gaps(tmp_path: Path) -> None:
+    """A thread's effects are numbered 1, 2, 3, ... in the order they were reserved, in memory as in SQLite."""
+    from remit_ref import EffectLedger
+
+    for target in (None, tmp_path / "gapless.sqlite"):
+        led = EffectLedger(target)
+        for task in ("a", "b", "c", "d", "e"):
+            led.once("t", task, "x", lambda: task)
+        assert [(e["seq"], e["task"]) for e in led.entries("t")] == list(enumerate("abcde", 1)), target
+        led.close()
