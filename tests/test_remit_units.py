@@ -325,6 +325,7 @@ def test_read_context_and_pending_write_helpers() -> None:
     chk = schema_checker(TD, {})
     assert chk.check("items", ["a"]) is None and chk.check("unknown", 1) is None
     assert chk.check("items", ["a", None]) == "TD.items[1]: Input should be a valid string"
+    assert chk.check("items", [None, "a", 3]) == "TD.items[0]: Input should be a valid string"  # the first error
     assert chk.name == "TD" and chk.plain_channels == frozenset()
 
 
@@ -1473,3 +1474,19 @@ def test_ledger_sequence_numbers_have_no_gaps(tmp_path: Path) -> None:
             led.once("t", task, "x", lambda: task)
         assert [(e["seq"], e["task"]) for e in led.entries("t")] == list(enumerate("abcde", 1)), target
         led.close()
+
+
+def test_a_release_that_lost_the_race_to_a_takeover_deletes_nothing(tmp_path: Path) -> None:
+    """release_stale_claims deletes conditionally on the dead owner it saw: if a resume took the claim over
+    in between, the release deletes nothing -- whatever the owners' tokens are, in memory as in SQLite."""
+    for dead_token, winner_token in (("aa-host/1/1/dead", "zz-host/2/2/winner"),
+                                     ("zz-host/1/1/dead", "aa-host/2/2/winner")):
+        dead = cl.Owner(dead_token, dead_token.split("/")[0], 1, "1")
+        winner = cl.Owner(winner_token, winner_token.split("/")[0], 2, "2")
+        for kind, store in (("memory", cl.MemoryClaims()),
+                            ("sqlite", cl.sqlite_claims(str(tmp_path / f"{dead_token[:2]}.sqlite")))):
+            key = ("t", "", "c", "i")
+            store.try_insert(key, dead)
+            assert store.take_over(key, dead.token, winner)
+            assert store.delete(key, dead.token) == 0, (kind, dead_token)
+            assert store.read(key).owner == winner.token, kind
