@@ -1490,3 +1490,17 @@ def test_a_release_that_lost_the_race_to_a_takeover_deletes_nothing(tmp_path: Pa
             assert store.take_over(key, dead.token, winner)
             assert store.delete(key, dead.token) == 0, (kind, dead_token)
             assert store.read(key).owner == winner.token, kind
+
+
+def test_options_are_named_at_the_call_site() -> None:
+    """wrap(saver, consume_gate=True): every option is keyword-only (a bare True/False is refused), on
+    wrap and on RemitSaver alike; the saver may be passed by name."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import RemitSaver, wrap
+
+    for make in (wrap, RemitSaver):
+        with pytest.raises(TypeError):
+            make(InMemorySaver(), False)  # type: ignore[misc]
+    assert RemitSaver(base=InMemorySaver(), consume_gate=True).consume_gate is True
+    assert wrap(base_saver=InMemorySaver(), fork_intent=False).fork_intent is False
