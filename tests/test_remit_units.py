@@ -1386,15 +1386,17 @@ def test_pg_closed_without_a_connection_to_inspect_judges_by_the_error() -> None
 def test_two_takers_of_a_dead_owners_claim_yield_one_winner(tmp_path: Path) -> None:
     """Both saw the dead owner; the first takeover wins and the second, still conditional on the dead
     owner, fails -- whatever the owners' tokens are, in memory as in SQLite."""
-    dead = cl.Owner("zz-host/1/1/dead", "zz-host", 1, "1")
-    first = cl.Owner("aa-host/2/2/first", "aa-host", 2, "2")   # sorts before the dead owner
-    second = cl.Owner("mm-host/3/3/second", "mm-host", 3, "3")
-    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(str(tmp_path / "two.sqlite")))):
-        key = ("t", "", "c", "i")
-        assert store.try_insert(key, dead)
-        assert store.take_over(key, dead.token, first) is True, kind
-        assert store.take_over(key, dead.token, second) is False, kind
-        assert store.read(key).owner == first.token, kind
+    dead = cl.Owner("mm-host/1/1/dead", "mm-host", 1, "1")
+    for n, first_token in enumerate(("aa-host/2/2/first", "zz-host/2/2/first")):  # before / after the dead owner
+        first = cl.Owner(first_token, first_token.split("/")[0], 2, "2")
+        second = cl.Owner("nn-host/3/3/second", "nn-host", 3, "3")
+        for kind, store in (("memory", cl.MemoryClaims()),
+                            ("sqlite", cl.sqlite_claims(str(tmp_path / f"two{n}.sqlite")))):
+            key = ("t", "", "c", "i")
+            assert store.try_insert(key, dead)
+            assert store.take_over(key, dead.token, first) is True, kind
+            assert store.take_over(key, dead.token, second) is False, (kind, first_token)
+            assert store.read(key).owner == first.token, kind
 
 
 def test_delegate_unwrapping_is_bounded() -> None:
@@ -1436,7 +1438,8 @@ def test_ledger_records_results_as_canonical_json(tmp_path: Path) -> None:
 
 def test_claim_rows_handed_out_cannot_alter_the_store(tmp_path: Path) -> None:
     """read() and all_rows() hand out claim rows (the memory store its own objects): they are immutable
-    values, so a caller cannot change a claim behind the store's back, and they can be compared and hashed."""
+    values, so a caller cannot change a claim behind the store's back, and they can be compared and hashed;
+    so is the Owner a resume claims as."""
     import dataclasses
 
     store = cl.MemoryClaims()
@@ -1447,6 +1450,9 @@ def test_claim_rows_handed_out_cannot_alter_the_store(tmp_path: Path) -> None:
         row.owner = "someone-else"  # type: ignore[misc]
     assert store.read(("t", "", "c", "i")).owner == owner.token
     assert len({row, store.all_rows("t")[0][1]}) == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        owner.token = "someone-else"  # type: ignore[misc]
+    assert len({owner, cl.Owner(owner.token, owner.host, owner.pid, owner.pstart)}) == 1
 
 
 def test_every_attribute_of_the_wrapped_saver_is_reachable_through_the_wrapper(tmp_path: Path) -> None:
@@ -1465,14 +1471,17 @@ def test_every_attribute_of_the_wrapped_saver_is_reachable_through_the_wrapper(t
 
 
 def test_ledger_sequence_numbers_have_no_gaps(tmp_path: Path) -> None:
-    """A thread's effects are numbered 1, 2, 3, ... in the order they were reserved, in memory as in SQLite."""
+    """Each thread's effects are numbered 1, 2, 3, ... in the order they were reserved, whatever other threads
+    do meanwhile, in memory as in SQLite."""
     from remit_ref import EffectLedger
 
     for target in (None, tmp_path / "gapless.sqlite"):
         led = EffectLedger(target)
         for task in ("a", "b", "c", "d", "e"):
             led.once("t", task, "x", lambda: task)
-        assert [(e["seq"], e["task"]) for e in led.entries("t")] == list(enumerate("abcde", 1)), target
+            led.once("s", task, "x", lambda: task)  # another thread's effects, in between (its id sorts first)
+        for thread in ("s", "t"):
+            assert [(e["seq"], e["task"]) for e in led.entries(thread)] == list(enumerate("abcde", 1)), target
         led.close()
 
 
@@ -1504,3 +1513,78 @@ def test_options_are_named_at_the_call_site() -> None:
             make(InMemorySaver(), False)  # type: ignore[misc]
     assert RemitSaver(base=InMemorySaver(), consume_gate=True).consume_gate is True
     assert wrap(base_saver=InMemorySaver(), fork_intent=False).fork_intent is False
+
+
+def test_claims_of_one_thread_are_listed_and_released_alone(tmp_path: Path) -> None:
+    """claims(thread) and release_claims(thread) (an operator's override) touch that thread only, never
+    the threads whose ids sort before or after it, in memory as in SQLite."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(str(tmp_path / "one.sqlite")))):
+        saver = wrap(InMemorySaver(), consume_gate=True, claims=store)
+        for thread in ("s", "t", "u"):
+            store.try_insert((thread, "", "c", "i"), cl.Owner.new())
+        assert [c["thread_id"] for c in saver.claims("t")] == ["t"], kind
+        assert saver.release_claims("t") == 1, kind
+        assert [c["thread_id"] for c in saver.claims()] == ["s", "u"], kind
+
+
+def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> None:
+    """Two parallel nodes: one completes (its write is pending at the checkpoint, listed first), the other
+    interrupts. The resume claims that interrupt like any other; a second resume of it is refused."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import ConsumeConflict, wrap
+
+    class P(TypedDict, total=False):
+        a: int
+        b: int
+
+    g = StateGraph(P)
+    g.add_node("x", lambda s: {"a": 1})
+    g.add_node("y", lambda s: {"b": interrupt("b")})
+    for n in ("x", "y"):
+        g.add_edge(START, n)
+        g.add_edge(n, END)
+    base = InMemorySaver()
+    saver = wrap(base, consume_gate=True)
+    app = g.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "par"}}
+    app.invoke({}, cfg)
+    interrupted = app.get_state(cfg)
+    assert [w[1] for w in base.get_tuple(cfg).pending_writes] == ["a", "__interrupt__"]
+    assert app.invoke(Command(resume=2), cfg) == {"a": 1, "b": 2}
+    assert [c["interrupt_id"] for c in saver.claims("par")] == [interrupted.interrupts[0].id]
+    retry = {"configurable": {**interrupted.config["configurable"], "remit_intent": "retry"}}
+    with pytest.raises(ConsumeConflict):
+        app.invoke(Command(resume=3), retry)
+
+
+def test_a_lease_expires_after_its_ttl_whatever_its_length(tmp_path: Path) -> None:
+    """claim_ttl=3600: a claim by another host (liveness unknown) written two hours ago is taken over;
+    one written half an hour ago still blocks."""
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    base = _sqlite_base(tmp_path / "hour.sqlite")
+    app = _app(wrap(base, consume_gate=True, claim_ttl=3600))
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    tup = base.get_tuple(cfg)
+    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
+    key = ("t", "", tup.config["configurable"]["checkpoint_id"], iid)
+    store = cl.claims_for(base)
+    store.try_insert(key, cl.Owner("elsewhere/1/1/nonce", "elsewhere", 1, "1"))
+    base.conn.execute("UPDATE remit_claims SET claimed_at = claimed_at - 1800")
+    base.conn.commit()
+    with pytest.raises(ConsumeConflict):
+        app.invoke(Command(resume=True), cfg)
+    base.conn.execute("UPDATE remit_claims SET claimed_at = claimed_at - 5400")
+    base.conn.commit()
+    assert app.invoke(Command(resume=True), cfg)["value"] == 2
+    assert store.read(key).host == cl.HOST
