@@ -1532,8 +1532,10 @@ def test_claims_of_one_thread_are_listed_and_released_alone(tmp_path: Path) -> N
 
 
 def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> None:
-    """Two parallel nodes: one completes (its write is pending at the checkpoint, listed first), the other
-    interrupts. The resume claims that interrupt like any other; a second resume of it is refused."""
+    """Two parallel nodes: one completes (its write -- messages, which carry ids of their own -- is pending
+    at the checkpoint, listed first), the other interrupts. The resume claims that interrupt, and only it;
+    a second resume of it is refused."""
+    from langchain_core.messages import AIMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Command, interrupt
@@ -1541,11 +1543,11 @@ def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> Non
     from remit_ref import ConsumeConflict, wrap
 
     class P(TypedDict, total=False):
-        a: int
+        Log: list
         b: int
 
     g = StateGraph(P)
-    g.add_node("x", lambda s: {"a": 1})
+    g.add_node("x", lambda s: {"Log": [AIMessage(content="done", id="msg-1")]})
     g.add_node("y", lambda s: {"b": interrupt("b")})
     for n in ("x", "y"):
         g.add_edge(START, n)
@@ -1556,8 +1558,8 @@ def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> Non
     cfg = {"configurable": {"thread_id": "par"}}
     app.invoke({}, cfg)
     interrupted = app.get_state(cfg)
-    assert [w[1] for w in base.get_tuple(cfg).pending_writes] == ["a", "__interrupt__"]
-    assert app.invoke(Command(resume=2), cfg) == {"a": 1, "b": 2}
+    assert [w[1] for w in base.get_tuple(cfg).pending_writes] == ["Log", "__interrupt__"]
+    assert app.invoke(Command(resume=2), cfg)["b"] == 2
     assert [c["interrupt_id"] for c in saver.claims("par")] == [interrupted.interrupts[0].id]
     retry = {"configurable": {**interrupted.config["configurable"], "remit_intent": "retry"}}
     with pytest.raises(ConsumeConflict):
@@ -1588,3 +1590,12 @@ def test_a_lease_expires_after_its_ttl_whatever_its_length(tmp_path: Path) -> No
     base.conn.commit()
     assert app.invoke(Command(resume=True), cfg)["value"] == 2
     assert store.read(key).host == cl.HOST
+
+
+def test_read_inspection_never_fails_when_the_stack_is_shorter_than_its_start() -> None:
+    """The frame walk starts a fixed number of frames up; a read with fewer callers than that (called from
+    the top of a thread, or by C code) is a plain read, never an error."""
+    from remit_ref._langgraph import inspect_read
+
+    ctx = inspect_read({"configurable": {"__pregel_runtime": object()}}, start_depth=100_000)
+    assert ctx.execution and not ctx.found_loop and not ctx.resume and ctx.graph is None
