@@ -877,8 +877,8 @@ class Opaque:
 
 
 class WithOpaque(TypedDict):
+    handle: Opaque  # first: the fields after it are still checked
     value: int
-    handle: Opaque
 
 
 def test_state_field_of_a_type_pydantic_cannot_check_is_left_unchecked() -> None:
@@ -1599,3 +1599,27 @@ def test_read_inspection_never_fails_when_the_stack_is_shorter_than_its_start() 
 
     ctx = inspect_read({"configurable": {"__pregel_runtime": object()}}, start_depth=100_000)
     assert ctx.execution and not ctx.found_loop and not ctx.resume and ctx.graph is None
+
+
+def test_an_owner_on_any_other_host_is_of_unknown_liveness() -> None:
+    """Only this host's processes can be checked: an owner on any other host is None (unknown), whatever
+    its name sorts as against ours -- never a local pid lookup of a remote process."""
+    me, start = os.getpid(), cl.process_start(os.getpid())
+    for host in ("", "0", cl.HOST + "-2", cl.HOST[:-1], "~" + cl.HOST):
+        assert host != cl.HOST
+        assert cl.owner_alive(host, me, start) is None, host
+
+
+def test_closing_a_sqlite_ledger_releases_its_database(tmp_path: Path) -> None:
+    """close() closes the ledger's connection: SQLite checkpoints and removes its WAL file, and a later use
+    of the closed ledger fails loudly instead of writing."""
+    from remit_ref import EffectLedger
+
+    path = tmp_path / "closing.sqlite"
+    led = EffectLedger(path)
+    led.once("t", "a", "e", lambda: 1)
+    assert Path(str(path) + "-wal").exists()
+    led.close()
+    assert not Path(str(path) + "-wal").exists()
+    with pytest.raises(sqlite3.ProgrammingError):
+        led.once("t", "b", "e", lambda: 2)
