@@ -1383,7 +1383,7 @@ def test_pg_closed_without_a_connection_to_inspect_judges_by_the_error() -> None
     assert cl._pg_closed(object(), RuntimeError("the connection is closed"))
 
 
-def test_two_takers_of_a_dead_owners_claim_yield_one_winner(tmp_path: Path) -> None:
+def test_two_takers_of_a_claim_of_a_dead_process_yield_one_winner(tmp_path: Path) -> None:
     """Both saw the dead owner; the first takeover wins and the second, still conditional on the dead
     owner, fails -- whatever the owners' tokens are, in memory as in SQLite."""
     dead = cl.Owner("mm-host/1/1/dead", "mm-host", 1, "1")
