@@ -1543,11 +1543,13 @@ def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> Non
     from remit_ref import ConsumeConflict, wrap
 
     class P(TypedDict, total=False):
-        Log: list
+        Log: list    # channel names sorting before and after "__interrupt__"
+        notes: list
         b: int
 
     g = StateGraph(P)
-    g.add_node("x", lambda s: {"Log": [AIMessage(content="done", id="msg-1")]})
+    g.add_node("x", lambda s: {"Log": [AIMessage(content="done", id="msg-1")],
+                               "notes": [AIMessage(content="seen", id="msg-2")]})
     g.add_node("y", lambda s: {"b": interrupt("b")})
     for n in ("x", "y"):
         g.add_edge(START, n)
@@ -1558,7 +1560,7 @@ def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> Non
     cfg = {"configurable": {"thread_id": "par"}}
     app.invoke({}, cfg)
     interrupted = app.get_state(cfg)
-    assert [w[1] for w in base.get_tuple(cfg).pending_writes] == ["Log", "__interrupt__"]
+    assert [w[1] for w in base.get_tuple(cfg).pending_writes] == ["Log", "notes", "__interrupt__"]
     assert app.invoke(Command(resume=2), cfg)["b"] == 2
     assert [c["interrupt_id"] for c in saver.claims("par")] == [interrupted.interrupts[0].id]
     retry = {"configurable": {**interrupted.config["configurable"], "remit_intent": "retry"}}
@@ -1623,3 +1625,21 @@ def test_closing_a_sqlite_ledger_releases_its_database(tmp_path: Path) -> None:
     assert not Path(str(path) + "-wal").exists()
     with pytest.raises(sqlite3.ProgrammingError):
         led.once("t", "b", "e", lambda: 2)
+
+
+class Unresolvable(TypedDict):
+    value: int
+    later: "NotDefinedAnywhere"  # noqa: F821 - a forward reference nothing resolves
+
+
+def test_a_schema_class_whose_annotations_cannot_be_resolved_is_refused_at_wrap() -> None:
+    """validator=<class>: a TypedDict whose annotations cannot be resolved gives no checker, so wrap refuses
+    it with TypeError (the validator error), at wrap time, before anything is written."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+    from remit_ref._langgraph import schema_checker
+
+    assert schema_checker(Unresolvable) is None
+    with pytest.raises(TypeError, match="validator=Unresolvable"):
+        wrap(InMemorySaver(), validator=Unresolvable)
