@@ -313,6 +313,8 @@ def test_read_context_and_pending_write_helpers() -> None:
     assert inspect_read({}).execution is False
     ctx = inspect_read({"configurable": {"__pregel_runtime": object(), "remit_resume": True}})
     assert ctx.execution and ctx.resume and not ctx.found_loop and ctx.graph is None
+    for not_true in (1, 1.0, "true"):  # only the boolean True forces the resume path (as wrap's flags are bools)
+        assert not inspect_read({"configurable": {"__pregel_runtime": object(), "remit_resume": not_true}}).resume
     writes = [("a", "__interrupt__", [Interrupt(value=1, id="x"), Interrupt(value=2, id="y")]),
               ("b", "__interrupt__", Interrupt(value=3, id="x")), ("c", "value", 1), ("d", "__resume__", 1)]
     assert interrupt_ids(writes) == ["x", "y"] and interrupt_ids(None) == [] and interrupt_ids(writes[2:]) == []
