@@ -1645,3 +1645,20 @@ def test_a_schema_class_whose_annotations_cannot_be_resolved_is_refused_at_wrap(
     assert schema_checker(Unresolvable) is None
     with pytest.raises(TypeError, match="validator=Unresolvable"):
         wrap(InMemorySaver(), validator=Unresolvable)
+
+
+def test_closing_a_ledger_on_a_database_server_closes_its_connection(pg: Any) -> None:
+    """close() of a ledger on a DSN closes its connection: a later use of the closed ledger fails loudly
+    instead of writing, and what it recorded stays."""
+    import psycopg
+
+    from remit_ref import EffectLedger
+
+    dsn = pg.fresh_dsn("closing")
+    led = EffectLedger(dsn)
+    led.once("t", "a", "e", lambda: 1)
+    led.close()
+    with pytest.raises(psycopg.OperationalError, match="closed"):
+        led.once("t", "b", "e", lambda: 2)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM remit_effects").fetchone()[0] == 1
