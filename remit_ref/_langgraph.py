@@ -164,11 +164,9 @@ def graph_checker(graph: Any) -> SchemaChecker | None:
     channels = getattr(graph, "channels", None) or {}
     plain = frozenset(n for n, ch in channels.items() if type(ch).__name__ in ("LastValue", "LastValueAfterFinish"))
     key = (schema, plain)
-    try:
+    try:  # the schema is hashable: LangGraph's StateGraph(schema) refuses one that is not
         return _CHECKERS[key]
     except KeyError:
         pass
-    except TypeError:  # an unhashable schema: build without caching
-        return schema_checker(schema, channels)
     checker = _CHECKERS[key] = schema_checker(schema, channels)
     return checker

@@ -328,7 +328,7 @@ class PostgresClaims(ClaimStore):
         self._ready = False
 
     def _run(self, sql: str, params: tuple = (), fetch: bool = False) -> Any:
-        import psycopg
+        from psycopg import InterfaceError, OperationalError  # imported by name: cosmic-ray can mutate the handler
 
         try:
             with self.saver._cursor() as cur:
@@ -339,7 +339,7 @@ class PostgresClaims(ClaimStore):
                 if fetch:
                     return cur.fetchall()
                 return cur.rowcount
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        except (OperationalError, InterfaceError) as exc:
             if _pg_closed(self.saver, exc):
                 raise StoreClosed(type(self.saver).__name__, str(exc).strip()) from exc
             raise
