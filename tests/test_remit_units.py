@@ -1549,14 +1549,28 @@ def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> Non
         notes: list
         b: int
 
+    base = InMemorySaver()
+    x_saved = threading.Event()  # the order of the pending writes is the order the tasks finished in:
+    stock_put_writes = base.put_writes  # y interrupts only once x's write is saved, so x's is listed first
+
+    def put_writes(config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        stock_put_writes(config, writes, task_id, task_path)
+        if any(channel == "Log" for channel, _ in writes):
+            x_saved.set()
+
+    base.put_writes = put_writes  # type: ignore[method-assign]
+
+    def y(s: P) -> dict:
+        assert x_saved.wait(60), "x's write never reached the saver"
+        return {"b": interrupt("b")}
+
     g = StateGraph(P)
     g.add_node("x", lambda s: {"Log": [AIMessage(content="done", id="msg-1")],
                                "notes": [AIMessage(content="seen", id="msg-2")]})
-    g.add_node("y", lambda s: {"b": interrupt("b")})
+    g.add_node("y", y)
     for n in ("x", "y"):
         g.add_edge(START, n)
         g.add_edge(n, END)
-    base = InMemorySaver()
     saver = wrap(base, consume_gate=True)
     app = g.compile(checkpointer=saver)
     cfg = {"configurable": {"thread_id": "par"}}
