@@ -78,4 +78,8 @@ def test_view_has_no_temp_paths(run):
 def test_two_concurrent_resumers(run):
     v = cells(run)[("CO", "cross-process:two-resumers")]
     assert (v.label.value == "✓") == all(n <= 1 for n in v.evidence["effect_counts"].values())
-    assert v.evidence["racers_finished"] + v.evidence["racer_errors"].count("GraphRuntimeError") == 2
+    # each racer finished or was refused loudly: by pydantic-graph's GraphRuntimeError, or, when it read the
+    # state file while the winner was replacing it, by a FileNotFoundError (seen once under load)
+    refusals = [e for e in v.evidence["racer_errors"] if e not in (None, "None")]
+    assert v.evidence["racers_finished"] + len(refusals) == 2
+    assert set(refusals) <= {"GraphRuntimeError", "FileNotFoundError"}
