@@ -237,6 +237,13 @@ def test_forwarding_and_administration(tmp_path: Path) -> None:
     assert plain.claims() == [] and plain.release_stale_claims() == 0 and plain.release_claims("t") == 0
 
 
+def _paused_claim_key(base: Any, cfg: dict) -> tuple[tuple, str]:
+    """The claim key of the thread's pending interrupt (thread, ns, checkpoint, interrupt id), and the id."""
+    tup = base.get_tuple(cfg)
+    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
+    return (cfg["configurable"]["thread_id"], "", tup.config["configurable"]["checkpoint_id"], iid), iid
+
+
 def test_gate_lease_and_conflict_owner(tmp_path: Path) -> None:
     from langgraph.types import Command
 
@@ -246,9 +253,7 @@ def test_gate_lease_and_conflict_owner(tmp_path: Path) -> None:
     app0 = _app(wrap(base, consume_gate=True))
     cfg = {"configurable": {"thread_id": "t"}}
     app0.invoke({"value": 1}, cfg)
-    tup = base.get_tuple(cfg)
-    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
-    key = ("t", "", tup.config["configurable"]["checkpoint_id"], iid)
+    key, iid = _paused_claim_key(base, cfg)
     store = cl.claims_for(base)
     store.try_insert(key, cl.Owner("elsewhere/1/1/nonce", "elsewhere", 1, "1"))  # another host: liveness unknown
     with pytest.raises(ConsumeConflict, match="consumed by elsewhere/1/1") as info:
@@ -1595,9 +1600,7 @@ def test_a_lease_expires_after_its_ttl_whatever_its_length(tmp_path: Path) -> No
     app = _app(wrap(base, consume_gate=True, claim_ttl=3600))
     cfg = {"configurable": {"thread_id": "t"}}
     app.invoke({"value": 1}, cfg)
-    tup = base.get_tuple(cfg)
-    iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
-    key = ("t", "", tup.config["configurable"]["checkpoint_id"], iid)
+    key, _ = _paused_claim_key(base, cfg)
     store = cl.claims_for(base)
     store.try_insert(key, cl.Owner("elsewhere/1/1/nonce", "elsewhere", 1, "1"))
     base.conn.execute("UPDATE remit_claims SET claimed_at = claimed_at - 1800")
