@@ -21,9 +21,11 @@ stock, never worse -- and ``configurable["remit_resume"]=True`` forces the resum
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 RUNTIME_KEY = "__pregel_runtime"
 _MAX_DEPTH = 12
@@ -40,14 +42,36 @@ class ReadContext:
     found_loop: bool = False
 
 
+_LOOP_METHODS = frozenset({"__enter__", "__aenter__"})  # where PregelLoop reads its checkpoint
+_GRAPH_METHODS = frozenset({"stream", "astream"})       # where the compiled graph runs the loop
+_LANGGRAPH: tuple[Any, Any] | None = None
+
+
+def _langgraph_types() -> tuple[Any, Any]:
+    """``(PregelLoop, Command)``, imported once (at first use: REMIT imports without LangGraph's loop)."""
+    global _LANGGRAPH
+    if _LANGGRAPH is None:
+        from langgraph.pregel._loop import PregelLoop
+        from langgraph.types import Command
+
+        _LANGGRAPH = (PregelLoop, Command)
+    return _LANGGRAPH
+
+
 def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
+    """What the caller of ``get_tuple`` is, read off the calling frames.
+
+    Only frames running one of the loop's or the graph's methods are looked into: reading
+    a frame's ``f_locals`` copies all its locals (``Pregel.stream`` has dozens), so the
+    code name is tested first and the walk costs a few attribute reads per frame.
+    """
     conf = config.get("configurable", {}) or {}
     ctx = ReadContext(execution=RUNTIME_KEY in conf)
     if not ctx.execution:
         return ctx
-    from langgraph.pregel._loop import PregelLoop
-    from langgraph.types import Command
-
+    if conf.get("remit_resume") is True:
+        ctx.resume = True
+    pregel_loop, command = _langgraph_types()
     try:
         frame = sys._getframe(start_depth)
     except ValueError:
@@ -55,18 +79,22 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
     depth = 0
     loop = None
     while frame is not None and depth < _MAX_DEPTH:
-        me = frame.f_locals.get("self")
-        if loop is None and isinstance(me, PregelLoop):
-            loop = me
-        elif loop is not None and frame.f_code.co_name in ("stream", "astream") and hasattr(me, "channels"):
-            ctx.graph = me
-            break
+        name = frame.f_code.co_name
+        if loop is None and name in _LOOP_METHODS:
+            me = frame.f_locals.get("self")
+            if isinstance(me, pregel_loop):
+                loop = me
+        elif loop is not None and name in _GRAPH_METHODS:
+            me = frame.f_locals.get("self")
+            if hasattr(me, "channels"):
+                ctx.graph = me
+                break
         frame = frame.f_back
         depth += 1
     if loop is not None:
         ctx.found_loop = True
         inp = loop.input
-        if isinstance(inp, Command) and inp.resume is not None:
+        if isinstance(inp, command) and inp.resume is not None:
             ctx.resume = True
             resume = inp.resume
             if isinstance(resume, dict) and resume:
@@ -74,8 +102,6 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
 
                 if all(isinstance(k, str) and is_xxh3_128_hexdigest(k) for k in resume):
                     ctx.resume_map_ids = sorted(resume)
-    if conf.get("remit_resume") is True:
-        ctx.resume = True
     return ctx
 
 
@@ -96,6 +122,28 @@ def has_recorded_answer(pending_writes: list[tuple[str, str, Any]] | None) -> bo
     return any(channel == "__resume__" for _t, channel, _v in pending_writes or [])
 
 
+_SCALARS = (int, str, float, bool, bytes)
+
+
+def exact_type_test(hint: Any) -> Callable[[Any], bool] | None:
+    """A pure-Python test that accepts only values pydantic accepts for ``hint``; None if there is none.
+
+    Why: a pydantic call from LangGraph's background writer thread costs far more than
+    its CPU time (measured in ``remit_bench``: the same checks in Python cost a third),
+    and almost every state value is of exactly its annotated type. A value whose type
+    *is* the annotation (``int``, ``str``, ``float``, ``bool``, ``bytes``), or a ``list``
+    of such values, validates under pydantic in every mode, so the test may accept it.
+    The test never rejects: anything else goes to pydantic, which decides and explains.
+    """
+    if hint in _SCALARS:
+        return lambda value: type(value) is hint
+    if getattr(hint, "__origin__", None) is list and len(getattr(hint, "__args__", ())) == 1:
+        item = hint.__args__[0]
+        if item in _SCALARS:
+            return lambda value: type(value) is list and all(type(x) is item for x in value)
+    return None
+
+
 @dataclass
 class SchemaChecker:
     """Validates channel values against a state schema's field types (pydantic)."""
@@ -103,10 +151,14 @@ class SchemaChecker:
     adapters: dict[str, Any] = field(default_factory=dict)
     plain_channels: frozenset[str] = frozenset()  # channels without a reducer (writes are whole values)
     name: str = ""
+    exact: dict[str, Callable[[Any], bool]] = field(default_factory=dict)  # see exact_type_test
 
     def check(self, channel: str, value: Any) -> str | None:
         adapter = self.adapters.get(channel)
         if adapter is None:
+            return None
+        exact = self.exact.get(channel)
+        if exact is not None and exact(value):
             return None
         from pydantic import ValidationError
 
@@ -120,7 +172,11 @@ class SchemaChecker:
 
 
 def schema_checker(schema: Any, channels: dict[str, Any] | None = None) -> SchemaChecker | None:
-    """Field-type validators for a pydantic model or TypedDict state schema; None if not a schema."""
+    """Field-type validators for a pydantic model or TypedDict state schema; None if not a schema.
+
+    A TypedDict whose annotations cannot be resolved (a forward reference to a name not
+    in its module) is a schema REMIT cannot check: that is a TypeError naming the cause.
+    """
     import typing
 
     from pydantic import BaseModel, TypeAdapter
@@ -131,8 +187,9 @@ def schema_checker(schema: Any, channels: dict[str, Any] | None = None) -> Schem
     elif isinstance(schema, type) and hasattr(schema, "__annotations__"):
         try:
             hints = typing.get_type_hints(schema)  # strips Annotated[..., reducer]
-        except Exception:  # noqa: BLE001 - unresolvable forward refs: no schema known
-            return None
+        except Exception as exc:  # noqa: BLE001 - NameError, TypeError, ...: whatever resolution raised
+            raise TypeError(f"the annotations of {schema.__name__} cannot be resolved ({type(exc).__name__}: "
+                            f"{exc}); define or import every type they name, or pass validator=False") from exc
     else:
         return None
     adapters = {}
@@ -141,13 +198,15 @@ def schema_checker(schema: Any, channels: dict[str, Any] | None = None) -> Schem
             adapters[name] = TypeAdapter(hint)
         except Exception:  # noqa: BLE001 - a type pydantic cannot check is not checked
             continue
+    exact = {name: test for name in adapters if (test := exact_type_test(hints[name])) is not None}
     plain = frozenset(
         name for name, ch in (channels or {}).items() if type(ch).__name__ in ("LastValue", "LastValueAfterFinish")
     )
-    return SchemaChecker(adapters, plain, getattr(schema, "__name__", "state"))
+    return SchemaChecker(adapters, plain, getattr(schema, "__name__", "state"), exact)
 
 
 _CHECKERS: dict[tuple[Any, frozenset[str]], SchemaChecker | None] = {}
+_BY_GRAPH: "weakref.WeakKeyDictionary[Any, SchemaChecker | None]" = weakref.WeakKeyDictionary()
 
 
 def graph_checker(graph: Any) -> SchemaChecker | None:
@@ -155,18 +214,25 @@ def graph_checker(graph: Any) -> SchemaChecker | None:
 
     Building pydantic validators is expensive and a process compiles the same schema
     many times; the cache is keyed by the schema class itself (never by ``id(graph)``,
-    which can be reused after garbage collection).
+    which can be reused after garbage collection). Each graph object remembers its
+    checker (weakly), so the reads of one graph look it up without listing its channels.
     """
+    try:
+        return _BY_GRAPH[graph]
+    except (KeyError, TypeError):  # TypeError: a graph that cannot be weakly referenced or hashed
+        pass
     builder = getattr(graph, "builder", None)
     schema = getattr(builder, "state_schema", None)
     if schema is None:
-        return None
-    channels = getattr(graph, "channels", None) or {}
-    plain = frozenset(n for n, ch in channels.items() if type(ch).__name__ in ("LastValue", "LastValueAfterFinish"))
-    key = (schema, plain)
-    try:  # the schema is hashable: LangGraph's StateGraph(schema) refuses one that is not
-        return _CHECKERS[key]
-    except KeyError:
-        pass
-    checker = _CHECKERS[key] = schema_checker(schema, channels)
+        checker = None
+    else:
+        channels = getattr(graph, "channels", None) or {}
+        plain = frozenset(n for n, ch in channels.items()
+                          if type(ch).__name__ in ("LastValue", "LastValueAfterFinish"))
+        key = (schema, plain)  # the schema is hashable: LangGraph's StateGraph(schema) refuses one that is not
+        if key not in _CHECKERS:
+            _CHECKERS[key] = schema_checker(schema, channels)
+        checker = _CHECKERS[key]
+    with contextlib.suppress(TypeError):
+        _BY_GRAPH[graph] = checker
     return checker

@@ -39,6 +39,8 @@ from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive, underly
 from remit_ref.errors import ConsumeConflict, InvalidCheckpoint, StoreClosed
 
 Validator = Callable[[str, Any], "str | None"]
+# What aiosqlite (under AsyncSqliteSaver) raises once its connection is closed.
+_AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
 
 
 class RemitSaver(BaseCheckpointSaver):
@@ -158,9 +160,10 @@ class RemitSaver(BaseCheckpointSaver):
         raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
 
     def _closed(self, exc: BaseException) -> StoreClosed | None:
-        """A clear error for a closed connection (sqlite3 / psycopg say it their own way)."""
+        """A clear error for a closed connection (sqlite3, psycopg and aiosqlite say it their own way)."""
         module = type(exc).__module__
-        if ("closed" in str(exc) and (module.startswith("psycopg") or module == "sqlite3")):
+        if (("closed" in str(exc) and (module.startswith("psycopg") or module == "sqlite3"))
+                or (type(exc) is ValueError and str(exc) in _AIOSQLITE_CLOSED)):
             return StoreClosed(type(underlying(self.base)).__name__, str(exc).strip())
         return None
 
@@ -247,7 +250,11 @@ class RemitSaver(BaseCheckpointSaver):
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
-        return await self.base.aput(config, checkpoint, metadata, new_versions)
+        try:
+            return await self.base.aput(config, checkpoint, metadata, new_versions)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         self._validate_writes(config, writes)
@@ -260,7 +267,11 @@ class RemitSaver(BaseCheckpointSaver):
     async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
         self._validate_writes(config, writes)
-        return await self.base.aput_writes(config, writes, task_id, task_path)
+        try:
+            return await self.base.aput_writes(config, writes, task_id, task_path)
+        except Exception as exc:
+            self._raise_closed(exc)
+            raise
 
     # ---- plain forwarding -------------------------------------------------------------
     def delete_thread(self, thread_id: str) -> None:

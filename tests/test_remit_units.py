@@ -1652,15 +1652,16 @@ class Unresolvable(TypedDict):
 
 
 def test_a_schema_class_whose_annotations_cannot_be_resolved_is_refused_at_wrap() -> None:
-    """validator=<class>: a TypedDict whose annotations cannot be resolved gives no checker, so wrap refuses
-    it with TypeError (the validator error), at wrap time, before anything is written."""
+    """validator=<class>: a TypedDict whose annotations cannot be resolved is refused at wrap time, before
+    anything is written, with a TypeError that names the unresolved reference (not "not a schema")."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from remit_ref import wrap
     from remit_ref._langgraph import schema_checker
 
-    assert schema_checker(Unresolvable) is None
-    with pytest.raises(TypeError, match="validator=Unresolvable"):
+    with pytest.raises(TypeError, match="annotations of Unresolvable cannot be resolved .NameError: .*NotDefined"):
+        schema_checker(Unresolvable)
+    with pytest.raises(TypeError, match="annotations of Unresolvable cannot be resolved"):
         wrap(InMemorySaver(), validator=Unresolvable)
 
 
@@ -1679,3 +1680,161 @@ def test_closing_a_ledger_on_a_database_server_closes_its_connection(pg: Any) ->
         led.once("t", "b", "e", lambda: 2)
     with psycopg.connect(dsn, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM remit_effects").fetchone()[0] == 1
+
+
+# ---- the validator's exact-type shortcut, the per-graph checker memo, remit_resume without frames -------------
+
+_HINTS = (int, str, float, bool, bytes, list[int], list[str], list[float], list[bool], list[bytes])
+
+
+@pytest.mark.parametrize("hint", _HINTS, ids=lambda h: getattr(h, "__name__", str(h)))
+def test_the_exact_type_shortcut_accepts_only_what_pydantic_accepts(hint: Any) -> None:
+    """exact_type_test(hint) may accept a value only if pydantic's TypeAdapter(hint) accepts it, and it does
+    accept every value of exactly the annotated type; so a checker with the shortcut decides (and explains)
+    exactly as one without it. Checked over generated values of many types, including near misses
+    (bool for int, int for float, str subclasses, tuples for lists, lists with one wrong item)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from pydantic import TypeAdapter, ValidationError
+
+    from remit_ref._langgraph import SchemaChecker, exact_type_test
+
+    class Text(str):
+        pass
+
+    scalar = st.one_of(st.integers(), st.text(max_size=3), st.floats(), st.booleans(), st.binary(max_size=3),
+                       st.none(), st.text(max_size=3).map(Text))
+    value_st = st.one_of(scalar, st.lists(scalar, max_size=4), st.lists(scalar, max_size=4).map(tuple),
+                         st.dictionaries(st.text(max_size=2), scalar, max_size=2))
+    test = exact_type_test(hint)
+    assert test is not None
+    adapter = TypeAdapter(hint)
+    with_shortcut = SchemaChecker({"f": adapter}, name="S", exact={"f": test})
+    without = SchemaChecker({"f": adapter}, name="S")
+
+    def pydantic_accepts(value: Any) -> bool:
+        try:
+            adapter.validate_python(value)
+        except ValidationError:
+            return False
+        return True
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(value_st)
+    def agree(value: Any) -> None:
+        if test(value):
+            assert pydantic_accepts(value), (hint, value)
+        assert with_shortcut.check("f", value) == without.check("f", value)
+    agree()
+    origin = getattr(hint, "__origin__", None)
+    item = hint.__args__[0] if origin is list else hint
+    exact_value = {int: 3, str: "s", float: 1.5, bool: True, bytes: b"b"}[item]
+    assert test([exact_value, exact_value] if origin is list else exact_value)
+    assert not test([exact_value, None] if origin is list else None)
+
+
+def test_the_exact_type_shortcut_covers_only_plain_scalars_and_their_lists() -> None:
+    """Every other annotation (unions, optionals, nested or two-argument generics, models, Any) has no
+    shortcut: pydantic decides every value there."""
+    from typing import Optional, Union
+
+    from remit_ref._langgraph import exact_type_test
+
+    for hint in (Optional[int], Union[int, str], list[list[int]], dict[str, int], tuple[int, ...], set[str],
+                 Any, St, list, object, type(None), list[Any]):
+        assert exact_type_test(hint) is None, hint
+
+
+def test_a_state_schema_check_skips_pydantic_for_exact_types_and_still_rejects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checker of a graph's schema answers exact-typed values without calling pydantic, and still gives
+    pydantic's reason for a value of another type."""
+    from pydantic import TypeAdapter
+
+    from remit_ref._langgraph import schema_checker
+
+    class Shape(TypedDict):
+        count: int
+        names: list[str]
+        ratio: float | None
+
+    checker = schema_checker(Shape)
+    assert checker is not None and set(checker.exact) == {"count", "names"}
+    calls: list[Any] = []
+    real = TypeAdapter.validate_python
+    monkeypatch.setattr(TypeAdapter, "validate_python", lambda self, v, *a, **k: (calls.append(v), real(self, v))[1])
+    assert checker.check("count", 2) is None and checker.check("names", ["a", "b"]) is None and calls == []
+    assert checker.check("ratio", None) is None and calls == [None]
+    reason = checker.check("count", "two")
+    assert reason is not None and reason.startswith("Shape.count: ") and "integer" in reason
+    reason = checker.check("names", ["a", 2])
+    assert reason is not None and reason.startswith("Shape.names[1]: ")
+
+
+def test_each_graph_remembers_its_checker_and_an_unhashable_graph_still_gets_one() -> None:
+    """graph_checker memoises per graph object (a second lookup lists no channels) and builds a checker for
+    a graph-like object that cannot be hashed (a subclass defining __eq__) instead of failing the read."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref._langgraph import graph_checker
+
+    app = _app(InMemorySaver())
+    first = graph_checker(app)
+    assert first is not None and "value" in first.adapters and first.plain_channels == frozenset({"value"})
+    channels = app.channels
+    app.channels = None  # a memo hit does not look at the channels again
+    try:
+        assert graph_checker(app) is first
+    finally:
+        app.channels = channels
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __init__(self) -> None:
+            self.builder = app.builder
+            self.channels = channels
+
+    checker = graph_checker(Unhashable())
+    assert checker is first  # the same (schema, plain channels) -> the same checker
+    assert graph_checker(object()) is None  # no builder, no schema
+
+
+def test_remit_resume_is_honoured_when_the_frame_walk_cannot_start() -> None:
+    """configurable["remit_resume"]=True forces the resume path even when no calling frame can be read (a
+    read from the top of a thread, or from C code): the flag does not depend on the walk."""
+    from remit_ref._langgraph import inspect_read
+
+    ctx = inspect_read({"configurable": {"__pregel_runtime": object(), "remit_resume": True}}, start_depth=100_000)
+    assert ctx.execution and ctx.resume and not ctx.found_loop
+
+
+def test_async_sqlite_writes_on_a_closed_connection_raise_store_closed(tmp_path: Path) -> None:
+    """AsyncSqliteSaver (aiosqlite) says "Connection closed" with a bare ValueError: the wrapper's async
+    read and both async writes turn it into StoreClosed naming the saver; other ValueErrors pass through."""
+    import asyncio
+
+    import aiosqlite
+
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from remit_ref import StoreClosed, wrap
+
+    async def use_after_close() -> None:
+        conn = await aiosqlite.connect(str(tmp_path / "aclosed.sqlite"))
+        base = AsyncSqliteSaver(conn)
+        await base.setup()
+        saver = wrap(base, validator=False)
+        cfg = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}
+        await conn.close()
+        match = "connection of the wrapped AsyncSqliteSaver is closed"
+        with pytest.raises(StoreClosed, match=match):
+            await saver.aget_tuple({"configurable": {"thread_id": "t"}})
+        with pytest.raises(StoreClosed, match=match):
+            await saver.aput(cfg, empty_checkpoint(), {}, {})
+        with pytest.raises(StoreClosed, match=match):
+            await saver.aput_writes(cfg, [("value", 1)], "task")
+    asyncio.run(use_after_close())
+    saver = wrap(AsyncSqliteSaver.__new__(AsyncSqliteSaver), validator=False)
+    assert saver._closed(ValueError("Connection closed")) is not None
+    assert saver._closed(ValueError("Connection closed.")) is None and saver._closed(KeyError("closed")) is None

@@ -82,6 +82,56 @@ def overhead_figure(table: dict[str, Any]) -> Any:
     return fig
 
 
+# Issue 16's cost targets: total p50 ratio to stock, gate off / gate on.
+TARGETS = {"remit_default": 1.01, "remit_gate": 1.03}
+
+
+def _ratio(table: dict[str, Any], arm: str, phase: str = "total_ms") -> tuple[float, list[float]] | None:
+    p = table["arms"].get(arm, {}).get(phase, {})
+    return (p["ratio"], p["ratio_ci95"]) if "ratio" in p else None
+
+
+def cost_findings(table: dict[str, Any]) -> list[str]:
+    """The cost targets, read off one run's overhead table: met or missed, and where the cost sits.
+
+    Every sentence is computed from the table (ratios of paired medians to stock and
+    differences of p50s between arms of the same run); an arm the run did not measure
+    gives no sentence.
+    """
+    out = []
+    arms = table["arms"]
+    for arm, target in TARGETS.items():
+        got = _ratio(table, arm)
+        if got is None:
+            continue
+        ratio, (lo, hi) = got
+        verdict = ("met" if hi <= target else "met at the median, not over the whole interval" if ratio <= target
+                   else "missed")
+        out.append(f"`{arm}`: total p50 {ratio:.3f}x stock [{lo:.3f}, {hi:.3f}], target <= {target}: {verdict}.")
+    parts = [(a, _ratio(table, a)) for a in ("remit_bare", "remit_fork", "remit_validator")]
+    if all(r is not None for _a, r in parts):
+        out.append("Gate off, feature by feature (total p50 x stock): " + ", ".join(
+            f"`{a}` {r[0]:.3f}" for a, r in parts if r is not None) + ".")
+    if all(a in arms for a in ("stock", "remit_default", "remit_gate", "remit_gate_warm")):
+        res = {a: arms[a]["resume_ms"]["p50"] for a in ("stock", "remit_default", "remit_gate", "remit_gate_warm")}
+        gate = res["remit_gate"] - res["remit_default"]
+        warm = res["remit_gate_warm"] - res["remit_default"]
+        out.append(f"The gate adds {gate * 1000:+.0f} us to the resume p50 ({res['remit_default']:.3f} -> "
+                   f"{res['remit_gate']:.3f} ms) on a fresh database and {warm * 1000:+.0f} us on one that already "
+                   f"holds the claim table (`remit_gate_warm`): creating the table on a database's first gated "
+                   f"resume accounts for {(gate - warm) * 1000:+.0f} us of it, the claim itself for the rest.")
+        warm_ratio = _ratio(table, "remit_gate_warm")
+        if warm_ratio is not None:
+            ratio, (lo, hi) = warm_ratio
+            out.append(f"`remit_gate_warm`: total p50 {ratio:.3f}x stock [{lo:.3f}, {hi:.3f}] "
+                       f"(target <= {TARGETS['remit_gate']}).")
+    for pair, p in table.get("pairs", {}).items():
+        ratio, (lo, hi) = p["ratio"], p["ratio_ci95"]
+        side = "slower" if lo > 1 else "faster" if hi < 1 else "not distinguishable"
+        out.append(f"`{pair}`: {ratio:.3f} [{lo:.3f}, {hi:.3f}], REMIT {side}.")
+    return out
+
+
 def concurrency_figure(rows: list[dict[str, Any]]) -> Any:
     import matplotlib.pyplot as plt
 
