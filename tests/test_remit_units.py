@@ -1736,12 +1736,12 @@ def test_the_exact_type_shortcut_accepts_only_what_pydantic_accepts(hint: Any) -
 def test_the_exact_type_shortcut_covers_only_plain_scalars_and_their_lists() -> None:
     """Every other annotation (unions, optionals, nested or two-argument generics, models, Any) has no
     shortcut: pydantic decides every value there."""
-    from typing import Optional, Union
+    from typing import List, Optional, Union
 
     from remit_ref._langgraph import exact_type_test
 
     for hint in (Optional[int], Union[int, str], list[list[int]], dict[str, int], tuple[int, ...], set[str],
-                 Any, St, list, object, type(None), list[Any]):
+                 Any, St, list, List, object, type(None), list[Any]):
         assert exact_type_test(hint) is None, hint
 
 
