@@ -1838,3 +1838,104 @@ def test_async_sqlite_writes_on_a_closed_connection_raise_store_closed(tmp_path:
     saver = wrap(AsyncSqliteSaver.__new__(AsyncSqliteSaver), validator=False)
     assert saver._closed(ValueError("Connection closed")) is not None
     assert saver._closed(ValueError("Connection closed.")) is None and saver._closed(KeyError("closed")) is None
+
+
+# ---- the frame walk's order, types compared by identity, a liveness probe that sends no signal --------------
+
+
+def test_the_walk_takes_the_nearest_loop_and_only_a_graph_above_it() -> None:
+    """The loop that decides is the nearest PregelLoop.__enter__ below the read (an enclosing loop's input
+    is another run's), and a graph frame counts only above that loop: a read from inside a graph's
+    stream with no loop below it (a node reading a checkpoint with its own config) finds no graph."""
+    from langgraph.pregel._loop import PregelLoop
+    from langgraph.types import Command
+
+    from remit_ref._langgraph import inspect_read
+
+    config = {"configurable": {"__pregel_runtime": object()}}
+
+    class Loop(PregelLoop):
+        def __init__(self, inp: Any, inner: Any = None) -> None:  # no PregelLoop.__init__: only .input is read
+            self.input = inp
+            self.inner = inner
+
+        def __enter__(self) -> Any:
+            if self.inner is not None:
+                return self.inner.__enter__()
+            return inspect_read(config, start_depth=1)
+
+    nearest_resumes = Loop({"fresh": 1}, Loop(Command(resume=1))).__enter__()
+    assert nearest_resumes.found_loop and nearest_resumes.resume
+    nearest_fresh = Loop(Command(resume=1), Loop({"fresh": 1})).__enter__()
+    assert nearest_fresh.found_loop and not nearest_fresh.resume
+
+    class Graph:
+        channels: dict[str, Any] = {}
+
+        def stream(self) -> Any:
+            return inspect_read(config, start_depth=1)
+
+    no_loop = Graph().stream()
+    assert no_loop.execution and not no_loop.found_loop and no_loop.graph is None
+
+
+class _EqualsAnything(type):
+    """A metaclass whose classes compare equal to every class: `type(v) == int` holds, `type(v) is int` not."""
+
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    __hash__ = type.__hash__
+
+
+class _Impostor(metaclass=_EqualsAnything):
+    pass
+
+
+def test_the_exact_type_shortcut_compares_types_by_identity() -> None:
+    """A value (or a list item) whose class claims equality with every class is not of exactly the annotated
+    type: the shortcut leaves it to pydantic, which rejects it; a hint whose origin claims to equal list, or
+    a list annotation with two arguments (accepted at runtime), has no shortcut."""
+    from pydantic import TypeAdapter
+
+    from remit_ref._langgraph import SchemaChecker, exact_type_test
+
+    assert type(_Impostor()) == int and type(_Impostor()) is not int  # noqa: E721 - the point of the test
+    for hint, value in ((int, _Impostor()), (str, _Impostor()), (list[int], [1, _Impostor()])):
+        test = exact_type_test(hint)
+        assert test is not None and not test(value), hint
+        checker = SchemaChecker({"f": TypeAdapter(hint)}, name="S", exact={"f": test})
+        assert checker.check("f", value) is not None, hint
+    impostor_list = _Impostor()
+    assert not exact_type_test(list[int])(impostor_list)  # not a list at all, though its class "equals" list
+
+    class FakeListHint:
+        __origin__ = _Impostor
+        __args__ = (int,)
+    assert exact_type_test(FakeListHint()) is None
+    assert exact_type_test(list[int, str]) is None  # type: ignore[misc] - two arguments, as the runtime allows
+
+
+def test_checking_an_owner_alive_sends_it_no_signal() -> None:
+    """owner_alive probes a live owner with signal 0 (existence only): the owner, a process that does not
+    ignore SIGHUP or any other signal, is still there and answers afterwards."""
+    import subprocess
+    import sys
+
+    code = ("import signal, sys\n"
+            "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_DFL)\n"
+            "print('ready', flush=True)\n"
+            "print(sys.stdin.readline().strip() + ' back', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline().strip() == "ready"
+        assert cl.owner_alive(cl.HOST, child.pid, cl.process_start(child.pid)) is True
+        child.stdin.write("ping\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "ping back"  # a signalled child would have died: EOF
+        assert child.wait(timeout=60) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
