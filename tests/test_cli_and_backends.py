@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import psycopg
@@ -57,19 +55,9 @@ def test_headline_status_is_computed_not_typed() -> None:
     assert missing.status == "not run here" and missing.why == "needs API keys"
 
 
-def test_embedded_postgres_is_started_and_stopped_by_the_harness(monkeypatch) -> None:
+def test_embedded_postgres_is_started_and_stopped_by_the_harness(outside_basetemp: Path, monkeypatch) -> None:
     monkeypatch.delenv("RC_POSTGRES_DSN", raising=False)
-    # not under pytest's basetemp: a pytest session starting beside this one (a mutation run) resets
-    # /tmp/pytest-of-<user> to 0700, and initdb, run as the embedded_postgres user, could not reach it
-    root = Path(tempfile.mkdtemp(prefix="rc-pg-test-"))
-    try:
-        _start_and_stop(root)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _start_and_stop(root: Path) -> None:
-    with postgres_service(root / "pg") as service:
+    with postgres_service(outside_basetemp / "pg") as service:
         dsn_a, dsn_b = service.fresh_dsn("a"), service.fresh_dsn("b")
         assert dsn_a != dsn_b
         with psycopg.connect(dsn_a, autocommit=True) as conn:

@@ -1906,8 +1906,7 @@ def test_the_exact_type_shortcut_compares_types_by_identity() -> None:
         assert test is not None and not test(value), hint
         checker = SchemaChecker({"f": TypeAdapter(hint)}, name="S", exact={"f": test})
         assert checker.check("f", value) is not None, hint
-    impostor_list = _Impostor()
-    assert not exact_type_test(list[int])(impostor_list)  # not a list at all, though its class "equals" list
+    assert not exact_type_test(list[int])(_Impostor())  # not a list at all, though its class "equals" list
 
     class FakeListHint:
         __origin__ = _Impostor
