@@ -27,6 +27,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from remit_ref.claims import ResumeWrite
+
 RUNTIME_KEY = "__pregel_runtime"
 _MAX_DEPTH = 12
 
@@ -38,6 +40,7 @@ class ReadContext:
     execution: bool = False           # made by the execution loop (not a state read)
     resume: bool = False              # the run's input is Command(resume=...)
     resume_map_ids: list[str] | None = None  # interrupt ids named by a resume map
+    resume_write: ResumeWrite | None = None  # the write the loop will make for a bare resume (see below)
     graph: Any = None                 # the compiled graph, when found
     found_loop: bool = False
 
@@ -102,6 +105,10 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
 
                 if all(isinstance(k, str) and is_xxh3_128_hexdigest(k) for k in resume):
                     ctx.resume_map_ids = sorted(resume)
+            if (ctx.resume_map_ids is None and inp.update is None and not inp.goto and inp.graph is None
+                    and getattr(loop, "durability", None) != "exit"):
+                # _first will put_writes(NULL_TASK_ID, [(__resume__, resume)]) at this checkpoint, durably
+                ctx.resume_write = ResumeWrite(resume)
     return ctx
 
 

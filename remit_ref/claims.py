@@ -1,9 +1,16 @@
-"""The consume gate's claim table, in the same store as the checkpoints.
+"""The consume gate's claims, kept as rows of the saver's own writes table.
 
-One row per consumed interrupt, keyed (thread, namespace, checkpoint, interrupt id)
-with a unique constraint, so the atomic ``INSERT`` decides who consumes. The row
-names its owner (host, pid, process start time, a per-resume nonce), which is what
-makes a dead owner's claim recoverable:
+One row per consumed interrupt, keyed by the writes table's own primary key
+(thread, namespace, checkpoint, task id ``remit-claim:<interrupt id>``, index 0), so
+the atomic ``INSERT`` that skips an existing key decides who consumes. Keeping claims
+there, instead of in a table of REMIT's, means no DDL (nothing to create, so nothing to
+race on at first use), and it lets the first claim carry the write the resume path
+makes anyway: LangGraph's ``__resume__`` write for the interrupted checkpoint goes into
+the same transaction as the claim (``ResumeWrite``), and the wrapper drops the loop's
+identical ``put_writes`` that follows -- so a gated resume makes no durable write
+beyond what stock does. A claim row's value is JSON (a serialisation type every
+LangGraph serde reads) naming its owner (host, pid, process start time, a per-resume
+nonce), which is what makes a dead owner's claim recoverable:
 
 * automatically, when the next resume finds the owner was a process on this host
   that no longer exists (pid gone, or reused by another process -- the start time
@@ -13,11 +20,15 @@ makes a dead owner's claim recoverable:
   host -- the rule for owners on other hosts, whose liveness cannot be checked;
 * explicitly, with ``release_stale_claims()`` (dead same-host owners) or
   ``release_claims(thread_id)`` (an operator's decision).
+
+The wrapper hides claim rows from every read (``without_claims``); deleting a thread
+deletes its claims with its writes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import sqlite3
@@ -28,43 +39,17 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
+
 from remit_ref.errors import StoreClosed
 
 HOST = socket.gethostname()
-
-_SQLITE_DDL = """
-CREATE TABLE IF NOT EXISTS remit_claims (
-    thread_id TEXT NOT NULL,
-    checkpoint_ns TEXT NOT NULL,
-    checkpoint_id TEXT NOT NULL,
-    interrupt_id TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    pstart TEXT NOT NULL,
-    claimed_at REAL NOT NULL,
-    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, interrupt_id)
-)
-"""
-_PG_DDL = _SQLITE_DDL.replace("REAL", "DOUBLE PRECISION")
-# SQLite: one b-tree keyed by the primary key (no rowid table beside an index): half the pages to
-# create on first use and to write per claim.
-_SQLITE_DDL = _SQLITE_DDL.replace("interrupt_id)\n)", "interrupt_id)\n) WITHOUT ROWID")
-
-
-def pg_create(conn: Any, ddl: str, table: str) -> None:
-    """Create ``table`` race-free: concurrent first users serialise on an advisory lock.
-
-    A bare ``CREATE TABLE IF NOT EXISTS`` is not atomic in PostgreSQL: two sessions can
-    both pass the existence test and one then fails on the catalog (``DuplicateObject:
-    type ... already exists`` or a unique violation). Under the transaction-scoped
-    advisory lock the second creator runs after the first committed and finds the table.
-    """
-    if _first(conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()) is not None:
-        return
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("remit_ref:" + table,))
-        conn.execute(ddl)
+CLAIM_CHANNEL = "__remit_claim__"
+CLAIM_TASK = "remit-claim:"  # + interrupt id: the claim row's task id
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # LangGraph's task id of input (and resume) writes
+RESUME_CHANNEL = "__resume__"
+NO_TABLES = ("no LangGraph checkpoint tables in this database: call the checkpointer's setup() first "
+             "(REMIT's claims live in its writes table)")
 
 
 def _first(row: Any) -> Any:
@@ -140,10 +125,21 @@ class ClaimRow:
 Key = tuple[str, str, str, str]  # thread_id, checkpoint_ns, checkpoint_id, interrupt_id
 
 
+@dataclass(frozen=True)
+class ResumeWrite:
+    """The write LangGraph's loop makes on a bare ``Command(resume=value)``: ``(__resume__, value)``
+    for the null task at the checkpoint being resumed. A store that ``carries_writes`` commits it
+    with the claim it inserts, in one transaction."""
+
+    value: Any
+
+
 class ClaimStore:
     """Atomic claim primitives; one implementation per store kind."""
 
-    def try_insert(self, key: Key, owner: Owner) -> bool:
+    carries_writes = False  # True: try_insert(key, owner, carry) commits ``carry`` with a won claim
+
+    def try_insert(self, key: Key, owner: Owner, carry: ResumeWrite | None = None) -> bool:
         raise NotImplementedError
 
     def read(self, key: Key) -> ClaimRow | None:
@@ -159,6 +155,28 @@ class ClaimStore:
         raise NotImplementedError
 
 
+def encode_claim(owner: Owner) -> bytes:
+    """A claim row's value: JSON with sorted keys (the ``json`` type every LangGraph serde loads)."""
+    return json.dumps({"owner": owner.token, "host": owner.host, "pid": owner.pid, "pstart": owner.pstart,
+                       "claimed_at": time.time()}, sort_keys=True).encode()
+
+
+def decode_claim(value: bytes | str) -> ClaimRow:
+    d = json.loads(value)
+    return ClaimRow(d["owner"], d["host"], d["pid"], d["pstart"], d["claimed_at"])
+
+
+def claim_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str) -> Key:
+    return (thread_id, checkpoint_ns, checkpoint_id, task_id[len(CLAIM_TASK):])
+
+
+def without_claims(tup: CheckpointTuple | None) -> CheckpointTuple | None:
+    """``tup`` as the wrapped saver would return it had no claim been written (claims are REMIT's, not state)."""
+    if tup is None or not tup.pending_writes or not any(w[1] == CLAIM_CHANNEL for w in tup.pending_writes):
+        return tup
+    return tup._replace(pending_writes=[w for w in tup.pending_writes if w[1] != CLAIM_CHANNEL])
+
+
 class MemoryClaims(ClaimStore):
     """Claims of an ``InMemorySaver``: shared by every wrapper of that saver object in this process."""
 
@@ -166,7 +184,7 @@ class MemoryClaims(ClaimStore):
         self._rows: dict[Key, ClaimRow] = {}
         self._lock = threading.Lock()
 
-    def try_insert(self, key: Key, owner: Owner) -> bool:
+    def try_insert(self, key: Key, owner: Owner, carry: ResumeWrite | None = None) -> bool:
         with self._lock:
             if key in self._rows:
                 return False
@@ -210,29 +228,40 @@ def memory_claims_for(saver: Any) -> MemoryClaims:
         return claims
 
 
-_WHERE = "thread_id=? AND checkpoint_ns=? AND checkpoint_id=? AND interrupt_id=?"
+# The claim row of one key: the writes table's primary key, index 0.
+_WHERE = "thread_id=? AND checkpoint_ns=? AND checkpoint_id=? AND task_id=? AND idx=0"
+
+
+def _row_key(key: Key) -> tuple[str, str, str, str]:
+    return (key[0], key[1], key[2], CLAIM_TASK + key[3])
 
 
 class SqliteClaims(ClaimStore):
-    """Claims in the SqliteSaver's own database file, through its own connection and lock."""
+    """Claims in a SQLite checkpoint file's ``writes`` table (SqliteSaver's), through a connection and its lock.
 
-    def __init__(self, conn: sqlite3.Connection, lock: Any, retries: int = 200) -> None:
+    ``serde`` is the saver's serializer: given one, the store carries the resume write
+    with a won claim (``carries_writes``) -- only for the saver's own connection, whose
+    transaction is the one LangGraph's write would have committed.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, lock: Any, retries: int = 200, serde: Any = None) -> None:
         self.conn = conn
         self.lock = lock
         self.retries = retries
-        self._ready = False
+        self.serde = serde
+        self.carries_writes = serde is not None
 
-    def _run(self, fn: Callable[[sqlite3.Cursor], Any]) -> Any:
-        """Run ``fn`` in one transaction and commit it *without its own fsync*.
+    def _run(self, fn: Callable[[sqlite3.Cursor], Any], durable: bool = False) -> Any:
+        """Run ``fn`` in one transaction and commit it; unless ``durable``, *without its own fsync*.
 
-        The claim needs to be visible to the other processes (committed), not durable
-        on its own: the commit runs with ``PRAGMA synchronous=NORMAL`` (restored right
+        A claim alone needs to be visible to the other processes (committed), not durable
+        on its own: that commit runs with ``PRAGMA synchronous=NORMAL`` (restored right
         after; a connection already at NORMAL or OFF is left as it is). In WAL mode --
         SqliteSaver's -- NORMAL does not sync on commit, never risks corruption, and the
-        saver's next synced commit on this database (the resume write the loop makes
-        right after this read) flushes the claim too, the WAL being one file synced as
-        a whole. So the gate adds no durable write of its own. Other processes may hold
-        the write lock for a moment: "database is locked" is retried.
+        saver's next synced commit on this database flushes the claim too, the WAL being
+        one file synced as a whole. A claim that carries the resume write commits at the
+        saver's own setting: it *is* the write LangGraph would have made durable. Other
+        processes may hold the write lock for a moment: "database is locked" is retried.
         """
         delay = 0.002
         for attempt in range(self.retries):
@@ -243,17 +272,17 @@ class SqliteClaims(ClaimStore):
                     raise StoreClosed("SqliteSaver", str(exc)) from exc
                 sync = None
                 try:
-                    sync = cur.execute("PRAGMA synchronous").fetchone()[0]
-                    if sync > 1:
-                        cur.execute("PRAGMA synchronous=NORMAL")
-                    if not self._ready:
-                        cur.execute(_SQLITE_DDL)  # committed together with the first claim
+                    if not durable:
+                        sync = cur.execute("PRAGMA synchronous").fetchone()[0]
+                        if sync > 1:
+                            cur.execute("PRAGMA synchronous=NORMAL")
                     out = fn(cur)
                     self.conn.commit()
-                    self._ready = True
                     return out
                 except sqlite3.OperationalError as exc:
                     self.conn.rollback()
+                    if "no such table" in str(exc):
+                        raise RuntimeError(NO_TABLES) from exc
                     if "locked" not in str(exc) and "busy" not in str(exc):
                         raise
                     if attempt == self.retries - 1:
@@ -270,118 +299,133 @@ class SqliteClaims(ClaimStore):
             delay = min(delay * 2, 0.05)
         raise RuntimeError("unreachable")
 
-    def try_insert(self, key: Key, owner: Owner) -> bool:
+    def try_insert(self, key: Key, owner: Owner, carry: ResumeWrite | None = None) -> bool:
         def fn(cur: sqlite3.Cursor) -> bool:
-            cur.execute(
-                "INSERT OR IGNORE INTO remit_claims VALUES (?,?,?,?,?,?,?,?,?)",
-                (*key, owner.token, owner.host, owner.pid, owner.pstart, time.time()),
-            )
-            return cur.rowcount == 1
-        return self._run(fn)
+            cur.execute("INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
+                        "channel, type, value) VALUES (?,?,?,?,0,?,'json',?)",
+                        (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner)))
+            won = cur.rowcount == 1
+            if won and carry is not None:
+                cur.execute("INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
+                            "channel, type, value) VALUES (?,?,?,?,?,?,?,?)",
+                            (key[0], key[1], key[2], NULL_TASK_ID, WRITES_IDX_MAP[RESUME_CHANNEL], RESUME_CHANNEL,
+                             *self.serde.dumps_typed(carry.value)))
+            return won
+        return self._run(fn, durable=carry is not None)
 
     def read(self, key: Key) -> ClaimRow | None:
         def fn(cur: sqlite3.Cursor) -> ClaimRow | None:
-            row = cur.execute(f"SELECT owner, host, pid, pstart, claimed_at FROM remit_claims WHERE {_WHERE}",
-                              key).fetchone()
-            return ClaimRow(*row) if row else None
+            row = cur.execute(f"SELECT value FROM writes WHERE {_WHERE}", _row_key(key)).fetchone()
+            return decode_claim(row[0]) if row else None
         return self._run(fn)
 
     def take_over(self, key: Key, old_owner: str, owner: Owner) -> bool:
         def fn(cur: sqlite3.Cursor) -> bool:
-            cur.execute(
-                f"UPDATE remit_claims SET owner=?, host=?, pid=?, pstart=?, claimed_at=? WHERE {_WHERE} AND owner=?",
-                (owner.token, owner.host, owner.pid, owner.pstart, time.time(), *key, old_owner),
-            )
+            cur.execute(f"UPDATE writes SET value=? WHERE {_WHERE} AND {_SQLITE_OWNER}=?",
+                        (encode_claim(owner), *_row_key(key), old_owner))
             return cur.rowcount == 1
         return self._run(fn)
 
     def all_rows(self, thread_id: str | None) -> list[tuple[Key, ClaimRow]]:
         def fn(cur: sqlite3.Cursor) -> list[tuple[Key, ClaimRow]]:
-            sql = ("SELECT thread_id, checkpoint_ns, checkpoint_id, interrupt_id, owner, host, pid, pstart, "
-                   "claimed_at FROM remit_claims")
-            rows = cur.execute(sql + (" WHERE thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4",
-                               (thread_id,) if thread_id else ()).fetchall()
-            return [(tuple(r[:4]), ClaimRow(*r[4:])) for r in rows]
+            sql = "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, value FROM writes WHERE channel=?"
+            rows = cur.execute(sql + (" AND thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4",
+                               (CLAIM_CHANNEL, thread_id) if thread_id else (CLAIM_CHANNEL,)).fetchall()
+            return [(claim_key(*r[:4]), decode_claim(r[4])) for r in rows]
         return self._run(fn)
 
     def delete(self, key: Key, owner: str | None = None) -> int:
         def fn(cur: sqlite3.Cursor) -> int:
             if owner is None:
-                cur.execute(f"DELETE FROM remit_claims WHERE {_WHERE}", key)
+                cur.execute(f"DELETE FROM writes WHERE {_WHERE} AND channel=?", (*_row_key(key), CLAIM_CHANNEL))
             else:
-                cur.execute(f"DELETE FROM remit_claims WHERE {_WHERE} AND owner=?", (*key, owner))
+                cur.execute(f"DELETE FROM writes WHERE {_WHERE} AND channel=? AND {_SQLITE_OWNER}=?",
+                            (*_row_key(key), CLAIM_CHANNEL, owner))
             return cur.rowcount
         return self._run(fn)
 
 
+# The owner token inside a claim row's JSON value (stored as a BLOB in SQLite, bytea in PostgreSQL).
+_SQLITE_OWNER = "json_extract(CAST(value AS TEXT), '$.owner')"
+_PG_OWNER = "(convert_from(blob, 'UTF8')::json ->> 'owner')"
+_PG_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)"
+
+
 class PostgresClaims(ClaimStore):
-    """Claims in the PostgresSaver's database, through the saver's connection (or pool)."""
+    """Claims in a PostgreSQL checkpoint database's ``checkpoint_writes`` table, through the saver's
+    connection (or pool). With ``serde`` (the saver's own), a won claim carries the resume write."""
 
-    # A claim (insert or takeover) commits with synchronous_commit off for that one
+    # A claim alone (insert or takeover) commits with synchronous_commit off for that one
     # transaction: it is visible to every other session at once (that is what excludes
-    # them) but adds no WAL flush of its own; the saver's next synchronous commit -- the
-    # resume write -- flushes it with everything before it (the WAL is a prefix).
+    # them) but adds no WAL flush of its own; the saver's next synchronous commit flushes
+    # it with everything before it (the WAL is a prefix). A claim carrying the resume
+    # write commits synchronously, as LangGraph's own write would have.
     _ASYNC = "WITH _remit AS (SELECT set_config('synchronous_commit', 'off', true)) "
+    # Claim and resume write in one statement: the second insert runs only if the first inserted.
+    _CARRY = (f"WITH claim AS (INSERT INTO checkpoint_writes {_PG_COLUMNS} VALUES (?,?,?,?,'',0,?,'json',?) "
+              "ON CONFLICT DO NOTHING RETURNING 1), "
+              f"answer AS (INSERT INTO checkpoint_writes {_PG_COLUMNS} SELECT ?,?,?,?,'',?,?,?,? FROM claim "
+              "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET "
+              "channel=EXCLUDED.channel, type=EXCLUDED.type, blob=EXCLUDED.blob) "
+              "SELECT count(*) FROM claim")
 
-    def __init__(self, saver: Any) -> None:
+    def __init__(self, saver: Any, serde: Any = None) -> None:
         self.saver = saver
-        self._ready = False
+        self.serde = serde
+        self.carries_writes = serde is not None
 
     def _run(self, sql: str, params: tuple = (), fetch: bool = False) -> Any:
         from psycopg import InterfaceError, OperationalError  # imported by name: cosmic-ray can mutate the handler
+        from psycopg.errors import UndefinedTable
 
         try:
             with self.saver._cursor() as cur:
-                if not self._ready:
-                    pg_create(cur.connection, _PG_DDL, "remit_claims")
-                    self._ready = True
                 cur.execute(sql.replace("?", "%s"), params)
                 if fetch:
                     return cur.fetchall()
                 return cur.rowcount
+        except UndefinedTable as exc:
+            raise RuntimeError(NO_TABLES) from exc
         except (OperationalError, InterfaceError) as exc:
             if _pg_closed(self.saver, exc):
                 raise StoreClosed(type(self.saver).__name__, str(exc).strip()) from exc
             raise
 
-    def try_insert(self, key: Key, owner: Owner) -> bool:
-        n = self._run(self._ASYNC + "INSERT INTO remit_claims SELECT ?,?,?,?,?,?,?,?,? FROM _remit "
-                      "ON CONFLICT DO NOTHING",
-                      (*key, owner.token, owner.host, owner.pid, owner.pstart, time.time()))
-        return n == 1
-
-    @staticmethod
-    def _row(r: Any) -> ClaimRow:
-        if isinstance(r, dict):
-            return ClaimRow(r["owner"], r["host"], r["pid"], r["pstart"], r["claimed_at"])
-        return ClaimRow(*r)
+    def try_insert(self, key: Key, owner: Owner, carry: ResumeWrite | None = None) -> bool:
+        if carry is None:
+            n = self._run(self._ASYNC + f"INSERT INTO checkpoint_writes {_PG_COLUMNS} SELECT ?,?,?,?,'',0,?,'json',? "
+                          "FROM _remit ON CONFLICT DO NOTHING", (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner)))
+            return n == 1
+        rows = self._run(self._CARRY, (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner),
+                                       key[0], key[1], key[2], NULL_TASK_ID, WRITES_IDX_MAP[RESUME_CHANNEL],
+                                       RESUME_CHANNEL, *self.serde.dumps_typed(carry.value)), fetch=True)
+        return _first(rows[0]) == 1
 
     def read(self, key: Key) -> ClaimRow | None:
-        rows = self._run(f"SELECT owner, host, pid, pstart, claimed_at FROM remit_claims WHERE {_WHERE}", key,
-                         fetch=True)
-        return self._row(rows[0]) if rows else None
+        rows = self._run(f"SELECT blob FROM checkpoint_writes WHERE {_WHERE}", _row_key(key), fetch=True)
+        return decode_claim(bytes(_first(rows[0]))) if rows else None
 
     def take_over(self, key: Key, old_owner: str, owner: Owner) -> bool:
-        n = self._run(
-            self._ASYNC + "UPDATE remit_claims SET owner=?, host=?, pid=?, pstart=?, claimed_at=? FROM _remit "
-            f"WHERE {_WHERE} AND owner=?",
-            (owner.token, owner.host, owner.pid, owner.pstart, time.time(), *key, old_owner))
+        n = self._run(self._ASYNC + f"UPDATE checkpoint_writes SET blob=? FROM _remit WHERE {_WHERE} AND "
+                      f"{_PG_OWNER}=?", (encode_claim(owner), *_row_key(key), old_owner))
         return n == 1
 
     def all_rows(self, thread_id: str | None) -> list[tuple[Key, ClaimRow]]:
-        sql = ("SELECT thread_id, checkpoint_ns, checkpoint_id, interrupt_id, owner, host, pid, pstart, claimed_at "
-               "FROM remit_claims" + (" WHERE thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4")
-        rows = self._run(sql, (thread_id,) if thread_id else (), fetch=True)
+        sql = ("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, blob FROM checkpoint_writes WHERE channel=?"
+               + (" AND thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4")
+        rows = self._run(sql, (CLAIM_CHANNEL, thread_id) if thread_id else (CLAIM_CHANNEL,), fetch=True)
         out = []
         for r in rows:
             vals = list(r.values()) if isinstance(r, dict) else list(r)
-            out.append((tuple(vals[:4]), ClaimRow(*vals[4:])))
+            out.append((claim_key(*vals[:4]), decode_claim(bytes(vals[4]))))
         return out
 
     def delete(self, key: Key, owner: str | None = None) -> int:
         if owner is None:
-            return self._run(f"DELETE FROM remit_claims WHERE {_WHERE}", key)
-        return self._run(f"DELETE FROM remit_claims WHERE {_WHERE} AND owner=?", (*key, owner))
+            return self._run(f"DELETE FROM checkpoint_writes WHERE {_WHERE} AND channel=?",
+                             (*_row_key(key), CLAIM_CHANNEL))
+        return self._run(f"DELETE FROM checkpoint_writes WHERE {_WHERE} AND channel=? AND {_PG_OWNER}=?",
+                         (*_row_key(key), CLAIM_CHANNEL, owner))
 
 
 def underlying(saver: Any, depth: int = 6) -> Any:
@@ -398,12 +442,14 @@ def underlying(saver: Any, depth: int = 6) -> Any:
 
 
 def sqlite_claims(path: str) -> SqliteClaims:
-    """Claims in a SQLite file through a connection of their own (e.g. beside an AsyncSqliteSaver)."""
+    """Claims in the checkpoint file at ``path`` through a connection of their own (beside an AsyncSqliteSaver,
+    whose setup creates the ``writes`` table they live in). They do not carry the resume write."""
     return SqliteClaims(sqlite3.connect(path, check_same_thread=False, timeout=60), threading.Lock())
 
 
 def postgres_claims(dsn: str) -> "PostgresClaims":
-    """Claims in a PostgreSQL database through a sync connection of their own (e.g. beside AsyncPostgresSaver)."""
+    """Claims in the checkpoint database at ``dsn`` through a sync connection of their own (beside an
+    AsyncPostgresSaver, whose setup creates ``checkpoint_writes``). They do not carry the resume write."""
     import psycopg
 
     conn = psycopg.connect(dsn, autocommit=True)
@@ -430,9 +476,9 @@ def claims_for(saver: Any) -> ClaimStore:
         return memory_claims_for(saver)
     if module.startswith("langgraph.checkpoint.sqlite") and isinstance(getattr(saver, "conn", None),
                                                                         sqlite3.Connection):
-        return SqliteClaims(saver.conn, saver.lock)
+        return SqliteClaims(saver.conn, saver.lock, serde=saver.serde)
     if module.startswith("langgraph.checkpoint.postgres") and not module.endswith(".aio") and hasattr(saver, "_cursor"):
-        return PostgresClaims(saver)
+        return PostgresClaims(saver, serde=saver.serde)
     if module.endswith(".aio"):
         raise TypeError(
             f"consume_gate=True with the async {name}: pass claims=remit_ref.claims.sqlite_claims(path) or "

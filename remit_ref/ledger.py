@@ -67,8 +67,6 @@ class EffectLedger:
 
             self._kind = "postgres"
             self._pg = psycopg.connect(str(target), autocommit=True)
-            from remit_ref.claims import pg_create
-
             pg_create(self._pg, _DDL, "remit_effects")
         else:
             self._kind = "sqlite"
@@ -223,3 +221,18 @@ def _dsn_from_info(info: Any) -> str:
     host = params.get("host", "")
     return (f"postgresql://{params.get('user', '')}@/{params.get('dbname', '')}?host={host}"
             f"&port={info.port}")
+
+
+def pg_create(conn: Any, ddl: str, table: str) -> None:
+    """Create ``table`` race-free: concurrent first users serialise on an advisory lock.
+
+    A bare ``CREATE TABLE IF NOT EXISTS`` is not atomic in PostgreSQL: two sessions can
+    both pass the existence test and one then fails on the catalog (``DuplicateObject:
+    type ... already exists`` or a unique violation). Under the transaction-scoped
+    advisory lock the second creator runs after the first committed and finds the table.
+    """
+    if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0] is not None:
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("remit_ref:" + table,))
+        conn.execute(ddl)

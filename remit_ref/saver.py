@@ -12,7 +12,8 @@ included; any other attribute through ``__getattr__``). What it changes:
   ``InvalidCheckpoint`` and nothing is written;
 * **consume gate** (opt-in, read path): a resume reading a checkpoint with interrupts
   claims them atomically in the same store; the loser raises ``ConsumeConflict``
-  before any node runs.
+  before any node runs. The winner's claim carries LangGraph's resume write (one
+  transaction), and the loop's identical ``put_writes`` is then not repeated.
 
 Decisions come from ``remit_ref.core``; this module only does I/O around them.
 """
@@ -35,12 +36,24 @@ from remit_ref._langgraph import (
     interrupt_ids,
     schema_checker,
 )
-from remit_ref.claims import ClaimStore, Owner, claims_for, owner_alive, underlying
+from remit_ref.claims import (
+    NULL_TASK_ID,
+    RESUME_CHANNEL,
+    ClaimStore,
+    Owner,
+    ResumeWrite,
+    claims_for,
+    owner_alive,
+    underlying,
+    without_claims,
+)
 from remit_ref.errors import ConsumeConflict, InvalidCheckpoint, StoreClosed
 
 Validator = Callable[[str, Any], "str | None"]
 # What aiosqlite (under AsyncSqliteSaver) raises once its connection is closed.
 _AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
+_NOTHING = object()
+_MAX_CARRIED = 256  # resume writes carried but not yet seen from the loop; past this, forget them (harmless)
 
 
 class RemitSaver(BaseCheckpointSaver):
@@ -96,6 +109,8 @@ class RemitSaver(BaseCheckpointSaver):
             raise TypeError(f"validator must be None, False, a state schema class or a callable, not {validator!r}")
         self._claims: ClaimStore | None = claims if claims is not None else (claims_for(base) if consume_gate else None)
         self._thread_checker: dict[str, SchemaChecker | None] = {}
+        # (thread, ns, checkpoint) -> resume value whose write a won claim already committed
+        self._carried: dict[tuple[str, str, str], Any] = {}
         self._lock = threading.Lock()
 
     # ---- attribute forwarding ----------------------------------------------------
@@ -111,6 +126,7 @@ class RemitSaver(BaseCheckpointSaver):
 
     # ---- the read path -----------------------------------------------------------
     def _after_read(self, config: dict[str, Any], tup: CheckpointTuple | None, ctx: ReadContext) -> CheckpointTuple | None:
+        tup = without_claims(tup)
         conf = config.get("configurable", {}) or {}
         if ctx.graph is not None and self._use_graph_schema and conf.get("thread_id") is not None:
             self._remember_schema(str(conf["thread_id"]), ctx.graph)
@@ -124,19 +140,33 @@ class RemitSaver(BaseCheckpointSaver):
         )
         answered_before = has_recorded_answer(pending)
         if self._claims is not None and (intent is core.Intent.RETRY or not answered_before):
-            ids = interrupt_ids(pending)
-            for iid in core.claim_targets(ids, ctx.resume_map_ids):
-                self._claim(str(conf.get("thread_id")), tup.config["configurable"].get("checkpoint_id", ""), iid)
+            targets = core.claim_targets(interrupt_ids(pending), ctx.resume_map_ids)
+            # A bare resume of one interrupt: LangGraph's next write is (__resume__, value) here; the claim carries it.
+            carry = ctx.resume_write if self._claims.carries_writes and len(targets) == 1 else None
+            for iid in targets:
+                self._claim(str(conf.get("thread_id")), tup.config["configurable"].get("checkpoint_id", ""), iid, carry)
         if answered_before:  # a FORK's view drops the recorded answers; a RETRY's is the same writes
             tup = tup._replace(pending_writes=core.fork_view(pending, intent))
         return tup
 
-    def _claim(self, thread_id: str, checkpoint_id: str, iid: str) -> None:
-        """Claim one interrupt, or raise ConsumeConflict; every outcome is ``core.gate_decision``'s."""
+    def _claim(self, thread_id: str, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
+        """Claim one interrupt, or raise ConsumeConflict; every outcome is ``core.gate_decision``'s.
+
+        With ``carry``, a won first insert also committed the resume write: it is noted so
+        that ``put_writes`` drops the loop's identical write instead of committing it again.
+        """
         assert self._claims is not None
         key = (thread_id, "", checkpoint_id, iid)
         me = Owner.new()
-        inserted = self._claims.try_insert(key, me)
+        if carry is None:
+            inserted = self._claims.try_insert(key, me)
+        else:
+            inserted = self._claims.try_insert(key, me, carry)
+            if inserted:
+                with self._lock:
+                    if len(self._carried) >= _MAX_CARRIED:
+                        self._carried.clear()
+                    self._carried[(thread_id, "", checkpoint_id)] = carry.value
         row = None
         for _ in range(3):
             if not inserted:
@@ -197,10 +227,12 @@ class RemitSaver(BaseCheckpointSaver):
         return await self.base.aget(config)
 
     def list(self, config: Any, *, filter: Any = None, before: Any = None, limit: Any = None) -> Iterator[CheckpointTuple]:
-        return self.base.list(config, filter=filter, before=before, limit=limit)
+        return map(without_claims, self.base.list(config, filter=filter, before=before, limit=limit))
 
-    def alist(self, config: Any, *, filter: Any = None, before: Any = None, limit: Any = None) -> AsyncIterator[CheckpointTuple]:
-        return self.base.alist(config, filter=filter, before=before, limit=limit)
+    async def alist(self, config: Any, *, filter: Any = None, before: Any = None,
+                    limit: Any = None) -> AsyncIterator[CheckpointTuple]:
+        async for tup in self.base.alist(config, filter=filter, before=before, limit=limit):
+            yield without_claims(tup)
 
     # ---- the write path ------------------------------------------------------------
     def _remember_schema(self, thread_id: str, graph: Any) -> None:
@@ -256,7 +288,20 @@ class RemitSaver(BaseCheckpointSaver):
             self._raise_closed(exc)
             raise
 
+    def _was_carried(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str) -> bool:
+        """Is this the loop's resume write that the won claim already committed (``_claim``)?"""
+        if not self._carried or task_id != NULL_TASK_ID or len(writes) != 1:
+            return False
+        conf = config.get("configurable") or {}
+        key = (str(conf.get("thread_id")), str(conf.get("checkpoint_ns", "")), str(conf.get("checkpoint_id")))
+        with self._lock:
+            value = self._carried.pop(key, _NOTHING)
+        channel, written = writes[0]
+        return channel == RESUME_CHANNEL and written is value
+
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        if self._was_carried(config, writes, task_id):
+            return None
         self._validate_writes(config, writes)
         try:
             return self.base.put_writes(config, writes, task_id, task_path)
@@ -266,6 +311,8 @@ class RemitSaver(BaseCheckpointSaver):
 
     async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
+        if self._was_carried(config, writes, task_id):
+            return None
         self._validate_writes(config, writes)
         try:
             return await self.base.aput_writes(config, writes, task_id, task_path)

@@ -34,6 +34,19 @@ def _sqlite_base(path: Path) -> Any:
     return saver
 
 
+def _ckpt_file(path: Path) -> str:
+    """A SQLite checkpoint file with SqliteSaver's tables (where claims live), closed again."""
+    _sqlite_base(path).conn.close()
+    return str(path)
+
+
+def _ckpt_dsn(pg: Any, name: str) -> str:
+    """A fresh PostgreSQL database with PostgresSaver's tables (where claims live)."""
+    dsn = pg.fresh_dsn(name)
+    _pg_base(dsn).conn.close()
+    return dsn
+
+
 def _pg_base(dsn: str) -> Any:
     import psycopg
     from psycopg.rows import dict_row
@@ -84,8 +97,8 @@ def test_owner_identity_and_liveness() -> None:
 
 
 def _stores(tmp_path: Path, pg: Any) -> dict[str, cl.ClaimStore]:
-    return {"memory": cl.MemoryClaims(), "sqlite": cl.sqlite_claims(str(tmp_path / "c.sqlite")),
-            "postgres": cl.postgres_claims(pg.fresh_dsn("claims"))}
+    return {"memory": cl.MemoryClaims(), "sqlite": cl.sqlite_claims(_ckpt_file(tmp_path / "c.sqlite")),
+            "postgres": cl.postgres_claims(_ckpt_dsn(pg, "claims"))}
 
 
 def test_claim_store_base_is_abstract() -> None:
@@ -98,7 +111,7 @@ def test_claim_store_base_is_abstract() -> None:
 
 
 def test_sqlite_claim_commits_without_its_own_sync_and_restores_the_setting(tmp_path: Path) -> None:
-    conn = sqlite3.connect(str(tmp_path / "s.sqlite"), check_same_thread=False)
+    conn = sqlite3.connect(_ckpt_file(tmp_path / "s.sqlite"), check_same_thread=False)
     seen: list[int] = []
     store = cl.SqliteClaims(conn, threading.Lock())
     assert store._run(lambda cur: seen.append(cur.execute("PRAGMA synchronous").fetchone()[0])) is None
@@ -111,14 +124,12 @@ def test_sqlite_claim_commits_without_its_own_sync_and_restores_the_setting(tmp_
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 3
     assert not conn.in_transaction  # committed: visible to every other connection
     other = sqlite3.connect(str(tmp_path / "s.sqlite"))
-    assert other.execute("SELECT count(*) FROM remit_claims").fetchone()[0] == 1
-    ddl = other.execute("SELECT sql FROM sqlite_master WHERE name='remit_claims'").fetchone()[0]
-    assert ddl.rstrip().endswith("WITHOUT ROWID")
+    assert other.execute("SELECT task_id, idx, channel, type FROM writes").fetchall() == [
+        ("remit-claim:i", 0, cl.CLAIM_CHANNEL, "json")]
 
 
 def test_sqlite_claims_wait_for_another_writer_and_give_up_when_told(tmp_path: Path) -> None:
-    path = str(tmp_path / "w.sqlite")
-    cl.sqlite_claims(path).try_insert(("t", "", "c", "0"), cl.Owner.new())  # table exists
+    path = _ckpt_file(tmp_path / "w.sqlite")
     blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     blocker.execute("BEGIN IMMEDIATE")
     impatient = cl.SqliteClaims(sqlite3.connect(path, timeout=0, check_same_thread=False), threading.Lock(), retries=2)
@@ -132,16 +143,27 @@ def test_sqlite_claims_wait_for_another_writer_and_give_up_when_told(tmp_path: P
 
 
 def test_sqlite_other_errors_are_not_retried(tmp_path: Path) -> None:
-    conn = sqlite3.connect(str(tmp_path / "e.sqlite"), check_same_thread=False)
+    conn = sqlite3.connect(_ckpt_file(tmp_path / "e.sqlite"), check_same_thread=False)
     store = cl.SqliteClaims(conn, threading.Lock())
     calls = []
 
     def bad(cur: sqlite3.Cursor) -> None:
         calls.append(1)
-        cur.execute("SELECT * FROM no_such_table")
-    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        cur.execute("SELECT * FROM writes WHERE no_such_column = 1")
+    with pytest.raises(sqlite3.OperationalError, match="no such column"):
         store._run(bad)
     assert calls == [1]
+
+
+def test_claims_in_a_database_without_checkpoint_tables_say_to_run_setup(tmp_path: Path, pg: Any) -> None:
+    """Claims live in the saver's writes table: before the saver's setup() there is none, and the
+    store says so in one line instead of a raw 'no such table'."""
+    for kind, store in (("sqlite", cl.sqlite_claims(str(tmp_path / "bare.sqlite"))),
+                        ("postgres", cl.postgres_claims(pg.fresh_dsn("bare")))):
+        with pytest.raises(RuntimeError, match=r"call the checkpointer's setup\(\) first"):
+            store.try_insert(("t", "", "c", "i"), cl.Owner.new())
+        with pytest.raises(RuntimeError, match="no LangGraph checkpoint tables"):
+            store.all_rows(None)
 
 
 def _empty_checkpoint() -> Any:
@@ -409,7 +431,11 @@ def test_closed_connections_raise_store_closed(tmp_path: Path, pg: Any) -> None:
 
 
 def test_postgres_table_creation_is_race_free(pg: Any) -> None:
+    """The effect ledger's table (REMIT's one table of its own) is created race-free by concurrent first users."""
     import psycopg
+
+    from remit_ref.ledger import _DDL as _LEDGER_DDL
+    from remit_ref.ledger import pg_create
 
     dsn = pg.fresh_dsn("race")
     barrier, errors = threading.Barrier(6), []
@@ -418,7 +444,7 @@ def test_postgres_table_creation_is_race_free(pg: Any) -> None:
         with psycopg.connect(dsn, autocommit=True) as conn:
             barrier.wait(timeout=30)
             try:
-                cl.pg_create(conn, cl._PG_DDL, "remit_claims")
+                pg_create(conn, _LEDGER_DDL, "remit_effects")
             except Exception as exc:  # noqa: BLE001 - the observation
                 errors.append(repr(exc))
     threads = [threading.Thread(target=create) for _ in range(6)]
@@ -428,7 +454,7 @@ def test_postgres_table_creation_is_race_free(pg: Any) -> None:
         t.join()
     assert errors == []
     with psycopg.connect(dsn) as conn:
-        assert conn.execute("SELECT to_regclass('remit_claims')").fetchone()[0] == "remit_claims"
+        assert conn.execute("SELECT to_regclass('remit_effects')").fetchone()[0] == "remit_effects"
 
 
 def test_claims_for_each_saver(tmp_path: Path, pg: Any) -> None:
@@ -747,13 +773,13 @@ def test_sqlite_claim_on_a_connection_closed_mid_transaction_raises_store_closed
     began: the claim fails with StoreClosed, the named error, not a raw sqlite3 error."""
     from remit_ref import StoreClosed
 
-    conn = sqlite3.connect(str(tmp_path / "mid.sqlite"), check_same_thread=False)
+    conn = sqlite3.connect(_ckpt_file(tmp_path / "mid.sqlite"), check_same_thread=False)
     store = cl.SqliteClaims(conn, threading.Lock())
     assert store.try_insert(("t", "", "c", "0"), cl.Owner.new())
 
     def closed_under_us(cur: sqlite3.Cursor) -> None:
         conn.close()
-        cur.execute("SELECT count(*) FROM remit_claims")
+        cur.execute("SELECT count(*) FROM writes")
     with pytest.raises(StoreClosed, match="closed database") as info:
         store._run(closed_under_us)
     assert info.value.saver == "SqliteSaver"
@@ -803,7 +829,7 @@ def test_claims_are_matched_by_value_on_every_claim_store(tmp_path: Path) -> Non
         assert out == s and out is not s
         return out
 
-    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(str(tmp_path / "v.sqlite")))):
+    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(_ckpt_file(tmp_path / "v.sqlite")))):
         key = (_fresh("thread-", "v"), "", "c", "i")
         assert store.try_insert(key, a)
         assert [k for k, _r in store.all_rows(_fresh("thread-", "v"))] == [key], kind
@@ -918,10 +944,8 @@ def test_claims_through_a_connection_of_their_own_are_seen_by_every_other_sessio
     import psycopg
 
     a, b = cl.Owner.new(), cl.Owner.new()
-    dsn = pg.fresh_dsn("own")
-    with psycopg.connect(dsn, autocommit=True) as conn:  # the table exists: no session waits on its creation
-        cl.pg_create(conn, cl._PG_DDL, "remit_claims")
-    for kind, make in (("sqlite", lambda: cl.sqlite_claims(str(tmp_path / "own.sqlite"))),
+    dsn = _ckpt_dsn(pg, "own")
+    for kind, make in (("sqlite", lambda: cl.sqlite_claims(_ckpt_file(tmp_path / "own.sqlite"))),
                        ("postgres", lambda: cl.postgres_claims(dsn))):
         mine, theirs = make(), make()
         key = ("t", "", "c", "i")
@@ -1012,7 +1036,7 @@ def test_claims_name_the_checkpoint_and_the_interrupt_they_consumed(tmp_path: Pa
 def test_sqlite_claims_of_their_own_serve_every_thread(tmp_path: Path) -> None:
     """sqlite_claims(path) is built once (beside an async saver) and claimed in from whichever thread
     runs the resume."""
-    store = cl.sqlite_claims(str(tmp_path / "threads.sqlite"))
+    store = cl.sqlite_claims(_ckpt_file(tmp_path / "threads.sqlite"))
     out: list[Any] = []
     worker = threading.Thread(target=lambda: out.append(store.try_insert(("t", "", "c", "i"), cl.Owner.new())))
     worker.start()
@@ -1282,7 +1306,7 @@ def test_release_stale_claims_leaves_owners_on_other_hosts(tmp_path: Path) -> No
 def test_sqlite_claim_refused_by_the_connections_authorizer_reports_the_databases_error(tmp_path: Path) -> None:
     """An application may restrict what its connection runs (sqlite3's authorizer). A claim whose first
     statement is refused fails with the database's own error, nothing half done."""
-    conn = sqlite3.connect(str(tmp_path / "auth.sqlite"), check_same_thread=False)
+    conn = sqlite3.connect(_ckpt_file(tmp_path / "auth.sqlite"), check_same_thread=False)
     conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_PRAGMA
                         else sqlite3.SQLITE_OK)
     store = cl.SqliteClaims(conn, threading.Lock())
@@ -1290,7 +1314,7 @@ def test_sqlite_claim_refused_by_the_connections_authorizer_reports_the_database
         store.try_insert(("t", "", "c", "i"), cl.Owner.new())
     conn.set_authorizer(None)
     assert not conn.in_transaction
-    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name='remit_claims'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM writes").fetchone()[0] == 0
 
 
 # ---- pid reuse, however the new process is named ---------------------------------------------------------------
@@ -1398,7 +1422,7 @@ def test_two_takers_of_a_claim_of_a_dead_process_yield_one_winner(tmp_path: Path
         first = cl.Owner(first_token, first_token.split("/")[0], 2, "2")
         second = cl.Owner("nn-host/3/3/second", "nn-host", 3, "3")
         for kind, store in (("memory", cl.MemoryClaims()),
-                            ("sqlite", cl.sqlite_claims(str(tmp_path / f"two{n}.sqlite")))):
+                            ("sqlite", cl.sqlite_claims(_ckpt_file(tmp_path / f"two{n}.sqlite")))):
             key = ("t", "", "c", "i")
             assert store.try_insert(key, dead)
             assert store.take_over(key, dead.token, first) is True, kind
@@ -1500,7 +1524,7 @@ def test_a_release_that_lost_the_race_to_a_takeover_deletes_nothing(tmp_path: Pa
         dead = cl.Owner(dead_token, dead_token.split("/")[0], 1, "1")
         winner = cl.Owner(winner_token, winner_token.split("/")[0], 2, "2")
         for kind, store in (("memory", cl.MemoryClaims()),
-                            ("sqlite", cl.sqlite_claims(str(tmp_path / f"{dead_token[:2]}.sqlite")))):
+                            ("sqlite", cl.sqlite_claims(_ckpt_file(tmp_path / f"{dead_token[:2]}.sqlite")))):
             key = ("t", "", "c", "i")
             store.try_insert(key, dead)
             assert store.take_over(key, dead.token, winner)
@@ -1529,7 +1553,7 @@ def test_claims_of_one_thread_are_listed_and_released_alone(tmp_path: Path) -> N
 
     from remit_ref import wrap
 
-    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(str(tmp_path / "one.sqlite")))):
+    for kind, store in (("memory", cl.MemoryClaims()), ("sqlite", cl.sqlite_claims(_ckpt_file(tmp_path / "one.sqlite")))):
         saver = wrap(InMemorySaver(), consume_gate=True, claims=store)
         for thread in ("s", "t", "u"):
             store.try_insert((thread, "", "c", "i"), cl.Owner.new())
@@ -1589,6 +1613,14 @@ def test_an_interrupt_beside_a_sibling_nodes_completed_write_is_claimed() -> Non
         app.invoke(Command(resume=3), retry)
 
 
+def _age_claims(conn: sqlite3.Connection, seconds: float) -> None:
+    """Make every claim in a SQLite checkpoint file ``seconds`` older (its time is inside the row's JSON)."""
+    conn.execute("UPDATE writes SET value = CAST(json_set(CAST(value AS TEXT), '$.claimed_at', "
+                 "json_extract(CAST(value AS TEXT), '$.claimed_at') - ?) AS BLOB) WHERE channel = ?",
+                 (seconds, cl.CLAIM_CHANNEL))
+    conn.commit()
+
+
 def test_a_lease_expires_after_its_ttl_whatever_its_length(tmp_path: Path) -> None:
     """claim_ttl=3600: a claim by another host (liveness unknown) written two hours ago is taken over;
     one written half an hour ago still blocks."""
@@ -1603,12 +1635,10 @@ def test_a_lease_expires_after_its_ttl_whatever_its_length(tmp_path: Path) -> No
     key, _ = _paused_claim_key(base, cfg)
     store = cl.claims_for(base)
     store.try_insert(key, cl.Owner("elsewhere/1/1/nonce", "elsewhere", 1, "1"))
-    base.conn.execute("UPDATE remit_claims SET claimed_at = claimed_at - 1800")
-    base.conn.commit()
+    _age_claims(base.conn, 1800)
     with pytest.raises(ConsumeConflict):
         app.invoke(Command(resume=True), cfg)
-    base.conn.execute("UPDATE remit_claims SET claimed_at = claimed_at - 5400")
-    base.conn.commit()
+    _age_claims(base.conn, 5400)
     assert app.invoke(Command(resume=True), cfg)["value"] == 2
     assert store.read(key).host == cl.HOST
 

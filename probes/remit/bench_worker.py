@@ -1,9 +1,7 @@
 """Benchmark worker: runs one interrupt-then-resume protocol per request, timing it itself.
 
-Runs under the project's interpreter: arms ``stock``, ``remit:<options>`` (remit_ref),
-``remit-warm:<options>`` (the same, on a database that already holds REMIT's claim
-table: ``saver.claims()`` creates it before the timer, as any earlier resume with the
-gate on this database would have) and ``rc:default``, ``rc:validator``, ``rc:gate`` (the published build
+Runs under the project's interpreter: arms ``stock``, ``remit:<options>`` (remit_ref)
+and ``rc:default``, ``rc:validator``, ``rc:gate`` (the published build
 ``remit-contract==0.1.2``, import name ``remit``, installed beside remit_ref from the
 lock and used only through its documented public API, ``remit.wrap``).
 Protocol: JSON lines on stdin ``{"arm", "db"}`` -> JSON lines on stdout with
@@ -56,7 +54,7 @@ def make_saver(arm: str, conn: sqlite3.Connection) -> Any:
 
     if arm == "stock":
         return SqliteSaver(conn)
-    if arm.startswith(("remit:", "remit-warm:")):
+    if arm.startswith("remit:"):
         from remit_ref import wrap
 
         return wrap(SqliteSaver(conn), **json.loads(arm.split(":", 1)[1]))
@@ -86,8 +84,6 @@ def protocol(arm: str, db: str) -> dict[str, Any]:
     conn = sqlite3.connect(db, check_same_thread=False)
     try:
         saver = make_saver(arm, conn)
-        if arm.startswith("remit-warm:"):
-            saver.claims()  # the claim table exists before the timer (an earlier resume made it)
         app = build(saver)
         cfg = {"configurable": {"thread_id": "bench"}}
         before = len(FIRED)

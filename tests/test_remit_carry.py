@@ -1,0 +1,234 @@
+"""The gate's claim carries LangGraph's resume write (issue 16, "cost at the floor").
+
+A gated resume commits its claim and the ``(__resume__, value)`` write of the null task
+in one transaction, and the wrapper drops the loop's identical ``put_writes``: so the
+wrapped saver sees one write fewer, the store ends up with exactly what stock writes
+(plus the hidden claim rows), and a loser writes nothing. Where LangGraph would write
+something else (a resume map, a Command with an update, ``durability="exit"``) nothing is
+carried and the loop's own writes go through unchanged. Real SqliteSaver files and a
+real PostgreSQL (embedded) throughout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterator, TypedDict
+
+import pytest
+
+from remit_ref import claims as cl
+
+NULL = cl.NULL_TASK_ID
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[Any]:
+    from probes.core.backends import postgres_service
+
+    with postgres_service() as service:
+        yield service
+
+
+class St(TypedDict):
+    value: int
+
+
+def _graph(saver: Any, two: bool = False) -> Any:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    def ask(s: St) -> dict[str, int]:
+        return {"value": s["value"] + int(interrupt("how much?"))}
+
+    def ask_too(s: St) -> dict[str, int]:
+        interrupt("and you?")
+        return {}
+
+    g = StateGraph(St)
+    g.add_node("a", ask)
+    g.add_edge(START, "a")
+    if two:
+        g.add_node("b", ask_too)
+        g.add_edge(START, "b")
+        g.add_edge("b", END)
+    g.add_edge("a", END)
+    return g.compile(checkpointer=saver)
+
+
+class Spy:
+    """Records the null task's put_writes the wrapped saver receives (it is the base: nothing else changes)."""
+
+    def __init__(self, base: Any) -> None:
+        self.calls: list[list[str]] = []
+        orig = base.put_writes
+
+        def put_writes(config: Any, writes: Any, task_id: str, task_path: str = "") -> Any:
+            if task_id == NULL:
+                self.calls.append([c for c, _v in writes])
+            return orig(config, writes, task_id, task_path)
+        base.put_writes = put_writes
+
+
+def _sqlite(path: Path) -> Any:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
+    saver.setup()
+    return saver
+
+
+def _postgres(dsn: str) -> Any:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    saver = PostgresSaver(psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row))
+    saver.setup()
+    return saver
+
+
+def _bases(tmp_path: Path, pg: Any, name: str) -> dict[str, Any]:
+    return {"sqlite": _sqlite(tmp_path / f"{name}.sqlite"), "postgres": _postgres(pg.fresh_dsn(name))}
+
+
+def _writes(base: Any, thread: str) -> list[tuple[int, str, Any]]:
+    """Every write row of a thread, as (idx, channel, value), ids left out (task and interrupt ids embed
+    checkpoint ids)."""
+    rows = []
+    for tup in base.list({"configurable": {"thread_id": thread}}):
+        rows += [(cl.WRITES_IDX_MAP.get(c, 0), c, repr([i.value for i in v] if c == "__interrupt__" else v))
+                 for _t, c, v in tup.pending_writes or []]
+    return sorted(rows)
+
+
+def test_a_gated_resume_commits_the_resume_write_with_its_claim_and_the_loop_does_not_repeat_it(
+        tmp_path: Path, pg: Any) -> None:
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    for kind, base in _bases(tmp_path, pg, "carry").items():
+        stock = _graph(_sqlite(tmp_path / f"stock-{kind}.sqlite") if kind == "sqlite"
+                       else _postgres(pg.fresh_dsn("carry_stock")))
+        spy = Spy(base)
+        app = _graph(wrap(base, consume_gate=True))
+        cfg = {"configurable": {"thread_id": "t"}}
+        for g in (app, stock):
+            g.invoke({"value": 1}, cfg)
+        spy.calls.clear()
+        assert app.invoke(Command(resume=41), cfg) == stock.invoke(Command(resume=41), cfg) == {"value": 42}, kind
+        assert spy.calls == [], f"{kind}: the loop's resume write reached the store again: {spy.calls}"
+        # the store holds what stock writes, plus one claim row that no read returns
+        raw = _writes(base, "t")
+        claims = [w for w in raw if w[1] == cl.CLAIM_CHANNEL]
+        assert len(claims) == 1 and [w for w in raw if w[1] != cl.CLAIM_CHANNEL] == _writes(stock.checkpointer, "t")
+        assert (-4, "__resume__", "41") in raw, kind
+        seen = [w for t in app.checkpointer.list(cfg) for w in t.pending_writes]
+        assert seen and all(w[1] != cl.CLAIM_CHANNEL for w in seen), kind
+        assert [s.values for s in app.get_state_history(cfg)] == [s.values for s in stock.get_state_history(cfg)]
+
+
+def test_a_loser_writes_nothing(tmp_path: Path, pg: Any) -> None:
+    """The claim is held by a live owner: the resume raises ConsumeConflict and the store is unchanged."""
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    for kind, base in _bases(tmp_path, pg, "loser").items():
+        app = _graph(wrap(base, consume_gate=True))
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"value": 1}, cfg)
+        tup = base.get_tuple(cfg)
+        iid = next(w[2][0].id for w in tup.pending_writes if w[1] == "__interrupt__")
+        cl.claims_for(base).try_insert(("t", "", tup.config["configurable"]["checkpoint_id"], iid), cl.Owner.new())
+        before = _writes(base, "t")
+        with pytest.raises(ConsumeConflict):
+            app.invoke(Command(resume=5), cfg)
+        assert _writes(base, "t") == before, kind
+
+
+@pytest.mark.parametrize("case", ["update", "exit", "map", "custom-store"])
+def test_nothing_is_carried_where_langgraph_writes_something_else(tmp_path: Path, case: str) -> None:
+    """Command(resume, update): the loop writes both, itself. durability="exit": the loop writes no
+    pending write, so none may be carried. A resume map: there is no null-task resume write. A claim
+    store of one's own: it carries nothing (its connection is not the saver's)."""
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    base = _sqlite(tmp_path / "c.sqlite")
+    spy = Spy(base)
+    store = cl.sqlite_claims(str(tmp_path / "c.sqlite")) if case == "custom-store" else None
+    app = _graph(wrap(base, consume_gate=True, claims=store), two=(case == "map"))
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    spy.calls.clear()
+    if case == "update":
+        app.invoke(Command(resume=2, update={"value": 10}), cfg)
+        assert spy.calls == [["__resume__", "value"]]
+    elif case == "exit":
+        interrupted = base.get_tuple(cfg)
+        app.invoke(Command(resume=2), cfg, durability="exit")
+        assert spy.calls == []
+        again = base.get_tuple({"configurable": {**cfg["configurable"],
+                                                 "checkpoint_id": interrupted.config["configurable"]["checkpoint_id"]}})
+        assert [w[1] for w in again.pending_writes if w[1] == "__resume__"] == []  # as stock: nothing recorded
+    elif case == "map":
+        ids = [i.id for i in app.get_state(cfg).interrupts]
+        app.invoke(Command(resume={i: 1 for i in ids}), cfg)
+        assert spy.calls == [] and len(app.checkpointer.claims("t")) == 2
+    else:
+        app.invoke(Command(resume=2), cfg)
+        assert spy.calls == [["__resume__"]] and len(app.checkpointer.claims("t")) == 1
+    assert app.get_state(cfg).values["value"] == {"update": 10 + 2, "map": 1 + 1}.get(case, 1 + 2)
+
+
+def test_a_stock_reader_of_the_same_store_ignores_the_claim_rows(tmp_path: Path) -> None:
+    """Claims are rows of LangGraph's own writes table: a graph on the plain saver (a dashboard, an older
+    deployment) reads the thread as if REMIT had never been there."""
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    path = tmp_path / "shared.sqlite"
+    app = _graph(wrap(_sqlite(path), consume_gate=True))
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    app.invoke(Command(resume=1), cfg)
+    plain = _graph(_sqlite(path))
+    assert plain.get_state(cfg).values == {"value": 2}
+    assert [s.values for s in plain.get_state_history(cfg)] == [s.values for s in app.get_state_history(cfg)]
+    first = list(plain.get_state_history(cfg))[-2]  # the interrupted checkpoint: claim row beside its writes
+    assert any(w[1] == cl.CLAIM_CHANNEL for w in plain.checkpointer.get_tuple(first.config).pending_writes)
+
+
+def test_the_null_task_id_is_langgraphs() -> None:
+    from langgraph._internal._constants import NULL_TASK_ID, RESUME
+
+    assert cl.NULL_TASK_ID == NULL_TASK_ID and cl.RESUME_CHANNEL == RESUME
+
+
+def test_alist_and_aget_tuple_hide_claim_rows() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    base = InMemorySaver()
+    saver = wrap(base, consume_gate=True, claims=cl.MemoryClaims())
+    app = _graph(saver)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    tup = base.get_tuple(cfg)
+    base.put_writes(tup.config, [(cl.CLAIM_CHANNEL, {"owner": "x"})], cl.CLAIM_TASK + "i")  # as a store would
+    assert any(w[1] == cl.CLAIM_CHANNEL for w in base.get_tuple(cfg).pending_writes)
+
+    async def read() -> tuple[list[Any], Any]:
+        return [t async for t in saver.alist(cfg)], await saver.aget_tuple(cfg)
+    listed, tup = asyncio.run(read())
+    assert listed and all(w[1] != cl.CLAIM_CHANNEL for t in listed for w in t.pending_writes)
+    assert all(w[1] != cl.CLAIM_CHANNEL for w in tup.pending_writes)
+    app.invoke(Command(resume=1), cfg)
