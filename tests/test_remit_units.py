@@ -351,7 +351,7 @@ def test_read_context_and_pending_write_helpers() -> None:
     class TD(TypedDict):
         items: list[str]
         n: int
-    chk = schema_checker(TD, {})
+    chk = schema_checker(TD)
     assert chk.check("items", ["a"]) is None and chk.check("unknown", 1) is None
     assert chk.check("items", ["a", None]) == "TD.items[1]: Input should be a valid string"
     assert chk.check("items", [None, "a", 3]) == "TD.items[0]: Input should be a valid string"  # the first error

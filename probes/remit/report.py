@@ -111,7 +111,7 @@ def cost_findings(table: dict[str, Any]) -> list[str]:
     parts = [(a, _ratio(table, a)) for a in ("remit_bare", "remit_fork", "remit_validator")]
     if all(r is not None for _a, r in parts):
         out.append("Gate off, feature by feature (total p50 x stock): " + ", ".join(
-            f"`{a}` {r[0]:.3f}" for a, r in parts if r is not None) + ".")
+            f"`{a}` {r[0]:.3f}" for a, r in parts) + ".")  # type: ignore[index]
     if all(a in arms for a in ("remit_default", "remit_gate")):
         default, gate = (arms[a]["resume_ms"]["p50"] for a in ("remit_default", "remit_gate"))
         out.append(f"The gate adds {(gate - default) * 1000:+.0f} us to the resume p50 ({default:.3f} -> "
