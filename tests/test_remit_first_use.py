@@ -1,9 +1,10 @@
 """Concurrent first use of the consume gate on a fresh PostgreSQL database.
 
-Before this was fixed, two racers creating the claim table at once could get
+Two racers creating REMIT's old claim table at once could get
 ``psycopg.errors.DuplicateObject: type "remit_claims" already exists`` instead of
-``ConsumeConflict``. Each round here: a fresh database, a thread parked at its
-interrupt (no claim table yet), then k racer processes resume it at a barrier, each
+``ConsumeConflict``; claims are now rows of the saver's own ``checkpoint_writes`` (no
+DDL at all), and this race stays the acceptance test. Each round here: a fresh database,
+a thread parked at its interrupt (no claim yet), then k racer processes resume it at a barrier, each
 with its own answer. Every round must give exactly one racer whose own answer was
 consumed, the gated effect fired once (the harness's crash-surviving ledger), and every
 other racer either ConsumeConflict or -- if it only read the thread after the winner
