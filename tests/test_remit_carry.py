@@ -232,3 +232,45 @@ def test_alist_and_aget_tuple_hide_claim_rows() -> None:
     assert listed and all(w[1] != cl.CLAIM_CHANNEL for t in listed for w in t.pending_writes)
     assert all(w[1] != cl.CLAIM_CHANNEL for w in tup.pending_writes)
     app.invoke(Command(resume=1), cfg)
+
+
+def test_only_the_very_write_carried_is_dropped() -> None:
+    """The loop's write is dropped only for the checkpoint whose claim carried it and only if it is the same
+    value object: an equal value, another thread's write or a write with nothing carried reaches the store."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+
+    base = InMemorySaver()
+    spy = Spy(base)
+    saver = wrap(base, consume_gate=True)
+    answer = [1]
+    saver._claim("t", "c1", "i", cl.ResumeWrite(answer))
+
+    def write(thread: str, value: Any) -> None:
+        config = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": "c1"}}
+        saver.put_writes(config, [("__resume__", value)], NULL)
+    write("u", [1])       # another thread's resume write: nothing carried for it
+    write("t", [1])       # equal, not the same object: not the carried write
+    assert spy.calls == [["__resume__"], ["__resume__"]] and saver._carried == {}
+    saver._claim("t", "c1", "j", cl.ResumeWrite(answer))
+    write("t", answer)    # the carried one
+    assert len(spy.calls) == 2
+
+
+def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
+    """Claims carry writes for many checkpoints at once (one per resume in flight); entries whose write
+    never came (the run failed before it) are dropped past a bound, and each in-flight one is kept."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from remit_ref import wrap
+    from remit_ref.saver import _MAX_CARRIED
+
+    saver = wrap(InMemorySaver(), consume_gate=True)
+    for i in range(3):
+        saver._claim("t", f"c{i}", "i", cl.ResumeWrite(i))
+    assert sorted(saver._carried) == [("t", "", "c0"), ("t", "", "c1"), ("t", "", "c2")]
+    for i in range(3, 3 * _MAX_CARRIED):
+        saver._claim("t", f"c{i}", "i", cl.ResumeWrite(i))
+        assert len(saver._carried) <= _MAX_CARRIED
+    assert ("t", "", f"c{3 * _MAX_CARRIED - 1}") in saver._carried
