@@ -247,15 +247,17 @@ def test_only_the_very_write_carried_is_dropped() -> None:
     answer = [1]
     saver._claim("t", "c1", "i", cl.ResumeWrite(answer))
 
-    def write(thread: str, value: Any) -> None:
+    def write(thread: str, value: Any, *more: tuple[str, Any]) -> None:
         config = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": "c1"}}
-        saver.put_writes(config, [("__resume__", value)], NULL)
+        saver.put_writes(config, [("__resume__", value), *more], NULL)
     write("u", [1])       # another thread's resume write: nothing carried for it
     write("t", [1])       # equal, not the same object: not the carried write
     assert spy.calls == [["__resume__"], ["__resume__"]] and saver._carried == {}
     saver._claim("t", "c1", "j", cl.ResumeWrite(answer))
+    write("t", answer, ("value", 2))  # the carried value and more: the batch is not the carried write
+    assert spy.calls[-1] == ["__resume__", "value"] and ("t", "", "c1") in saver._carried
     write("t", answer)    # the carried one
-    assert len(spy.calls) == 2
+    assert len(spy.calls) == 3 and saver._carried == {}
 
 
 def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
