@@ -276,3 +276,21 @@ def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
         saver._claim("t", f"c{i}", "i", cl.ResumeWrite(i))
         assert len(saver._carried) <= _MAX_CARRIED
     assert ("t", "", f"c{3 * _MAX_CARRIED - 1}") in saver._carried
+
+
+def test_a_claim_alone_skips_its_own_sync_and_a_claim_carrying_the_resume_write_does_not(tmp_path: Path) -> None:
+    """A bare claim only has to be visible (PRAGMA synchronous=NORMAL for its commit); a claim carrying the
+    resume write is the durable write LangGraph would have made, committed at the saver's own setting."""
+    base = _sqlite(tmp_path / "sync.sqlite")
+    statements: list[str] = []
+    base.conn.set_trace_callback(statements.append)
+    store = cl.claims_for(base)
+    assert store.carries_writes and store.try_insert(("t", "", "c", "a"), cl.Owner.new())
+    assert "PRAGMA synchronous=NORMAL" in statements
+    statements.clear()
+    assert store.try_insert(("t", "", "c", "b"), cl.Owner.new(), cl.ResumeWrite(7))
+    assert statements and not any("synchronous" in s for s in statements), statements
+    assert base.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c"}}) is None
+    rows = base.conn.execute("SELECT task_id, idx, channel FROM writes ORDER BY task_id").fetchall()
+    assert rows == [(NULL, -4, "__resume__"), ("remit-claim:a", 0, cl.CLAIM_CHANNEL),
+                    ("remit-claim:b", 0, cl.CLAIM_CHANNEL)]
