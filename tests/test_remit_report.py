@@ -24,6 +24,10 @@ def test_cost_findings_follow_the_measured_ratios() -> None:
     assert lines[1].endswith("target <= 1.03: met at the median, not over the whole interval.")
     assert "The gate adds +200 us to the resume p50 (2.050 -> 2.250 ms)" in lines[2]
     assert lines[3] == "`remit_gate/rc_gate`: 0.900 [0.850, 0.950], REMIT faster."
+    table["arms"]["stock"]["cpu_ms"] = {"p50": 4.0}
+    table["arms"]["remit_gate"]["cpu_ms"] = {"p50": 4.25, "paired_ratio": 1.06, "paired_ratio_ci95": [1.05, 1.07]}
+    assert report.cost_findings(table)[3] == ("CPU time per protocol (every thread, no waiting for the disk), p50: "
+                                              "stock 4.000 ms; `remit_gate` +0.250 ms, 1.060x paired [1.050, 1.070].")
     table["arms"]["remit_default"] = _arm(1.02, [1.011, 1.03], 1.02, 2.05)
     assert report.cost_findings(table)[0].endswith("target <= 1.01: missed.")
     del table["arms"]["remit_gate"]

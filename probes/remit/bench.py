@@ -63,6 +63,8 @@ ARM_DOC = {
     "rc_validator": "remit-contract 0.1.2: remit.wrap(SqliteSaver, conn, validator=...)",
     "rc_gate": "remit-contract 0.1.2: remit.wrap(SqliteSaver, conn, cross_process_gate=True)",
 }
+# What the worker measures per protocol: wall-clock phases, and the CPU time of the whole protocol.
+PHASES = ("interrupt_ms", "resume_ms", "total_ms", "cpu_ms")
 # Like-for-like pairs (REMIT arm, remit-contract arm) for the "never slower" comparison.
 PAIRS = (("remit_default", "rc_default"), ("remit_validator", "rc_validator"), ("remit_gate", "rc_gate"))
 # concurrency arm -> saver options (None: stock; "rc": remit-contract with its gate)
@@ -146,8 +148,7 @@ def probe_overhead(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                 if "error" in out or not out.get("ok") or out.get("fired") != 1:
                     res.harness_errors.append(f"{arm} rep {rep}: {out}")
                     continue
-                timings[arm].append({"rep": rep, **{k: round(out[k], 4) for k in
-                                                    ("interrupt_ms", "resume_ms", "total_ms")}})
+                timings[arm].append({"rep": rep, **{k: round(out[k], 4) for k in PHASES}})
     except (RuntimeError, OSError, json.JSONDecodeError) as exc:
         res.harness_errors.append(f"benchmark worker: {exc}")
         return res
@@ -341,7 +342,7 @@ def overhead_table(receipts: list[Receipt], bootstrap: int = 2000, seed: int = 0
     for arm, rows in sorted(timings.items()):
         entry: dict[str, Any] = {"n": len(rows), "baseline": "stock", "doc": ARM_DOC.get(arm, arm)}
         reps = sorted(set(rows) & set(base))
-        for phase in ("interrupt_ms", "resume_ms", "total_ms"):
+        for phase in (p for p in PHASES if all(p in row for row in rows.values())):
             xs = [rows[i][phase] for i in sorted(rows)]
             entry[phase] = {"p50": round(_pct(xs, 50), 3), "p95": round(_pct(xs, 95), 3)}
             if arm != "stock" and reps:

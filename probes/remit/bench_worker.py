@@ -5,7 +5,9 @@ and ``rc:default``, ``rc:validator``, ``rc:gate`` (the published build
 ``remit-contract==0.1.2``, import name ``remit``, installed beside remit_ref from the
 lock and used only through its documented public API, ``remit.wrap``).
 Protocol: JSON lines on stdin ``{"arm", "db"}`` -> JSON lines on stdout with
-``interrupt_ms``, ``resume_ms``, ``total_ms`` (``time.perf_counter``), ``fired``.
+``interrupt_ms``, ``resume_ms``, ``total_ms`` (``time.perf_counter``), ``cpu_ms`` (the
+protocol's CPU time, ``time.process_time``: every thread of this process, LangGraph's
+background writer included, and none of the time spent waiting for the disk), ``fired``.
 Stand-alone on purpose: it imports nothing from ``probes``.
 """
 
@@ -87,12 +89,13 @@ def protocol(arm: str, db: str) -> dict[str, Any]:
         app = build(saver)
         cfg = {"configurable": {"thread_id": "bench"}}
         before = len(FIRED)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         app.invoke({"value": 0, "items": []}, cfg)
         t1 = time.perf_counter()
         out = app.invoke(Command(resume=True), cfg)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         return {"interrupt_ms": (t1 - t0) * 1e3, "resume_ms": (t2 - t1) * 1e3, "total_ms": (t2 - t0) * 1e3,
+                "cpu_ms": (c2 - c0) * 1e3,
                 "fired": len(FIRED) - before, "ok": out.get("answer") is True}
     finally:
         conn.close()

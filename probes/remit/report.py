@@ -6,6 +6,7 @@ from typing import Any
 
 from probes.core.checker import Label, collapse
 from probes.core.receipt import Receipt
+from probes.remit.bench import PHASES
 
 PROPS = ("FD", "CV", "CO", "EO", "PC", "RD", "LV")
 
@@ -53,7 +54,7 @@ def overhead_frame(table: dict[str, Any]) -> Any:
 
     rows = []
     for arm, e in table["arms"].items():
-        for phase in ("interrupt_ms", "resume_ms", "total_ms"):
+        for phase in (p for p in PHASES if p in e):
             p = e[phase]
             rows.append({"arm": arm, "what": e["doc"], "phase": phase.replace("_ms", ""), "n": e["n"],
                          "p50 ms": p["p50"], "p95 ms": p["p95"], "p50 ratio to stock": p.get("ratio"),
@@ -120,6 +121,13 @@ def cost_findings(table: dict[str, Any]) -> list[str]:
         default, gate = (arms[a]["resume_ms"]["p50"] for a in ("remit_default", "remit_gate"))
         out.append(f"The gate adds {(gate - default) * 1000:+.0f} us to the resume p50 ({default:.3f} -> "
                    f"{gate:.3f} ms): the claim, committed with the resume write LangGraph makes anyway.")
+    cpu = {a: arms[a]["cpu_ms"] for a in ("stock", "remit_default", "remit_gate") if "cpu_ms" in arms.get(a, {})}
+    if "stock" in cpu and len(cpu) > 1:
+        out.append("CPU time per protocol (every thread, no waiting for the disk), p50: stock "
+                   f"{cpu['stock']['p50']:.3f} ms; " + "; ".join(
+                       f"`{a}` {c['p50'] - cpu['stock']['p50']:+.3f} ms, {c['paired_ratio']:.3f}x paired "
+                       f"[{c['paired_ratio_ci95'][0]:.3f}, {c['paired_ratio_ci95'][1]:.3f}]"
+                       for a, c in cpu.items() if a != "stock") + ".")
     for pair, p in table.get("pairs", {}).items():
         ratio, (lo, hi) = p["ratio"], p["ratio_ci95"]
         side = "slower" if lo > 1 else "faster" if hi < 1 else "not distinguishable"
