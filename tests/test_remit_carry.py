@@ -62,9 +62,11 @@ class Spy:
 
     def __init__(self, base: Any) -> None:
         self.calls: list[list[str]] = []
+        self.tasks: list[str] = []
         orig = base.put_writes
 
         def put_writes(config: Any, writes: Any, task_id: str, task_path: str = "") -> Any:
+            self.tasks.append(task_id)
             if task_id == NULL:
                 self.calls.append([c for c, _v in writes])
             return orig(config, writes, task_id, task_path)
@@ -247,15 +249,17 @@ def test_only_the_very_write_carried_is_dropped() -> None:
     answer = [1]
     saver._claim("t", "c1", "i", cl.ResumeWrite(answer))
 
-    def write(thread: str, value: Any, *more: tuple[str, Any]) -> None:
+    def write(thread: str, value: Any, *more: tuple[str, Any], task: str = NULL) -> None:
         config = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": "c1"}}
-        saver.put_writes(config, [("__resume__", value), *more], NULL)
+        saver.put_writes(config, [("__resume__", value), *more], task)
     write("u", [1])       # another thread's resume write: nothing carried for it
     write("t", [1])       # equal, not the same object: not the carried write
     assert spy.calls == [["__resume__"], ["__resume__"]] and saver._carried == {}
     saver._claim("t", "c1", "j", cl.ResumeWrite(answer))
     write("t", answer, ("value", 2))  # the carried value and more: the batch is not the carried write
     assert spy.calls[-1] == ["__resume__", "value"] and ("t", "", "c1") in saver._carried
+    write("t", answer, task="a-task")  # the interrupted task's own resume write, same value: not the null task's
+    assert spy.tasks[-1] == "a-task" and ("t", "", "c1") in saver._carried
     write("t", answer)    # the carried one
     assert len(spy.calls) == 3 and saver._carried == {}
 
