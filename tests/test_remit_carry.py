@@ -262,6 +262,10 @@ def test_only_the_very_write_carried_is_dropped() -> None:
     assert spy.tasks[-1] == "a-task" and ("t", "", "c1") in saver._carried
     write("t", answer)    # the carried one
     assert len(spy.calls) == 3 and saver._carried == {}
+    saver._claim("t", "c1", "k", cl.ResumeWrite(answer))
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
+    saver.put_writes(config, [("".join(["__res", "ume__"]), answer)], NULL)  # the channel name compared by value
+    assert len(spy.calls) == 3 and saver._carried == {}
 
 
 def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
