@@ -7,7 +7,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -24,6 +24,16 @@ HERMETIC = {
 os.environ.update(HERMETIC)
 SELFTEST = ("selftest_a=tests.fixtures.selftest:CAMPAIGN_A,"
             "selftest_b=tests.fixtures.selftest:CAMPAIGN_B")
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[Any]:
+    """One embedded PostgreSQL for the session's REMIT tests (each test takes a fresh database of it):
+    started on first use, so a run that needs none starts none."""
+    from probes.core.backends import postgres_service
+
+    with postgres_service() as service:
+        yield service
 
 
 @pytest.fixture

@@ -14,21 +14,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterator, TypedDict
+from typing import Any, TypedDict
 
 import pytest
 
 from remit_ref import claims as cl
 
 NULL = cl.NULL_TASK_ID
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Any]:
-    from probes.core.backends import postgres_service
-
-    with postgres_service() as service:
-        yield service
 
 
 class St(TypedDict):

@@ -10,20 +10,12 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Annotated, Any, Iterator, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 
 from remit_ref import claims as cl
 from remit_ref import core
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Any]:
-    from probes.core.backends import postgres_service
-
-    with postgres_service() as service:
-        yield service
 
 
 def _sqlite_base(path: Path) -> Any:
