@@ -144,16 +144,22 @@ def test_a_loser_writes_nothing(tmp_path: Path, pg: Any) -> None:
         assert _writes(base, "t") == before, kind
 
 
-@pytest.mark.parametrize("case", ["update", "exit", "map", "custom-store"])
+@pytest.mark.parametrize("case", ["update", "exit", "map", "custom-store", "memory"])
 def test_nothing_is_carried_where_langgraph_writes_something_else(tmp_path: Path, case: str) -> None:
     """Command(resume, update): the loop writes both, itself. durability="exit": the loop writes no
     pending write, so none may be carried. A resume map: there is no null-task resume write. A claim
-    store of one's own: it carries nothing (its connection is not the saver's)."""
+    store of one's own: it carries nothing (its connection is not the saver's). InMemorySaver: its
+    claims are in process memory, apart from its writes, so the loop writes the answer itself."""
     from langgraph.types import Command
 
     from remit_ref import wrap
 
-    base = _sqlite(tmp_path / "c.sqlite")
+    if case == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        base = InMemorySaver()
+    else:
+        base = _sqlite(tmp_path / "c.sqlite")
     spy = Spy(base)
     store = cl.sqlite_claims(str(tmp_path / "c.sqlite")) if case == "custom-store" else None
     app = _graph(wrap(base, consume_gate=True, claims=store), two=(case == "map"))
@@ -294,3 +300,15 @@ def test_a_claim_alone_skips_its_own_sync_and_a_claim_carrying_the_resume_write_
     rows = base.conn.execute("SELECT task_id, idx, channel FROM writes ORDER BY task_id").fetchall()
     assert rows == [(NULL, -4, "__resume__"), ("remit-claim:a", 0, cl.CLAIM_CHANNEL),
                     ("remit-claim:b", 0, cl.CLAIM_CHANNEL)]
+
+
+def test_reads_without_claim_rows_are_returned_as_they_are() -> None:
+    """Every read goes through without_claims: a tuple with no claim row is returned itself (no copy on
+    the read path), one with claim rows loses exactly those."""
+    from langgraph.checkpoint.base import CheckpointTuple
+
+    plain = CheckpointTuple({"configurable": {}}, {}, {}, None, [("task", "value", 1), ("task", "__resume__", 2)])
+    for tup in (None, plain, plain._replace(pending_writes=[]), plain._replace(pending_writes=None)):
+        assert cl.without_claims(tup) is tup
+    claimed = plain._replace(pending_writes=[("remit-claim:i", cl.CLAIM_CHANNEL, {}), *plain.pending_writes])
+    assert cl.without_claims(claimed).pending_writes == plain.pending_writes
