@@ -264,6 +264,9 @@ def test_only_the_very_write_carried_is_dropped() -> None:
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
     saver.put_writes(config, [("".join(["__res", "ume__"]), answer)], NULL)  # the channel name compared by value
     assert len(spy.calls) == 3 and saver._carried == {}
+    saver._claim("t", "c1", "l", cl.ResumeWrite(answer))
+    saver.put_writes(config, [("value", answer)], NULL)  # the carried value, written to another channel
+    assert spy.calls[-1] == ["value"] and len(spy.calls) == 4
 
 
 def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
