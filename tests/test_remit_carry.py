@@ -144,10 +144,11 @@ def test_a_loser_writes_nothing(tmp_path: Path, pg: Any) -> None:
         assert _writes(base, "t") == before, kind
 
 
-@pytest.mark.parametrize("case", ["update", "exit", "map", "custom-store", "memory"])
+@pytest.mark.parametrize("case", ["update", "exit", "map", "map-one", "custom-store", "memory"])
 def test_nothing_is_carried_where_langgraph_writes_something_else(tmp_path: Path, case: str) -> None:
     """Command(resume, update): the loop writes both, itself. durability="exit": the loop writes no
-    pending write, so none may be carried. A resume map: there is no null-task resume write. A claim
+    pending write, so none may be carried. A resume map (of one interrupt or several): there is no
+    null-task resume write; on SQLite each claim is then a bare claim (committed without its own sync). A claim
     store of one's own: it carries nothing (its connection is not the saver's). InMemorySaver: its
     claims are in process memory, apart from its writes, so the loop writes the answer itself."""
     from langgraph.types import Command
@@ -166,23 +167,40 @@ def test_nothing_is_carried_where_langgraph_writes_something_else(tmp_path: Path
     cfg = {"configurable": {"thread_id": "t"}}
     app.invoke({"value": 1}, cfg)
     spy.calls.clear()
+    statements: list[str] = []
+    traced = case in ("update", "exit", "map", "map-one")  # the resume's own statements, on SQLite
+
+    def resume(command: Any, **kwargs: Any) -> None:
+        if traced:
+            base.conn.set_trace_callback(statements.append)
+        app.invoke(command, cfg, **kwargs)
+        if traced:
+            base.conn.set_trace_callback(None)
     if case == "update":
-        app.invoke(Command(resume=2, update={"value": 10}), cfg)
+        resume(Command(resume=2, update={"value": 10}))
         assert spy.calls == [["__resume__", "value"]]
     elif case == "exit":
         interrupted = base.get_tuple(cfg)
-        app.invoke(Command(resume=2), cfg, durability="exit")
+        resume(Command(resume=2), durability="exit")
         assert spy.calls == []
         again = base.get_tuple({"configurable": {**cfg["configurable"],
                                                  "checkpoint_id": interrupted.config["configurable"]["checkpoint_id"]}})
         assert [w[1] for w in again.pending_writes if w[1] == "__resume__"] == []  # as stock: nothing recorded
     elif case == "map":
         ids = [i.id for i in app.get_state(cfg).interrupts]
-        app.invoke(Command(resume={i: 1 for i in ids}), cfg)
+        resume(Command(resume={i: 1 for i in ids}))
         assert spy.calls == [] and len(app.checkpointer.claims("t")) == 2
+    elif case == "map-one":
+        interrupted = base.get_tuple(cfg)
+        resume(Command(resume={app.get_state(cfg).interrupts[0].id: 2}))
+        assert spy.calls == [] and len(app.checkpointer.claims("t")) == 1
+        again = base.get_tuple(interrupted.config)
+        assert [w for w in again.pending_writes if w[0] == NULL] == []  # as stock: the map is not a null-task write
     else:
         app.invoke(Command(resume=2), cfg)
         assert spy.calls == [["__resume__"]] and len(app.checkpointer.claims("t")) == 1
+    if traced:
+        assert statements.count("PRAGMA synchronous=NORMAL") == (2 if case == "map" else 1), (case, statements)
     assert app.get_state(cfg).values["value"] == {"update": 10 + 2, "map": 1 + 1}.get(case, 1 + 2)
 
 
