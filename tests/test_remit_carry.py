@@ -282,9 +282,13 @@ def test_only_the_very_write_carried_is_dropped() -> None:
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
     saver.put_writes(config, [("".join(["__res", "ume__"]), answer)], NULL)  # the channel name compared by value
     assert len(spy.calls) == 3 and saver._carried == {}
-    saver._claim("t", "c1", "l", cl.ResumeWrite(answer))
-    saver.put_writes(config, [("value", answer)], NULL)  # the carried value, written to another channel
-    assert spy.calls[-1] == ["value"] and len(spy.calls) == 4
+    for n, channel in enumerate(("value", "__error__"), start=4):  # other channels, sorting after and before
+        saver._claim("t", "c1", channel, cl.ResumeWrite(answer))
+        saver.put_writes(config, [(channel, answer)], NULL)  # the carried value, written to another channel
+        assert spy.calls[-1] == [channel] and len(spy.calls) == n
+    saver._claim("t", "c1", "m", cl.ResumeWrite(answer))
+    write("t", answer, task="0")  # a task id sorting before the null task's: still not the null task
+    assert spy.tasks[-1] == "0" and ("t", "", "c1") in saver._carried
 
 
 def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
@@ -328,7 +332,8 @@ def test_reads_without_claim_rows_are_returned_as_they_are() -> None:
     the read path), one with claim rows loses exactly those."""
     from langgraph.checkpoint.base import CheckpointTuple
 
-    plain = CheckpointTuple({"configurable": {}}, {}, {}, None, [("task", "value", 1), ("task", "__resume__", 2)])
+    plain = CheckpointTuple({"configurable": {}}, {}, {}, None, [("task", "value", 1), ("task", "__resume__", 2),
+                                                                 ("task", "__interrupt__", 3)])
     for tup in (None, plain, plain._replace(pending_writes=[]), plain._replace(pending_writes=None)):
         assert cl.without_claims(tup) is tup
     claimed = plain._replace(pending_writes=[("remit-claim:i", cl.CLAIM_CHANNEL, {}), *plain.pending_writes])
