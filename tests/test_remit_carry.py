@@ -181,7 +181,7 @@ def test_nothing_is_carried_where_langgraph_writes_something_else(tmp_path: Path
         assert spy.calls == [["__resume__", "value"]]
     elif case == "exit":
         interrupted = base.get_tuple(cfg)
-        resume(Command(resume=2), durability="exit")
+        resume(Command(resume=2), durability="".join(["ex", "it"]))  # LangGraph compares it by value
         assert spy.calls == []
         again = base.get_tuple({"configurable": {**cfg["configurable"],
                                                  "checkpoint_id": interrupted.config["configurable"]["checkpoint_id"]}})
@@ -289,6 +289,8 @@ def test_only_the_very_write_carried_is_dropped() -> None:
     saver._claim("t", "c1", "m", cl.ResumeWrite(answer))
     write("t", answer, task="0")  # a task id sorting before the null task's: still not the null task
     assert spy.tasks[-1] == "0" and ("t", "", "c1") in saver._carried
+    saver.put_writes(config, [], NULL)  # an empty batch is forwarded like any other, the carried entry kept
+    assert spy.calls[-1] == [] and ("t", "", "c1") in saver._carried
 
 
 def test_carried_writes_never_seen_are_forgotten_past_a_bound() -> None:
