@@ -340,3 +340,20 @@ def test_reads_without_claim_rows_are_returned_as_they_are() -> None:
         assert cl.without_claims(tup) is tup
     claimed = plain._replace(pending_writes=[("remit-claim:i", cl.CLAIM_CHANNEL, {}), *plain.pending_writes])
     assert cl.without_claims(claimed).pending_writes == plain.pending_writes
+
+
+def test_a_bare_resume_of_several_interrupts_carries_nothing(tmp_path: Path) -> None:
+    """LangGraph refuses a bare Command(resume=v) while several interrupts are pending; the claim taken before
+    that refusal must not have committed an answer LangGraph never wrote."""
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    base = _sqlite(tmp_path / "two.sqlite")
+    app = _graph(wrap(base, consume_gate=True), two=True)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    interrupted = base.get_tuple(cfg)
+    with pytest.raises(RuntimeError, match="multiple pending interrupts"):
+        app.invoke(Command(resume=2), cfg)
+    assert [w for w in base.get_tuple(interrupted.config).pending_writes if w[0] == NULL] == []
