@@ -357,3 +357,13 @@ def test_a_bare_resume_of_several_interrupts_carries_nothing(tmp_path: Path) -> 
     with pytest.raises(RuntimeError, match="multiple pending interrupts"):
         app.invoke(Command(resume=2), cfg)
     assert [w for w in base.get_tuple(interrupted.config).pending_writes if w[0] == NULL] == []
+
+
+def test_a_carried_write_cannot_be_changed_after_the_claim() -> None:
+    """The claim commits the value it was given and the loop's write is matched against that very value:
+    the record of it is immutable."""
+    import dataclasses
+
+    carry = cl.ResumeWrite([1])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        carry.value = [2]  # type: ignore[misc]
