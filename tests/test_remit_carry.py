@@ -12,13 +12,14 @@ real PostgreSQL (embedded) throughout.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
 
 from remit_ref import claims as cl
+from tests.test_remit_units import _pg_base as _postgres
+from tests.test_remit_units import _sqlite_base as _sqlite
 
 NULL = cl.NULL_TASK_ID
 
@@ -63,25 +64,6 @@ class Spy:
                 self.calls.append([c for c, _v in writes])
             return orig(config, writes, task_id, task_path)
         base.put_writes = put_writes
-
-
-def _sqlite(path: Path) -> Any:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    saver = SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
-    saver.setup()
-    return saver
-
-
-def _postgres(dsn: str) -> Any:
-    import psycopg
-    from psycopg.rows import dict_row
-
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    saver = PostgresSaver(psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row))
-    saver.setup()
-    return saver
 
 
 def _bases(tmp_path: Path, pg: Any, name: str) -> dict[str, Any]:
