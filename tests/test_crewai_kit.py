@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("crewai")
+from tests.installed import require
+
+require("crewai")
 
 from probes.core.campaign import run_campaign  # noqa: E402
 from probes import campaigns  # noqa: E402

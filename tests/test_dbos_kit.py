@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("dbos")
+from tests.installed import require
+
+require("dbos")
 
 from probes.core.campaign import run_campaign  # noqa: E402
 from probes import campaigns  # noqa: E402

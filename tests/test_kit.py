@@ -19,8 +19,9 @@ from probes.core.history import Event, History, Kind
 from probes.kit.judge import cite, durable_prefix
 from probes.kit.protocols import _edits
 from tests.conftest import ROOT
+from tests.installed import require
 
-pytest.importorskip("agent_framework")
+require("agent_framework")
 
 
 def _h(*events: tuple) -> History:

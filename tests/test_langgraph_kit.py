@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("langgraph.checkpoint.sqlite")
+from tests.installed import require
+
+require("langgraph.checkpoint.sqlite")
 
 from probes import campaigns  # noqa: E402
 from probes.core.campaign import run_campaign  # noqa: E402

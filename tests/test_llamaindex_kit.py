@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("workflows")
+from tests.installed import require
+
+require("workflows")
 
 from probes.core.campaign import run_campaign  # noqa: E402
 from probes import campaigns  # noqa: E402

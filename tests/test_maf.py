@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("agent_framework")
+from tests.installed import require
+
+require("agent_framework")
 
 from probes import campaigns  # noqa: E402
 from probes.core.campaign import run_campaign  # noqa: E402

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("pydantic_graph")
+from tests.installed import require
+
+require("pydantic_graph")
 
 from probes.core.campaign import run_campaign  # noqa: E402
 from probes import campaigns  # noqa: E402
