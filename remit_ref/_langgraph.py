@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from remit_ref.claims import ResumeWrite
+from remit_ref.core import INTERRUPT_CHANNEL, RESUME_CHANNEL
 
 RUNTIME_KEY = "__pregel_runtime"
 _MAX_DEPTH = 12
@@ -116,7 +117,7 @@ def interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) -> list[str
     """Ids of the interrupts recorded in a checkpoint's pending writes."""
     ids: set[str] = set()
     for _task, channel, value in pending_writes or []:
-        if channel != "__interrupt__":
+        if channel != INTERRUPT_CHANNEL:
             continue
         for item in value if isinstance(value, (list, tuple)) else [value]:
             iid = getattr(item, "id", None)
@@ -126,7 +127,15 @@ def interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) -> list[str
 
 
 def has_recorded_answer(pending_writes: list[tuple[str, str, Any]] | None) -> bool:
-    return any(channel == "__resume__" for _t, channel, _v in pending_writes or [])
+    return any(channel == RESUME_CHANNEL for _t, channel, _v in pending_writes or [])
+
+
+def unanswered_interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) -> list[str]:
+    """Ids of the recorded interrupts whose task has no recorded answer: the ones LangGraph
+    counts as pending when it decides whether a bare ``Command(resume=v)`` is ambiguous."""
+    writes = pending_writes or []
+    answered_tasks = {task for task, channel, _v in writes if channel == RESUME_CHANNEL}
+    return interrupt_ids([w for w in writes if w[0] not in answered_tasks])
 
 
 _SCALARS = (int, str, float, bool, bytes)

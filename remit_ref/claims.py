@@ -41,13 +41,13 @@ from typing import Any, Callable
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 
+from remit_ref.core import RESUME_CHANNEL
 from remit_ref.errors import StoreClosed
 
 HOST = socket.gethostname()
 CLAIM_CHANNEL = "__remit_claim__"
 CLAIM_TASK = "remit-claim:"  # + interrupt id: the claim row's task id
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"  # LangGraph's task id of input (and resume) writes
-RESUME_CHANNEL = "__resume__"
 NO_TABLES = ("no LangGraph checkpoint tables in this database: call the checkpointer's setup() first "
              "(REMIT's claims live in its writes table)")
 

@@ -99,17 +99,21 @@ def fork_view(pending_writes: Iterable[tuple[str, str, Any]], intent: Intent) ->
     return [w for w in writes if w[1] != RESUME_CHANNEL]
 
 
-def claim_targets(interrupt_ids: Iterable[str], answered_ids: Iterable[str] | None) -> list[str]:
+def claim_targets(interrupt_ids: Iterable[str], answered_ids: Iterable[str] | None,
+                  unanswered_ids: Iterable[str]) -> list[str]:
     """The interrupt ids a resume consumes (sorted, so claims are taken in one order).
 
-    A bare ``Command(resume=v)`` answers every interrupt of the checkpoint (LangGraph
-    refuses it when more than one is pending); a resume map answers the ids it names.
-    Already-answered interrupts are *included*: a racer that reads the checkpoint
-    after the winner recorded its answer must still lose the claim.
+    A bare ``Command(resume=v)`` (``answered_ids`` None) answers every interrupt of the
+    checkpoint, unless more than one of them is still unanswered: LangGraph refuses
+    that resume, so it consumes nothing and must claim nothing. A resume map answers
+    the ids it names. Already-answered interrupts are *included*: a racer that reads
+    the checkpoint after the winner recorded its answer must still lose the claim.
     """
     ids = set(interrupt_ids)
     if answered_ids is not None:
         ids &= set(answered_ids)
+    elif len(set(unanswered_ids)) > 1:
+        return []
     return sorted(ids)
 
 

@@ -35,10 +35,10 @@ from remit_ref._langgraph import (
     inspect_read,
     interrupt_ids,
     schema_checker,
+    unanswered_interrupt_ids,
 )
 from remit_ref.claims import (
     NULL_TASK_ID,
-    RESUME_CHANNEL,
     ClaimStore,
     Owner,
     ResumeWrite,
@@ -140,7 +140,8 @@ class RemitSaver(BaseCheckpointSaver):
         )
         answered_before = has_recorded_answer(pending)
         if self._claims is not None and (intent is core.Intent.RETRY or not answered_before):
-            targets = core.claim_targets(interrupt_ids(pending), ctx.resume_map_ids)
+            # (claims are taken only where the loop's view is ``pending`` itself, so its unanswered ids are these)
+            targets = core.claim_targets(interrupt_ids(pending), ctx.resume_map_ids, unanswered_interrupt_ids(pending))
             # A bare resume of one interrupt: LangGraph's next write is (__resume__, value) here; the claim carries it.
             carry = ctx.resume_write if self._claims.carries_writes and len(targets) == 1 else None
             for iid in targets:
@@ -297,7 +298,7 @@ class RemitSaver(BaseCheckpointSaver):
         with self._lock:
             value = self._carried.pop(key, _NOTHING)
         channel, written = writes[0]
-        return channel == RESUME_CHANNEL and written is value
+        return channel == core.RESUME_CHANNEL and written is value
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         if self._was_carried(config, writes, task_id):

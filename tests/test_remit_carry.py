@@ -324,21 +324,26 @@ def test_reads_without_claim_rows_are_returned_as_they_are() -> None:
     assert cl.without_claims(claimed).pending_writes == plain.pending_writes
 
 
-def test_a_bare_resume_of_several_interrupts_carries_nothing(tmp_path: Path) -> None:
-    """LangGraph refuses a bare Command(resume=v) while several interrupts are pending; the claim taken before
-    that refusal must not have committed an answer LangGraph never wrote."""
+def test_a_bare_resume_langgraph_refuses_claims_nothing(tmp_path: Path, pg: Any) -> None:
+    """LangGraph refuses a bare Command(resume=v) while several interrupts are pending: it consumed nothing,
+    so REMIT must neither commit an answer LangGraph never wrote nor hold a claim -- the correct resume map
+    that follows, from the same process, goes through."""
     from langgraph.types import Command
 
     from remit_ref import wrap
 
-    base = _sqlite(tmp_path / "two.sqlite")
-    app = _graph(wrap(base, consume_gate=True), two=True)
-    cfg = {"configurable": {"thread_id": "t"}}
-    app.invoke({"value": 1}, cfg)
-    interrupted = base.get_tuple(cfg)
-    with pytest.raises(RuntimeError, match="multiple pending interrupts"):
-        app.invoke(Command(resume=2), cfg)
-    assert [w for w in base.get_tuple(interrupted.config).pending_writes if w[0] == NULL] == []
+    for kind, base in _bases(tmp_path, pg, "refused").items():
+        app = _graph(wrap(base, consume_gate=True), two=True)
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"value": 1}, cfg)
+        interrupted = base.get_tuple(cfg)
+        with pytest.raises(RuntimeError, match="multiple pending interrupts"):
+            app.invoke(Command(resume=2), cfg)
+        after = base.get_tuple(interrupted.config).pending_writes
+        assert [w for w in after if w[0] == NULL or w[1] == cl.CLAIM_CHANNEL] == [], kind
+        answers = {i.id: 2 for i in app.get_state(cfg).interrupts}
+        assert len(answers) == 2, kind
+        assert app.invoke(Command(resume=answers), cfg)["value"] == 3, kind
 
 
 def test_a_carried_write_cannot_be_changed_after_the_claim() -> None:

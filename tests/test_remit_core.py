@@ -56,9 +56,13 @@ def test_contract_checks_are_not_vacuous() -> None:
         "EO.recorded_never_fires": broken(admit_effect=lambda r: core.Admission.FIRE),
         "LV.unrecorded_fires": broken(admit_effect=lambda r: core.Admission.SKIP),
         "FD.fork_sees_no_recorded_answer.retry_is_stock": broken(fork_view=lambda w, i: list(w)),
-        "CO.claims_every_answered_pending_interrupt": broken(claim_targets=lambda ids, ans: sorted(ids)[:1]),
+        "CO.claims_every_answered_pending_interrupt": broken(claim_targets=lambda ids, ans, open_: sorted(ids)[:1]),
         "CV.invalid_value_is_reported": broken(first_invalid=lambda values, check: None),
     }
     for name, c in cases.items():
         assert verify.finite_contracts(c)[name]["failures"] > 0, name
+    claims_what_langgraph_refuses = broken(
+        claim_targets=lambda ids, ans, open_: sorted(set(ids) & set(ans)) if ans is not None else sorted(ids))
+    assert verify.finite_contracts(claims_what_langgraph_refuses)["CO.claims_every_answered_pending_interrupt"][
+        "failures"] > 0
     assert not verify.z3_gate(broken(gate_decision=lambda i, a, e: core.GateDecision.CONSUME))["proved"]

@@ -326,7 +326,13 @@ def test_validators_and_intent_options(tmp_path: Path) -> None:
 def test_read_context_and_pending_write_helpers() -> None:
     from langgraph.types import Interrupt
 
-    from remit_ref._langgraph import has_recorded_answer, inspect_read, interrupt_ids, schema_checker
+    from remit_ref._langgraph import (
+        has_recorded_answer,
+        inspect_read,
+        interrupt_ids,
+        schema_checker,
+        unanswered_interrupt_ids,
+    )
 
     assert inspect_read({"configurable": {"thread_id": "t"}}).execution is False
     assert inspect_read({}).execution is False
@@ -338,6 +344,10 @@ def test_read_context_and_pending_write_helpers() -> None:
               ("b", "__interrupt__", Interrupt(value=3, id="x")), ("c", "value", 1), ("d", "__resume__", 1)]
     assert interrupt_ids(writes) == ["x", "y"] and interrupt_ids(None) == [] and interrupt_ids(writes[2:]) == []
     assert has_recorded_answer(writes) and not has_recorded_answer(writes[:3]) and not has_recorded_answer(None)
+    two = [("t1", "__interrupt__", [Interrupt(value=1, id="p")]), ("t2", "__interrupt__", [Interrupt(value=2, id="q")])]
+    assert unanswered_interrupt_ids(two) == ["p", "q"] and unanswered_interrupt_ids(None) == []
+    assert unanswered_interrupt_ids([*two, ("t2", "__resume__", 5)]) == ["p"]  # t2's interrupt has its answer
+    assert unanswered_interrupt_ids([*two, ("00000000-0000-0000-0000-000000000000", "__resume__", 5)]) == ["p", "q"]
     assert schema_checker(int) is None and schema_checker("x") is None
 
     class TD(TypedDict):

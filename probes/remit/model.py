@@ -101,7 +101,7 @@ def core_decisions(core: Any = None) -> Decisions:
     def consume(s: St, v: int) -> bool:
         # First resume: thread-only (RETRY), the interrupt is in the checkpoint, nobody holds a claim.
         intent = core.resume_intent(addressed=False, flag=None, fork_intent=True)
-        targets = core.claim_targets(["i"], None)
+        targets = core.claim_targets(["i"], None, ["i"])
         ok = intent is core.Intent.RETRY and targets == ["i"]
         ok = ok and core.gate_decision(True, None, False) is core.GateDecision.CONSUME
         return ok and core.admit_effect(recorded(s, s.nxt)) is core.Admission.FIRE
@@ -119,7 +119,7 @@ def core_decisions(core: Any = None) -> Decisions:
         # A thread-only resume on the completed run: the latest checkpoint has no interrupt,
         # the gated effect's ledger record is done.
         intent = core.resume_intent(addressed=False, flag=None, fork_intent=True)
-        targets = core.claim_targets([], None)
+        targets = core.claim_targets([], None, [])
         if targets:
             return True
         return intent is core.Intent.RETRY and core.admit_effect("done") is core.Admission.FIRE

@@ -120,7 +120,7 @@ def cost_findings(table: dict[str, Any]) -> list[str]:
     if all(a in arms for a in ("remit_default", "remit_gate")):
         default, gate = (arms[a]["resume_ms"]["p50"] for a in ("remit_default", "remit_gate"))
         out.append(f"The gate adds {(gate - default) * 1000:+.0f} us to the resume p50 ({default:.3f} -> "
-                   f"{gate:.3f} ms): the claim, committed with the resume write LangGraph makes anyway.")
+                   f"{gate:.3f} ms).")
     cpu = {a: arms[a]["cpu_ms"] for a in ("stock", "remit_default", "remit_gate") if "cpu_ms" in arms.get(a, {})}
     if "stock" in cpu and len(cpu) > 1:
         out.append("CPU time per protocol (every thread, no waiting for the disk), p50: stock "

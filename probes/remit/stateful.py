@@ -85,8 +85,8 @@ def recording_core(hits: Counter) -> Iterator[None]:
         hits[f"fork_view:{intent_.value}:{'dropped' if len(out) < len(list(writes)) else 'kept'}"] += 1
         return out
 
-    def targets(ids: Any, answered: Any) -> Any:
-        out = originals["claim_targets"](ids, answered)
+    def targets(ids: Any, answered: Any, unanswered: Any) -> Any:
+        out = originals["claim_targets"](ids, answered, unanswered)
         hits[f"claim_targets:{'map' if answered is not None else 'bare'}:{len(out)}"] += 1
         return out
 

@@ -16,8 +16,9 @@ never the implementation restated:
   with ``fork_intent`` off every resume is a retry.
 * **CO** (``claim_targets``): a resume claims every interrupt it answers (a resume map:
   the ids it names that are pending; a bare resume: all pending ones), and only
-  pending interrupts; claims are taken in one global order (sorted: no two resumes
-  wait on each other).
+  pending interrupts; a bare resume LangGraph refuses (more than one interrupt still
+  unanswered) answers none and claims none; claims are taken in one global order
+  (sorted: no two resumes wait on each other).
 * **CO + LV** (``gate_decision``, z3 over its truth table and an atomic-insert store):
   while a claim's owner is alive (or on another host) and its lease unexpired, no
   second resumer consumes or takes over (mutual exclusion); a dead or expired owner
@@ -84,12 +85,16 @@ def finite_contracts(core: Any = None) -> dict[str, Any]:
 
     universe = ["a", "b", "c"]
     subsets = [list(s) for n in range(4) for s in itertools.combinations(universe, n)]
-    cases = [(ids, ans) for ids in subsets for ans in [None] + subsets]
+    cases = [(ids, ans, [i for i in ids if i in open_]) for ids in subsets for ans in [None] + subsets
+             for open_ in subsets]
 
-    def co(x: tuple[list[str], list[str] | None]) -> bool:
-        pending, answered = x
-        got = c.claim_targets(pending, answered)
-        must = set(pending) if answered is None else set(pending) & set(answered)
+    def co(x: tuple[list[str], list[str] | None, list[str]]) -> bool:
+        pending, answered, unanswered = x
+        got = c.claim_targets(pending, answered, unanswered)
+        if answered is None:
+            must = set() if len(unanswered) > 1 else set(pending)
+        else:
+            must = set(pending) & set(answered)
         return set(got) == must and got == sorted(got) and len(got) == len(set(got))
 
     run("CO.claims_every_answered_pending_interrupt", cases, co)
