@@ -22,6 +22,13 @@ HERMETIC = {
     "RC_FIGURES_DIR": str(_SESSION_DIR / "figures"),
 }
 os.environ.update(HERMETIC)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's runs and figures go with it (a mutation run starts thousands of sessions)."""
+    shutil.rmtree(_SESSION_DIR, ignore_errors=True)
+
+
 SELFTEST = ("selftest_a=tests.fixtures.selftest:CAMPAIGN_A,"
             "selftest_b=tests.fixtures.selftest:CAMPAIGN_B")
 
