@@ -103,17 +103,23 @@ def claim_targets(interrupt_ids: Iterable[str], answered_ids: Iterable[str] | No
                   unanswered_ids: Iterable[str]) -> list[str]:
     """The interrupt ids a resume consumes (sorted, so claims are taken in one order).
 
-    A bare ``Command(resume=v)`` (``answered_ids`` None) answers every interrupt of the
-    checkpoint, unless more than one of them is still unanswered: LangGraph refuses
-    that resume, so it consumes nothing and must claim nothing. A resume map answers
-    the ids it names. Already-answered interrupts are *included*: a racer that reads
-    the checkpoint after the winner recorded its answer must still lose the claim.
+    A resume map answers the ids it names. A bare ``Command(resume=v)`` (``answered_ids``
+    None) answers the one interrupt still unanswered; with several unanswered LangGraph
+    refuses it, so it consumes nothing and claims nothing. With none unanswered it is a
+    late resume of a checkpoint someone already answered: it claims every interrupt, so
+    that it loses to whoever answered. (Answered ids are likewise kept in a map's claims:
+    a racer that reads the checkpoint after the winner recorded its answer must still
+    lose.)
     """
     ids = set(interrupt_ids)
     if answered_ids is not None:
         ids &= set(answered_ids)
-    elif len(set(unanswered_ids)) > 1:
-        return []
+    else:
+        unanswered = set(unanswered_ids)
+        if len(unanswered) > 1:
+            return []
+        if unanswered:
+            ids &= unanswered
     return sorted(ids)
 
 

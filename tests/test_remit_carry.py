@@ -346,6 +346,55 @@ def test_a_bare_resume_langgraph_refuses_claims_nothing(tmp_path: Path, pg: Any)
         assert app.invoke(Command(resume=answers), cfg)["value"] == 3, kind
 
 
+def _answer_one(app: Any, cfg: dict[str, Any], which: str) -> Any:
+    """Answer one of the two interrupts with a resume map; returns that interrupt."""
+    from langgraph.types import Command
+
+    target = next(i for i in app.get_state(cfg).interrupts if i.value == which)
+    app.invoke(Command(resume={target.id: 2}), cfg)
+    return target
+
+
+def test_a_bare_resume_of_the_one_interrupt_left_claims_only_that_one(tmp_path: Path, pg: Any) -> None:
+    """After a resume map answered one of two interrupts, LangGraph takes a bare resume for the other: REMIT
+    must claim only the interrupt it answers, not lose to the map's claim on the answered one."""
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+
+    for kind, base in _bases(tmp_path, pg, "partial").items():
+        app = _graph(wrap(base, consume_gate=True), two=True)
+        cfg = {"configurable": {"thread_id": "t"}}
+        app.invoke({"value": 1}, cfg)
+        _answer_one(app, cfg, "how much?")
+        assert app.invoke(Command(resume="ok"), cfg) == {"value": 3}, kind
+        assert app.get_state(cfg).next == (), kind
+
+
+def test_a_late_resume_refused_by_a_later_claim_commits_no_answer(tmp_path: Path) -> None:
+    """A bare resume of a checkpoint whose interrupts are all answered claims every one (it must lose to whoever
+    answered). If its first claim is free and the next is held, it is refused -- and must not have committed the
+    resume write with the claim it did win."""
+    import sqlite3
+
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    base = _sqlite(tmp_path / "late.sqlite")
+    app = _graph(wrap(base, consume_gate=True), two=True)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    interrupted = base.get_tuple(cfg).config
+    ids = sorted(i.id for i in (_answer_one(app, cfg, "how much?"), _answer_one(app, cfg, "and you?")))
+    with sqlite3.connect(tmp_path / "late.sqlite") as db:  # the first claim released, the second still held
+        assert db.execute("DELETE FROM writes WHERE task_id = ?", (cl.CLAIM_TASK + ids[0],)).rowcount == 1
+    late = {"configurable": {**interrupted["configurable"], "remit_intent": "retry"}}
+    with pytest.raises(ConsumeConflict, match=ids[1]):
+        app.invoke(Command(resume=5), late)
+    assert [w for w in base.get_tuple(interrupted).pending_writes if w[0] == NULL] == []
+
+
 def test_a_carried_write_cannot_be_changed_after_the_claim() -> None:
     """The claim commits the value it was given and the loop's write is matched against that very value:
     the record of it is immutable."""

@@ -63,6 +63,9 @@ def test_contract_checks_are_not_vacuous() -> None:
         assert verify.finite_contracts(c)[name]["failures"] > 0, name
     claims_what_langgraph_refuses = broken(
         claim_targets=lambda ids, ans, open_: sorted(set(ids) & set(ans)) if ans is not None else sorted(ids))
-    assert verify.finite_contracts(claims_what_langgraph_refuses)["CO.claims_every_answered_pending_interrupt"][
-        "failures"] > 0
+    claims_what_others_answered = broken(  # a bare resume after a partial map would lose to the map's claims
+        claim_targets=lambda ids, ans, open_: (sorted(set(ids) & set(ans)) if ans is not None
+                                               else [] if len(set(open_)) > 1 else sorted(ids)))
+    for wrong in (claims_what_langgraph_refuses, claims_what_others_answered):
+        assert verify.finite_contracts(wrong)["CO.claims_every_answered_pending_interrupt"]["failures"] > 0
     assert not verify.z3_gate(broken(gate_decision=lambda i, a, e: core.GateDecision.CONSUME))["proved"]

@@ -15,10 +15,11 @@ never the implementation restated:
   says RETRY: the view is exactly what the store returned (byte-identical retries);
   with ``fork_intent`` off every resume is a retry.
 * **CO** (``claim_targets``): a resume claims every interrupt it answers (a resume map:
-  the ids it names that are pending; a bare resume: all pending ones), and only
-  pending interrupts; a bare resume LangGraph refuses (more than one interrupt still
-  unanswered) answers none and claims none; claims are taken in one global order
-  (sorted: no two resumes wait on each other).
+  the ids it names that are pending), and only pending interrupts; a bare resume
+  claims the one interrupt still unanswered, none when LangGraph refuses it (more
+  than one unanswered), and all when every one is answered (a late resume must lose
+  to the one that answered); claims are taken in one global order (sorted: no two
+  resumes wait on each other).
 * **CO + LV** (``gate_decision``, z3 over its truth table and an atomic-insert store):
   while a claim's owner is alive (or on another host) and its lease unexpired, no
   second resumer consumes or takes over (mutual exclusion); a dead or expired owner
@@ -91,8 +92,8 @@ def finite_contracts(core: Any = None) -> dict[str, Any]:
     def co(x: tuple[list[str], list[str] | None, list[str]]) -> bool:
         pending, answered, unanswered = x
         got = c.claim_targets(pending, answered, unanswered)
-        if answered is None:
-            must = set() if len(unanswered) > 1 else set(pending)
+        if answered is None:  # bare: the one unanswered; refused with several; a late resume claims all
+            must = set() if len(unanswered) > 1 else set(unanswered) if unanswered else set(pending)
         else:
             must = set(pending) & set(answered)
         return set(got) == must and got == sorted(got) and len(got) == len(set(got))
