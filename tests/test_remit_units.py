@@ -349,6 +349,7 @@ def test_read_context_and_pending_write_helpers() -> None:
     assert unanswered_interrupt_ids([*two, ("t2", "__resume__", 5)]) == ["p"]  # t2's interrupt has its answer
     read_back = "".join(["__res", "ume__"])  # equal to the literal, not the same object (as a store returns it)
     assert unanswered_interrupt_ids([*two, ("t2", read_back, 5)]) == ["p"]
+    assert unanswered_interrupt_ids([*two, ("t1", "value", 1)]) == ["p", "q"]  # a task's own write is no answer
     assert unanswered_interrupt_ids([*two, ("00000000-0000-0000-0000-000000000000", "__resume__", 5)]) == ["p", "q"]
     assert schema_checker(int) is None and schema_checker("x") is None
 
