@@ -6,7 +6,7 @@ import pytest
 
 from probes.tla import configs
 from probes.tla.distributed import java_can_launch_source, run_distributed
-from probes.tla.runner import find_java, run_tlc
+from probes.tla.runner import TlcError, find_java, run_tlc
 
 BOUNDS = list(configs.REFERENCE_BOUNDS)
 
@@ -34,3 +34,9 @@ def test_distributed_finds_the_same_violation() -> None:
     last = dist.result.trace[-1]
     assert last.action == "LaterResume" and 'intent |-> "fork"' in last.values["resumes"]
     assert last.values["writes"].replace(" ", "").count("<<<<") == 1
+
+
+def test_a_timeout_reports_what_each_process_printed_last() -> None:
+    """A run that does not finish says where each JVM was (the evidence for a hang), not only that it hung."""
+    with pytest.raises(TlcError, match=r"within 1 s; last lines: server: .+ \| worker1: .+ \| worker2: .+"):
+        run_distributed(configs.reference(BOUNDS), workers=2, heap_mb=512, worker_heap_mb=384, timeout=1)

@@ -93,6 +93,11 @@ def _jvm(java: str, jar: Path, tmp: Path, bind: str, port: int, heap_mb: int, *e
             f"-Dtlc2.tool.distributed.TLCServer.port={port}", *extra, "-cp", str(jar), str(LAUNCHER)]
 
 
+def _tail(text: str | None, lines: int = 3) -> str:
+    """The last lines of a process's output, on one line (for an error message)."""
+    return " / ".join((text or "").strip().splitlines()[-lines:]) or "(nothing)"
+
+
 def run_distributed(cfg: TlcConfig, workers: int = 2, threads: int = 1, tla_dir: Path = TLA_DIR,
                     heap_mb: int = 1024, worker_heap_mb: int = 768, timeout: float = 1800.0,
                     bind: str = "127.0.0.1", port: int | None = None) -> DistributedResult:
@@ -137,8 +142,11 @@ def run_distributed(cfg: TlcConfig, workers: int = 2, threads: int = 1, tla_dir:
             out, _ = server.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             server.kill()
-            server.communicate()
-            raise TlcError(f"distributed TLC did not finish {cfg.name} within {timeout:.0f} s")
+            out, _ = server.communicate()
+            tails = [f"server: {_tail(out)}"] + [f"worker{i}: {_tail((base / f'worker{i}' / 'out.txt').read_text())}"
+                                                  for i in range(1, workers + 1)]
+            raise TlcError(f"distributed TLC did not finish {cfg.name} within {timeout:.0f} s; last lines: "
+                           + " | ".join(tails))
         seconds = round(time.monotonic() - started, 3)
         if os.environ.get("RC_TLC_DIST_LOGS"):
             (Path(os.environ["RC_TLC_DIST_LOGS"]) / "server.txt").write_text(out)
