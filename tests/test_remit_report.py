@@ -28,6 +28,11 @@ def test_cost_findings_follow_the_measured_ratios() -> None:
     table["arms"]["remit_gate"]["cpu_ms"] = {"p50": 4.25, "paired_ratio": 1.06, "paired_ratio_ci95": [1.05, 1.07]}
     assert report.cost_findings(table)[3] == ("CPU time per protocol (every thread, no waiting for the disk), p50: "
                                               "stock 4.000 ms; `remit_gate` +0.250 ms, 1.060x paired [1.050, 1.070].")
+    table["arms"]["stock_again"] = _arm(0.996, [0.97, 1.021], 0.997, 2.0)
+    assert report.cost_findings(table)[2] == ("Noise floor: `stock_again`, the stock protocol as an arm of its own, "
+                                              "measures 0.996x stock [0.970, 1.021] in this run, where the true ratio "
+                                              "is 1: a difference within 3.0 % of stock is not resolved by this run.")
+    del table["arms"]["stock_again"]
     table["arms"]["remit_default"] = _arm(1.02, [1.011, 1.03], 1.02, 2.05)
     assert report.cost_findings(table)[0].endswith("target <= 1.01: missed.")
     del table["arms"]["remit_gate"]

@@ -43,6 +43,7 @@ WORKER = Path(__file__).with_name("bench_worker.py")
 # overhead arm -> worker arm
 ARMS: dict[str, str] = {
     "stock": "stock",
+    "stock_again": "stock",  # A/A: the same stock protocol as a second arm, so the run measures its own noise
     "remit_bare": "remit:" + json.dumps({"fork_intent": False, "validator": False}),
     "remit_fork": "remit:" + json.dumps({"fork_intent": True, "validator": False}),
     "remit_validator": "remit:" + json.dumps({"fork_intent": False}),
@@ -54,6 +55,7 @@ ARMS: dict[str, str] = {
 }
 ARM_DOC = {
     "stock": "SqliteSaver",
+    "stock_again": "SqliteSaver again, an arm of its own: its ratio to stock is 1 but for this run's noise",
     "remit_bare": "wrap(), every feature off (the forwarding cost)",
     "remit_fork": "wrap(), fork intent only",
     "remit_validator": "wrap(), schema validator only",

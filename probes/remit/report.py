@@ -72,7 +72,8 @@ def overhead_figure(table: dict[str, Any]) -> Any:
         p = table["arms"][arm]["total_ms"]
         lo, hi = p["ratio_ci95"]
         ax.errorbar(p["ratio"], i, xerr=[[p["ratio"] - lo], [hi - p["ratio"]]],
-                    fmt="o", color="tab:green" if arm.startswith("remit") else "tab:purple", capsize=3)
+                    fmt="o", capsize=3, color=("tab:green" if arm.startswith("remit") else "tab:grey"
+                                             if arm.startswith("stock") else "tab:purple"))
     ax.axvline(1, color="k", lw=0.8)
     for x in (1.01, 1.03):
         ax.axvline(x, color="grey", lw=0.6, ls="--")
@@ -113,6 +114,12 @@ def cost_findings(table: dict[str, Any]) -> list[str]:
                   f"{total['paired_ratio_ci95'][1]:.3f}])" if "paired_ratio" in total else "")
         out.append(f"`{arm}`: total p50 {ratio:.3f}x stock [{lo:.3f}, {hi:.3f}]{paired}, target <= {target}: "
                    f"{verdict}.")
+    noise = _ratio(table, "stock_again")
+    if noise is not None:
+        ratio, (lo, hi) = noise
+        out.append(f"Noise floor: `stock_again`, the stock protocol as an arm of its own, measures {ratio:.3f}x stock "
+                   f"[{lo:.3f}, {hi:.3f}] in this run, where the true ratio is 1: a difference within "
+                   f"{max(1 - lo, hi - 1) * 100:.1f} % of stock is not resolved by this run.")
     parts = [(a, _ratio(table, a)) for a in ("remit_bare", "remit_fork", "remit_validator")]
     if all(r is not None for _a, r in parts):
         out.append("Gate off, feature by feature (total p50 x stock): " + ", ".join(
