@@ -65,13 +65,25 @@ class Browser:
                 return message.get("result", {})
 
     def open(self, url: str, settle: float = 0.3) -> None:
-        """Navigate and wait for the load event (then let MathJax and layout settle)."""
-        self.call("Page.navigate", url=url)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.evaluate("document.readyState") == "complete":
-                break
-            time.sleep(0.05)
+        """Navigate and wait for the new document's load event (then let MathJax and layout settle).
+
+        The event, not a poll of ``document.readyState``: a poll can run between the two
+        documents ("Inspected target navigated or closed", seen in CI on a loaded machine)
+        or read the previous page's "complete".
+        """
+        self._id += 1
+        navigate = self._id
+        self._ws.send(json.dumps({"id": navigate, "method": "Page.navigate", "params": {"url": url}}))
+        replied = loaded = False
+        while not (replied and loaded):  # the reply and the event may come in either order
+            message = json.loads(self._ws.recv())
+            if message.get("id") == navigate:
+                failed = message.get("error") or message.get("result", {}).get("errorText")
+                if failed:
+                    raise RuntimeError(f"Page.navigate {url}: {failed}")
+                replied = True
+            elif message.get("method") == "Page.loadEventFired":
+                loaded = True
         time.sleep(settle)
 
     def evaluate(self, expression: str) -> Any:
