@@ -54,12 +54,16 @@ class Browser:
         self.call("Runtime.enable")
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
 
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
+    def _send(self, method: str, params: dict[str, Any]) -> int:
         self._id += 1
         self._ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
+        return self._id
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        sent = self._send(method, params)
         while True:
             message = json.loads(self._ws.recv())
-            if message.get("id") == self._id:
+            if message.get("id") == sent:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
@@ -71,9 +75,7 @@ class Browser:
         documents ("Inspected target navigated or closed", seen in CI on a loaded machine)
         or read the previous page's "complete".
         """
-        self._id += 1
-        navigate = self._id
-        self._ws.send(json.dumps({"id": navigate, "method": "Page.navigate", "params": {"url": url}}))
+        navigate = self._send("Page.navigate", {"url": url})
         replied = loaded = False
         while not (replied and loaded):  # the reply and the event may come in either order
             message = json.loads(self._ws.recv())

@@ -324,18 +324,24 @@ def test_reads_without_claim_rows_are_returned_as_they_are() -> None:
     assert cl.without_claims(claimed).pending_writes == plain.pending_writes
 
 
+def _interrupted_twice(base: Any) -> tuple[Any, dict[str, Any]]:
+    """The two-interrupt graph through a gated wrap of ``base``, run to its interrupts: (app, config)."""
+    from remit_ref import wrap
+
+    app = _graph(wrap(base, consume_gate=True), two=True)
+    cfg = {"configurable": {"thread_id": "t"}}
+    app.invoke({"value": 1}, cfg)
+    return app, cfg
+
+
 def test_a_bare_resume_langgraph_refuses_claims_nothing(tmp_path: Path, pg: Any) -> None:
     """LangGraph refuses a bare Command(resume=v) while several interrupts are pending: it consumed nothing,
     so REMIT must neither commit an answer LangGraph never wrote nor hold a claim -- the correct resume map
     that follows, from the same process, goes through."""
     from langgraph.types import Command
 
-    from remit_ref import wrap
-
     for kind, base in _bases(tmp_path, pg, "refused").items():
-        app = _graph(wrap(base, consume_gate=True), two=True)
-        cfg = {"configurable": {"thread_id": "t"}}
-        app.invoke({"value": 1}, cfg)
+        app, cfg = _interrupted_twice(base)
         interrupted = base.get_tuple(cfg)
         with pytest.raises(RuntimeError, match="multiple pending interrupts"):
             app.invoke(Command(resume=2), cfg)
@@ -360,12 +366,8 @@ def test_a_bare_resume_of_the_one_interrupt_left_claims_only_that_one(tmp_path: 
     must claim only the interrupt it answers, not lose to the map's claim on the answered one."""
     from langgraph.types import Command
 
-    from remit_ref import wrap
-
     for kind, base in _bases(tmp_path, pg, "partial").items():
-        app = _graph(wrap(base, consume_gate=True), two=True)
-        cfg = {"configurable": {"thread_id": "t"}}
-        app.invoke({"value": 1}, cfg)
+        app, cfg = _interrupted_twice(base)
         _answer_one(app, cfg, "how much?")
         assert app.invoke(Command(resume="ok"), cfg) == {"value": 3}, kind
         assert app.get_state(cfg).next == (), kind
@@ -379,12 +381,10 @@ def test_a_late_resume_refused_by_a_later_claim_commits_no_answer(tmp_path: Path
 
     from langgraph.types import Command
 
-    from remit_ref import ConsumeConflict, wrap
+    from remit_ref import ConsumeConflict
 
     base = _sqlite(tmp_path / "late.sqlite")
-    app = _graph(wrap(base, consume_gate=True), two=True)
-    cfg = {"configurable": {"thread_id": "t"}}
-    app.invoke({"value": 1}, cfg)
+    app, cfg = _interrupted_twice(base)
     interrupted = base.get_tuple(cfg).config
     ids = sorted(i.id for i in (_answer_one(app, cfg, "how much?"), _answer_one(app, cfg, "and you?")))
     with sqlite3.connect(tmp_path / "late.sqlite") as db:  # the first claim released, the second still held

@@ -333,6 +333,7 @@ def test_read_context_and_pending_write_helpers() -> None:
         schema_checker,
         unanswered_interrupt_ids,
     )
+    from remit_ref.claims import NULL_TASK_ID
 
     assert inspect_read({"configurable": {"thread_id": "t"}}).execution is False
     assert inspect_read({}).execution is False
@@ -350,7 +351,7 @@ def test_read_context_and_pending_write_helpers() -> None:
     read_back = "".join(["__res", "ume__"])  # equal to the literal, not the same object (as a store returns it)
     assert unanswered_interrupt_ids([*two, ("t2", read_back, 5)]) == ["p"]
     assert unanswered_interrupt_ids([*two, ("t1", "value", 1)]) == ["p", "q"]  # a task's own write is no answer
-    assert unanswered_interrupt_ids([*two, ("00000000-0000-0000-0000-000000000000", "__resume__", 5)]) == ["p", "q"]
+    assert unanswered_interrupt_ids([*two, (NULL_TASK_ID, "__resume__", 5)]) == ["p", "q"]  # a bare resume's write
     assert schema_checker(int) is None and schema_checker("x") is None
 
     class TD(TypedDict):

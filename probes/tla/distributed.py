@@ -93,9 +93,9 @@ def _jvm(java: str, jar: Path, tmp: Path, bind: str, port: int, heap_mb: int, *e
             f"-Dtlc2.tool.distributed.TLCServer.port={port}", *extra, "-cp", str(jar), str(LAUNCHER)]
 
 
-def _tail(text: str | None, lines: int = 3) -> str:
-    """The last lines of a process's output, on one line (for an error message)."""
-    return " / ".join((text or "").strip().splitlines()[-lines:]) or "(nothing)"
+def _tail(text: str | None, sep: str = "\n") -> str:
+    """The last three lines of a process's output."""
+    return sep.join((text or "").strip().splitlines()[-3:])
 
 
 def run_distributed(cfg: TlcConfig, workers: int = 2, threads: int = 1, tla_dir: Path = TLA_DIR,
@@ -118,12 +118,16 @@ def run_distributed(cfg: TlcConfig, workers: int = 2, threads: int = 1, tla_dir:
             shutil.copy2(path, model / path.name)
         (model / f"{cfg.name}.cfg").write_text(cfg.render())
         logs = []
+
+        def worker_log(i: int) -> Path:
+            return base / f"worker{i}" / "out.txt"
+
         # workers first: they retry until the server's registry answers, so all of them are
         # registered by the time the server has computed the initial states
         for i in range(1, workers + 1):
             wdir = base / f"worker{i}"
             (wdir / "tmp").mkdir(parents=True)
-            log = open(wdir / "out.txt", "w")
+            log = open(worker_log(i), "w")
             logs.append(log)
             cmd = _jvm(java, jar, wdir / "tmp", bind, port, worker_heap_mb,
                        f"-Dtlc2.tool.distributed.TLCWorker.threadCount={threads}") + [
@@ -143,10 +147,9 @@ def run_distributed(cfg: TlcConfig, workers: int = 2, threads: int = 1, tla_dir:
         except subprocess.TimeoutExpired:
             server.kill()
             out, _ = server.communicate()
-            tails = [f"server: {_tail(out)}"] + [f"worker{i}: {_tail((base / f'worker{i}' / 'out.txt').read_text())}"
-                                                  for i in range(1, workers + 1)]
+            outputs = [("server", out)] + [(f"worker{i}", worker_log(i).read_text()) for i in range(1, workers + 1)]
             raise TlcError(f"distributed TLC did not finish {cfg.name} within {timeout:.0f} s; last lines: "
-                           + " | ".join(tails))
+                           + " | ".join(f"{name}: {_tail(text, ' / ') or '(nothing)'}" for name, text in outputs))
         seconds = round(time.monotonic() - started, 3)
         if os.environ.get("RC_TLC_DIST_LOGS"):
             (Path(os.environ["RC_TLC_DIST_LOGS"]) / "server.txt").write_text(out)
@@ -157,12 +160,12 @@ def run_distributed(cfg: TlcConfig, workers: int = 2, threads: int = 1, tla_dir:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-            text = (base / f"worker{i}" / "out.txt").read_text()
+            text = worker_log(i).read_text()
             if os.environ.get("RC_TLC_DIST_LOGS"):   # debugging: keep the worker logs
-                shutil.copy2(base / f"worker{i}" / "out.txt", Path(os.environ["RC_TLC_DIST_LOGS"]) / f"worker{i}.txt")
+                shutil.copy2(worker_log(i), Path(os.environ["RC_TLC_DIST_LOGS"]) / f"worker{i}.txt")
             m = _COMPUTED.search(text)
             reports.append(WorkerReport(i, int(m.group(1)) if m else None, float(m.group(2)) if m else None,
-                                        proc.returncode, "\n".join(text.strip().splitlines()[-3:])))
+                                        proc.returncode, _tail(text)))
         result = parse_output(cfg.name, out, server.returncode, Path(tla_dir), cfg.properties)
         if result.result == "error" and result.trace and "behavior up to this point" in (result.error or ""):
             # Measured with TLC 2.15: on an invariant violation the distributed server prints
