@@ -37,7 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from probes import PROJECT_ROOT, campaigns
+from probes import PROJECT_ROOT, campaigns, cite
 from probes.chapter import format_value, label_counts
 from probes.core.receipt import VIEW_NAME
 from probes.core.runs import RunInfo, latest_local, local_runs, newer_unfinished, reference_run, shown_run
@@ -567,25 +567,6 @@ def timing_page(figures_dir: Path) -> str:
 
 # --- cite page -------------------------------------------------------------------------------
 
-def _citation() -> dict[str, Any]:
-    """The artifact's and the paper's metadata from CITATION.cff (the one place they live)."""
-    import yaml
-
-    path = PROJECT_ROOT / "CITATION.cff"
-    data = yaml.safe_load(path.read_text()) if path.exists() else {}
-    return data or {}
-
-
-def _bib_names(authors: list[dict[str, Any]]) -> str:
-    names = []
-    for a in authors or []:
-        if a.get("family-names"):
-            names.append(f"{a['family-names']}, {a.get('given-names', '')}".strip(", "))
-        elif a.get("name"):
-            names.append("{" + a["name"] + "}")
-    return " and ".join(names)
-
-
 def figure_index(figures_dir: Path) -> list[dict[str, Any]]:
     """Every figure the book shows, from the sidecars staged with it."""
     out = []
@@ -602,37 +583,20 @@ def figure_index(figures_dir: Path) -> list[dict[str, Any]]:
 def cite_page(figures_dir: Path | None = None, commit: str = "") -> str:
     from probes.core.manifest import project_commit
 
-    meta = _citation()
+    meta = cite.load_cff()
     commit = commit or project_commit()
-    year = str(meta.get("date-released", "2026"))[:4]
     url = meta.get("repository-code") or REPOSITORY_URL
-    paper = (meta.get("references") or [{}])[0]
     out = [PAGE_HEAD, "# How to cite", "",
            "Cite the **paper** for the contract and its published results, and this **artifact** for every "
            "regenerated verdict, number or figure — naming the commit you used (every receipt's manifest and every "
            "figure's JSON sidecar records the commit it was produced from).", "",
            "## The artifact", "",
-           "```bibtex",
-           "@software{resume_means_resume_artifact,",
-           f"  title   = {{{meta.get('title', '')}}},",
-           f"  author  = {{{_bib_names(meta.get('authors', []))}}},",
-           f"  year    = {{{year}}},",
-           f"  version = {{{meta.get('version', '')}}},",
-           *( [f"  url     = {{{url}}},"] if url else [] ),
-           f"  note    = {{commit {commit[:12]}}},",
-           f"  license = {{{meta.get('license', '')}}}",
-           "}", "```", "",
-           "`CITATION.cff` at the repository root holds the same metadata (GitHub and Zenodo read it)."
+           "```bibtex", cite.artifact_bibtex(meta, commit), "```", "",
+           "`CITATION.cff` at the repository root holds the same metadata (GitHub reads it) and `.zenodo.json` the "
+           "same for Zenodo's archive, derived from it (`python -m probes.cite`)."
            + ("" if url else " It records no repository URL yet: this checkout has no public remote."), "",
            "## The paper", "",
-           "```bibtex",
-           "@misc{resume_means_resume_paper,",
-           f"  title  = {{{paper.get('title', '')}}},",
-           f"  author = {{{_bib_names(paper.get('authors', []))}}},",
-           *( [f"  url    = {{{paper['url']}}},"] if paper.get("url") else [] ),
-           "  note   = {author and URL as listed in the authors' remit-contract 0.1.2 package metadata;",
-           "            take the full author list and venue from the paper}",
-           "}", "```", "",
+           "```bibtex", cite.paper_bibtex(meta), "```", "",
            "## One figure", "",
            "Every figure is numbered within its chapter and has a stable anchor and file name. Cite it by chapter, "
            "number, anchor and commit, e.g.:", "",
