@@ -129,7 +129,11 @@ def write_toc() -> list[str]:
 def generate_pages() -> None:
     GENERATED.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(GENERATED / "headline.md", pages.headline_page(RESULTS_DIR).encode())
-    atomic_write_bytes(GENERATED / "matrix.md", pages.matrix_page(load_all_verdicts(RESULTS_DIR / "receipts")).encode())
+    cells = load_all_verdicts(RESULTS_DIR / "receipts")
+    atomic_write_bytes(GENERATED / "matrix.md", pages.matrix_page(cells, figures_dir=RESULTS_DIR / "figures").encode())
+    # the book's first page opens with the same figure (book/intro.md includes this file)
+    atomic_write_bytes(GENERATED / "matrix-figure.md", (pages.matrix_figure(
+        cells, RESULTS_DIR / "figures", page_link="generated/matrix.html", files_prefix="figures/") + "\n").encode())
     atomic_write_bytes(GENERATED / "report.md", pages.report_page(RESULTS_DIR).encode())
     atomic_write_bytes(GENERATED / "timing.md", pages.timing_page(RESULTS_DIR / "figures").encode())
     atomic_write_bytes(GENERATED / "cite.md", pages.cite_page(RESULTS_DIR / "figures").encode())

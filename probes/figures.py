@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -50,16 +51,31 @@ def _params_text(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} = {short(v)}" for k, v in params.items())
 
 
-def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any], png: bytes) -> str:
-    """The figure as a chapter shows it: image, number, anchor, caption, parameters, files."""
+def inline_svg(svg: str) -> str:
+    """An SVG file's markup to place in a page: no XML prolog, on one line (a blank line would end
+    MyST's HTML block), scaling with the column."""
+    start = svg.find("<svg")
+    body = " ".join(svg[start:].split("\n"))
+    return re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r'<svg \1', body, count=1)
+
+
+def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any], png: bytes,
+                svg: str | None = None, files_prefix: str = BOOK_FIGURES) -> str:
+    """The figure as a chapter shows it: image, number, anchor, caption, parameters, files.
+
+    With ``svg`` the figure is drawn inline from its SVG, so links inside it (a matrix cell
+    to its paths) work in the page; otherwise the PNG is embedded."""
     label = f"fig-{name}"
     e = html.escape
-    files = " · ".join(f'<a href="{BOOK_FIGURES}{name}.{ext}" download>{ext.upper()}</a>'
+    files = " · ".join(f'<a href="{files_prefix}{name}.{ext}" download>{ext.upper()}</a>'
                        for ext in ("png", "svg", "json"))
-    data = base64.b64encode(png).decode()
-    return (f'<figure class="rc-figure" id="{label}">'
-            f'<a href="{BOOK_FIGURES}{name}.png"><img src="data:image/png;base64,{data}" '
-            f'alt="Figure {number}: {e(caption)}"></a>'
+    if svg is not None:
+        image = f'<div class="rc-svg" role="img" aria-label="Figure {number}: {e(caption)}">{inline_svg(svg)}</div>'
+    else:
+        data = base64.b64encode(png).decode()
+        image = (f'<a href="{files_prefix}{name}.png"><img src="data:image/png;base64,{data}" '
+                 f'alt="Figure {number}: {e(caption)}"></a>')
+    return (f'<figure class="rc-figure" id="{label}">{image}'
             f'<figcaption><a class="rc-fignum" href="#{label}">Figure {number}</a>. {e(caption)}'
             f'<br><span class="rc-figmeta"><em>Parameters:</em> {e(_params_text(params))}. '
             f"<em>Files:</em> {files}. <em>Anchor:</em> <code>#{label}</code></span></figcaption></figure>")

@@ -39,6 +39,7 @@ from typing import Any, Iterable, Mapping
 
 from probes import PROJECT_ROOT, campaigns, cite
 from probes.chapter import format_value, label_counts
+from probes.core.atomic import atomic_write_json
 from probes.core.receipt import VIEW_NAME
 from probes.core.runs import RunInfo, latest_local, local_runs, newer_unfinished, reference_run, shown_run
 from probes.headline import (CONTRADICTED, DIFFERS, MAGNITUDES, NOT_RUN, PARTIAL, REPRODUCED, STATUS_TEXT,
@@ -230,11 +231,38 @@ def _variant_sections() -> list[str]:
 
 # --- matrix page ----------------------------------------------------------------------------
 
-def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
-    """The conformance matrix, then every measured path grouped by framework, property
-    and label: a path measured on several backends or repetitions is one entry with its
-    count and a link to each receipt (title: what was observed)."""
+MATRIX_FIGURE = "conformance-matrix"
+
+
+def matrix_figure(cells: list[Any], figures_dir: Path, page_link: str = "", files_prefix: str = "../figures/") -> str:
+    """The matrix as Figure 1 (``probes.matrix_figure``), saved beside the book's figures with its
+    sidecar, as HTML; ``page_link`` is the matrix page as seen from where the figure is shown."""
+    from probes import matrix_figure as mf
+    from probes.core.manifest import project_commit
+    from probes.figures import figure_html, save_figure
+    from probes.matrix import COLUMNS, grid
+
+    rows = grid(cells)
+    caption = mf.caption(rows)
+    params = {"frameworks": len(rows), "properties": len(COLUMNS)}
+    files = save_figure(mf.figure(rows, COLUMNS, page_link), MATRIX_FIGURE, caption, params,
+                        directory=figures_dir)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    sidecar = Path(figures_dir) / f"{MATRIX_FIGURE}.json"
+    atomic_write_json(sidecar, {**json.loads(sidecar.read_text()), "number": 1, "campaign": "matrix",
+                                "commit": project_commit(), "regenerate": "./reproduce.sh --book-only"})
+    return figure_html(MATRIX_FIGURE, 1, caption, params, Path(files["png"]).read_bytes(),
+                       svg=Path(files["svg"]).read_text(), files_prefix=files_prefix)
+
+
+def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | None = None) -> str:
+    """The conformance matrix (a figure, then the count table), then every measured path grouped
+    by framework, property and label: a path measured on several backends or repetitions is one
+    entry with its count and a link to each receipt (title: what was observed)."""
     from probes.matrix import COLUMNS, citation, grid, summarise
+    from probes.matrix_figure import anchor as cell_anchor
 
     out = [PAGE_HEAD, "# Conformance matrix", "",
            "Generated from the receipts of the run each chapter shows (the `verdicts.json` view of each campaign). "
@@ -249,6 +277,8 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
     if not cells:
         return "\n".join(out) + "*No receipts yet.*\n"
     rows = grid(cells)
+    if figures_dir is not None:
+        out += [matrix_figure(cells, figures_dir), ""]
     head = ["framework"] + [p.value for p in COLUMNS]
     body = []
     for framework, props in rows.items():
@@ -300,7 +330,8 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
                 blocks.append(" ".join(chips))
             fw = (f'<span id="m-{_slug(framework)}"></span><strong>{_e(framework)}</strong>' if first else "")
             first = False
-            body.append([fw, _e(p.value), str(label_counts(counts)), " · ".join(blocks)])
+            body.append([fw, f'<span id="{cell_anchor(framework, p)}"></span>{_e(p.value)}', str(label_counts(counts)),
+                         " · ".join(blocks)])
     out.append(_table(["framework", "property", "label (paths)", "paths and receipts"], body, "rc-paths"))
     if cited:
         out += ["", "## Documentation cited", "",
@@ -554,7 +585,6 @@ def timing_page(figures_dir: Path) -> str:
         caption = "Wall time per campaign of the runs the book shows, split by probe family (largest three)."
         files = save_figure(fig, "where-the-time-goes", caption, {"campaigns": len(shown)}, directory=figures_dir)
         sidecar = Path(figures_dir) / "where-the-time-goes.json"
-        from probes.core.atomic import atomic_write_json
         from probes.core.manifest import project_commit
 
         atomic_write_json(sidecar, {**json.loads(sidecar.read_text()), "number": 1, "commit": project_commit(),

@@ -210,3 +210,32 @@ def test_campaigns_beyond_the_matrix_are_neither_rows_nor_missing(tmp_path: Path
     assert all(c.receipt.startswith("receipts/tlc/") for c in got)
     assert not [m for m in got.missing if m.startswith(("atlas", "drift"))]
     assert any(m.startswith("crewai: no results in") for m in got.missing)
+
+
+def _cell(framework: str, prop: Property, path: str, label: Label, backend: str = "sqlite") -> Cell:
+    return Cell(framework, backend, prop, path, label, "s", f"receipts/x/{path}.json")
+
+
+def test_matrix_figure_cell_shows_the_worst_label_and_violating_paths() -> None:
+    from probes.matrix_figure import cell_facts
+
+    got = [_cell("f", Property.EO, "a", Label.PASS), _cell("f", Property.EO, "a", Label.DOC, "postgres"),
+           _cell("f", Property.EO, "b", Label.PASS), _cell("f", Property.EO, "c", Label.UNDOC),
+           _cell("f", Property.EO, "d", Label.NA)]
+    # path a violates on one backend: it counts as violating; n/a paths are not measured paths
+    assert cell_facts(got) == {"label": Label.UNDOC, "paths": 3, "violating": 2}
+    assert cell_facts([_cell("f", Property.EO, "d", Label.NA)]) == {"label": Label.NA, "paths": 0, "violating": 0}
+
+
+def test_matrix_page_figure_links_each_measured_cell_to_its_row(tmp_path: Path, cells: Cells) -> None:
+    from probes import pages
+    from probes.matrix_figure import anchor
+
+    page = pages.matrix_page(cells, figures_dir=tmp_path)
+    assert (tmp_path / "conformance-matrix.png").is_file() and (tmp_path / "conformance-matrix.json").is_file()
+    svg = (tmp_path / "conformance-matrix.svg").read_text()
+    measured = {(f, p) for f, props in grid(cells).items() for p in props}
+    links = set(re.findall(r'xlink:href="#(m-[a-z0-9-]+)"', svg))
+    assert links == {anchor(f, p) for f, p in measured}
+    for target in links:
+        assert f'id="{target}"' in page, target
