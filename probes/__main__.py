@@ -1,18 +1,21 @@
 """Command line: ``python -m probes run CAMPAIGN`` / ``matrix`` / ``list`` / ``params``.
 
 Exit status: 0 ok, 1 a harness error occurred (measurement broken, see receipts),
-2 bad usage (unknown campaign or parameter, malformed receipt, missing tool).
+2 bad usage (unknown campaign or parameter, malformed receipt, missing tool), 3 a verdict
+carries a label named by ``--fail-on`` (a CI job's failure).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from probes import campaigns
 from probes.core.campaign import parse_value, run_campaign
 from probes.core.errors import HarnessError, ReceiptError, UsageError
 from probes.core.runs import backend_identity
+from probes.kit import junit
 
 
 def _overrides(pairs: list[str]) -> dict:
@@ -25,15 +28,22 @@ def _overrides(pairs: list[str]) -> dict:
     return out
 
 
+def importable_from_here() -> None:
+    """Children run from the project root: let them (and this process) import the user's adapter
+    from the current directory."""
+    import os
+
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    sys.path.insert(0, os.getcwd())
+
+
 def _adapter_campaign(args: argparse.Namespace):
     """A third party's adapter as a campaign: ``--adapter module:Class`` (the conformance kit)."""
     import os
 
     from probes.kit.suite import kit_campaign
 
-    # children run from the project root: let them import the adapter from where the user is
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH", "")]))
-    sys.path.insert(0, os.getcwd())
+    importable_from_here()
     if args.saver:  # any LangGraph checkpointer, through the kit's LangGraph adapter
         os.environ["RC_KIT_SAVER"] = args.saver
         adapter = "probes.kit.langgraph_saver:SaverAdapter"
@@ -44,8 +54,6 @@ def _adapter_campaign(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     if args.adapter and args.saver:
         raise UsageError("give --adapter or --saver, not both")
     if args.adapter or args.saver:
@@ -59,13 +67,42 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides["versions"] = [v.strip() for v in args.versions.split(",") if v.strip()]
     params = campaign.resolve(overrides, quick=args.quick)
     backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any probe
-    out = Path(args.out) if args.out else (Path("kit-results") if args.adapter or args.saver else None)
-    result = run_campaign(campaign, params, out)
+    fail_on = junit.parse_fail_on(args.fail_on) if args.fail_on is not None else None
+    junit_path = Path(args.junit_xml) if args.junit_xml else None
+    if junit_path is not None and not junit_path.parent.is_dir():
+        raise UsageError(f"--junit-xml {junit_path}: directory {junit_path.parent} does not exist; create it first")
+    result = run_campaign(campaign, params, _results_root(args))
     print(f"{campaign.name}: {len(result.receipts)} receipts ({len(result.ran)} run, "
           f"{len(result.reused)} reused) in {result.directory}")
+    if junit_path is not None:
+        junit.write(junit_path, campaign.name, result.receipts, fail_on or junit.DEFAULT_FAIL_ON)
+        print(f"JUnit report: {junit_path}")
     for error in result.harness_errors:
         print(f"harness error: {error}", file=sys.stderr)
-    return 1 if result.harness_errors else 0
+    if result.harness_errors:
+        return 1
+    if fail_on is not None:
+        bad = junit.failing(result.receipts, fail_on)
+        for v in bad:
+            print(f"{v.label.value} {v.property.value} {v.path} [{v.backend}]: {v.summary}", file=sys.stderr)
+        if bad:
+            print(f"{len(bad)} verdict(s) labelled {'/'.join(sorted(x.value for x in fail_on))} (--fail-on)",
+                  file=sys.stderr)
+            return 3
+    return 0
+
+
+def _results_root(args: argparse.Namespace) -> Path | None:
+    """Where results go: ``--out``; a third party's adapter, or an installed copy of the kit (no
+    checkout around it), ``./kit-results`` in the current directory -- never inside the installed
+    package; a campaign of this checkout, this machine's run directory (``runs/``)."""
+    from probes import PROJECT_ROOT
+
+    if args.out:
+        return Path(args.out)
+    if args.adapter or args.saver or not (PROJECT_ROOT / "reproduce.sh").is_file():
+        return Path("kit-results")
+    return None
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -99,9 +136,14 @@ def main(argv: list[str] | None = None) -> int:
                      help="run the conformance kit on your own adapter (a probes.kit.adapter.Adapter subclass)")
     run.add_argument("--saver", metavar="MODULE:FACTORY",
                      help="run the kit on LangGraph with your checkpointer: FACTORY(sqlite path or DSN) -> saver")
-    run.add_argument("--out", metavar="DIR", help="write results to DIR/<name> (default with --adapter: "
-                                                   "./kit-results; otherwise this machine's run directory)")
+    run.add_argument("--out", metavar="DIR", help="write results to DIR/<name> (default with --adapter or an "
+                                                   "installed kit: ./kit-results; in a checkout: runs/)")
     run.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
+    run.add_argument("--fail-on", metavar="LABELS", default=None,
+                     help="exit 3 if any verdict has one of these labels, e.g. '✗,U' (ASCII: x, D, U, na)")
+    run.add_argument("--junit-xml", metavar="FILE", default=None,
+                     help="also write a JUnit XML report: one test case per property x path x backend; "
+                          "failures are the --fail-on labels (default ✗ and U), with witness and citation")
     run.add_argument("--quick", action="store_true", help="small bounds (minutes) instead of the paper's")
     run.add_argument("--versions", metavar="X,Y", default=None,
                      help="comma-separated releases (or local wheel/checkout paths) for campaigns with a "
