@@ -61,7 +61,12 @@ purpose and reconcile afterwards); it creates a table in the user's database; an
 work to every write (one extra statement and a lock), which the REMIT benchmark's default
 arm must not pay. The conformance proposal is opt-in for the same first reason.
 
-Limits. Ownership belongs to a wrapper object per thread: two runs of one thread through
+Limits. The loop stops before the next node only if it waits for its writes:
+with ``durability="sync"`` a refused write ends the run at that step; with
+``durability="async"`` (LangGraph's default) the loop learns of the refusal when it next
+waits for its background writes, which can be after the next node has run, so that node's
+effects may still fire (nothing it writes becomes durable; guard such effects with the
+effect ledger, or use ``durability="sync"``). Ownership belongs to a wrapper object per thread: two runs of one thread through
 the same wrapper object at the same time are not fenced against each other (the consume
 gate is what orders racing resumes in one process). Writes to a thread the wrapper holds
 no ownership of (``update_state`` without a run, a direct ``put``) are not fenced. Async

@@ -291,3 +291,56 @@ def test_a_takeover_waits_for_a_write_in_flight_postgres(pg: Any) -> None:
     with pytest.raises(WriteSuperseded):
         with owner.fenced("t", epoch):
             pass
+
+
+def test_a_resume_that_loses_the_consume_gate_does_not_supersede_the_winner() -> None:
+    """With the gate on too, ownership is taken only after the claim is won: the loser's ConsumeConflict
+    leaves the winner's run the owner, and the winner completes."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import ConsumeConflict
+
+    class Q(TypedDict):
+        answer: str
+
+    inside, go = threading.Event(), threading.Event()
+
+    def ask(state: Q) -> dict:
+        answer = interrupt("question")
+        if answer == "winner":
+            inside.set()
+            go.wait()
+        return {"answer": answer}
+
+    def app(saver: Any) -> Any:
+        g = StateGraph(Q)
+        g.add_node("ask", ask)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", END)
+        return g.compile(checkpointer=saver)
+
+    base = InMemorySaver()
+    winner = app(wrap(base, consume_gate=True, write_ownership=True))
+    loser = app(wrap(base, consume_gate=True, write_ownership=True))
+    config = {"configurable": {"thread_id": "gated"}}
+    winner.invoke({"answer": ""}, config, durability="sync")
+    outcome: dict[str, Any] = {}
+
+    def resume() -> None:
+        try:
+            outcome["winner"] = winner.invoke(Command(resume="winner"), config, durability="sync")
+        except Exception as exc:  # noqa: BLE001 -- the assertion below names it
+            outcome["winner"] = exc
+
+    worker = threading.Thread(target=resume)
+    worker.start()
+    try:
+        assert inside.wait(60)
+        with pytest.raises(ConsumeConflict):
+            loser.invoke(Command(resume="loser"), config, durability="sync")
+    finally:
+        go.set()
+        worker.join(60)
+    assert outcome["winner"] == {"answer": "winner"}, outcome
