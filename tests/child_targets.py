@@ -122,3 +122,10 @@ def ownership_worker(backend: str, where: str, thread: str, effects: str, who: s
         late["put"] = "refused"
     out["late"] = late
     return out
+
+
+def pause_then_return(name: str) -> dict:
+    from probes.core.nemesis import pause
+
+    pause(name)
+    return {"went_on": True, "pid": os.getpid()}
