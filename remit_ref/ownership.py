@@ -10,8 +10,8 @@ conformance suite has no clause about concurrent writers; issue #8796 of
 langchain-ai/langgraph ("Add a write-ownership extended capability to
 langgraph-checkpoint-conformance", https://github.com/langchain-ai/langgraph/issues/8796)
 reproduces this with a ``SIGSTOP``'d worker on PostgreSQL and proposes an opt-in
-*extended* capability, ``write_ownership`` (drafted in pull request #8894), that a saver
-advertises and the suite then judges. Its clauses, in our words:
+*extended* capability, ``write_ownership`` (drafted in pull request #8894, closed at the
+time of writing), that a saver advertises and the suite then judges. Its clauses, in our words:
 
 W1  a write (``put``) from an owner that has been superseded is refused, observably (an
     error the caller can tell apart from other failures), and the refused checkpoint is
