@@ -14,11 +14,14 @@ Import name ``remit_ref`` (not ``remit``, which is the paper authors' separate b
 from __future__ import annotations
 
 from remit_ref.core import Admission, GateDecision, Intent
-from remit_ref.errors import ConsumeConflict, EffectInDoubt, InvalidCheckpoint, RemitError, StoreClosed
+from remit_ref.errors import (
+    ConsumeConflict, EffectInDoubt, InvalidCheckpoint, RemitError, StoreClosed, WriteSuperseded,
+)
 from remit_ref.saver import RemitSaver, wrap
 
 __all__ = [
     "wrap", "RemitSaver", "ConsumeConflict", "InvalidCheckpoint", "EffectInDoubt", "RemitError", "StoreClosed",
+    "WriteSuperseded",
     "EffectLedger", "Intent", "Admission", "GateDecision",
 ]
 __version__ = "0.1.0"

@@ -70,3 +70,26 @@ class StoreClosed(RemitError):
             f"the connection of the wrapped {saver} is closed ({detail}); open a new connection and "
             f"wrap a new saver on it (remit_ref.wrap({saver}(conn)))"
         )
+
+
+class WriteSuperseded(RemitError):
+    """Another process took this thread's run over: this run's write was refused and nothing was written.
+
+    Raised by ``put`` / ``put_writes`` of a wrapper made with ``write_ownership=True``
+    once a later run on the same thread (another process, or another wrapper) has taken
+    ownership of it. The run that took over carries on; this one stays refused for every
+    further write. Read the thread's state to see where it stands; do not retry this run.
+    """
+
+    def __init__(self, thread_id: str, epoch: int, current_epoch: int | None, current_owner: str | None) -> None:
+        self.thread_id = thread_id
+        self.epoch = epoch
+        self.current_epoch = current_epoch
+        self.current_owner = current_owner
+        now = ("no owner on record" if current_epoch is None
+               else f"now owned by {current_owner} (epoch {current_epoch})")
+        super().__init__(
+            f"this run no longer owns thread {thread_id!r}: it took ownership at epoch {epoch}, the thread is "
+            f"{now}; its write was refused and nothing was written -- read the thread state instead of "
+            f"retrying this run"
+        )

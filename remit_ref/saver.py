@@ -14,6 +14,9 @@ included; any other attribute through ``__getattr__``). What it changes:
   claims them atomically in the same store; the loser raises ``ConsumeConflict``
   before any node runs. The winner's claim carries LangGraph's resume write (one
   transaction), and the loop's identical ``put_writes`` is then not repeated.
+* **write ownership** (opt-in, write path): a run takes ownership of its thread when it
+  starts; once a later run (another process) has taken it, this run's ``put`` /
+  ``put_writes`` raise ``WriteSuperseded`` and nothing is written (``remit_ref.ownership``).
 
 Decisions come from ``remit_ref.core``; this module only does I/O around them.
 """
@@ -48,6 +51,7 @@ from remit_ref.claims import (
     without_claims,
 )
 from remit_ref.errors import ConsumeConflict, InvalidCheckpoint, StoreClosed
+from remit_ref.ownership import WriteOwnership, ownership_store_for
 
 Validator = Callable[[str, Any], "str | None"]
 # What aiosqlite (under AsyncSqliteSaver) raises once its connection is closed.
@@ -69,6 +73,7 @@ class RemitSaver(BaseCheckpointSaver):
         addressed_is_fork: bool = True,
         claim_ttl: float | None = None,
         claims: ClaimStore | None = None,
+        write_ownership: bool = False,
     ) -> None:
         if not isinstance(base, BaseCheckpointSaver):
             raise TypeError(f"wrap() needs a langgraph BaseCheckpointSaver, got {type(base).__name__}; "
@@ -76,7 +81,7 @@ class RemitSaver(BaseCheckpointSaver):
         if isinstance(base, RemitSaver):
             raise TypeError("this saver is already wrapped by REMIT; wrap the underlying saver once")
         for name, flag in (("fork_intent", fork_intent), ("consume_gate", consume_gate),
-                           ("addressed_is_fork", addressed_is_fork)):
+                           ("addressed_is_fork", addressed_is_fork), ("write_ownership", write_ownership)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, not {flag!r}")
         if claim_ttl is not None:
@@ -112,6 +117,7 @@ class RemitSaver(BaseCheckpointSaver):
         # (thread, ns, checkpoint) -> resume value whose write a won claim already committed
         self._carried: dict[tuple[str, str, str], Any] = {}
         self._lock = threading.Lock()
+        self._ownership = WriteOwnership(ownership_store_for(base)) if write_ownership else None
 
     # ---- attribute forwarding ----------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -210,7 +216,10 @@ class RemitSaver(BaseCheckpointSaver):
         except Exception as exc:
             self._raise_closed(exc)
             raise
-        return self._after_read(config, tup, ctx)
+        tup = self._after_read(config, tup, ctx)
+        if self._ownership is not None:
+            self._take_ownership(config, ctx)
+        return tup
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         ctx = inspect_read(config)
@@ -219,7 +228,17 @@ class RemitSaver(BaseCheckpointSaver):
         except Exception as exc:
             self._raise_closed(exc)
             raise
-        return self._after_read(config, tup, ctx)
+        tup = self._after_read(config, tup, ctx)
+        if self._ownership is not None:
+            self._take_ownership(config, ctx)
+        return tup
+
+    def _take_ownership(self, config: dict[str, Any], ctx: ReadContext) -> None:
+        """The execution loop read the thread at the root namespace: a run starts (or resumes) here."""
+        assert self._ownership is not None
+        conf = config.get("configurable") or {}
+        if ctx.execution and not conf.get("checkpoint_ns") and conf.get("thread_id") is not None:
+            self._ownership.take(str(conf["thread_id"]))
 
     def get(self, config: dict[str, Any]) -> Any:
         return self.base.get(config)
@@ -276,6 +295,8 @@ class RemitSaver(BaseCheckpointSaver):
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
         try:
+            if self._ownership is not None:
+                return self._ownership.write(config, self.base.put, config, checkpoint, metadata, new_versions)
             return self.base.put(config, checkpoint, metadata, new_versions)
         except Exception as exc:
             self._raise_closed(exc)
@@ -284,6 +305,8 @@ class RemitSaver(BaseCheckpointSaver):
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         self._validate_checkpoint(config, checkpoint)
         try:
+            if self._ownership is not None:
+                return await self._ownership.awrite(config, self.base.aput, config, checkpoint, metadata, new_versions)
             return await self.base.aput(config, checkpoint, metadata, new_versions)
         except Exception as exc:
             self._raise_closed(exc)
@@ -305,6 +328,8 @@ class RemitSaver(BaseCheckpointSaver):
             return None
         self._validate_writes(config, writes)
         try:
+            if self._ownership is not None:
+                return self._ownership.write(config, self.base.put_writes, config, writes, task_id, task_path)
             return self.base.put_writes(config, writes, task_id, task_path)
         except Exception as exc:
             self._raise_closed(exc)
@@ -316,6 +341,8 @@ class RemitSaver(BaseCheckpointSaver):
             return None
         self._validate_writes(config, writes)
         try:
+            if self._ownership is not None:
+                return await self._ownership.awrite(config, self.base.aput_writes, config, writes, task_id, task_path)
             return await self.base.aput_writes(config, writes, task_id, task_path)
         except Exception as exc:
             self._raise_closed(exc)
@@ -397,6 +424,7 @@ def wrap(
     addressed_is_fork: bool = True,
     claim_ttl: float | None = None,
     claims: ClaimStore | None = None,
+    write_ownership: bool = False,
 ) -> RemitSaver:
     """Wrap a LangGraph checkpointer so that resume means resume. See book/remit-api.md.
 
@@ -408,10 +436,13 @@ def wrap(
                            ``remit_intent="fork"`` marks a fork.
     ``claim_ttl``          seconds after which any host may take a claim over (lease); None: never.
     ``claims``             a custom ``remit_ref.claims.ClaimStore`` (other stores, async savers).
+    ``write_ownership``    a run owns its thread from its first read; once another run took it over,
+                           this run's writes raise WriteSuperseded and write nothing (opt-in; sync
+                           savers and InMemorySaver; see remit_ref.ownership).
     """
     return _class_for(base_saver)(base_saver, fork_intent=fork_intent, validator=validator,
                                   consume_gate=consume_gate, addressed_is_fork=addressed_is_fork,
-                                  claim_ttl=claim_ttl, claims=claims)
+                                  claim_ttl=claim_ttl, claims=claims, write_ownership=write_ownership)
 
 
 # Optional BaseCheckpointSaver methods: offered by the wrapper only where the wrapped saver offers them.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from probes.core.atomic import atomic_write_json, remove_stale_temp_files
 from probes.core.campaign import Param, parse_value, run_campaign, seed_for
 from probes.core.checker import DocRef, Label, Property, Subject
 from probes.core.errors import HarnessError, ReceiptError, UsageError
-from probes.core.nemesis import FailOnce, InjectedCrash, run_child
+from probes.core.nemesis import FailOnce, InjectedCrash, PausedChild, run_child
 from probes.core.oracle import Ledger, Oracle, cross_check
 from probes.core.receipt import load_receipt, view_bytes
 from tests.fixtures.selftest import CAMPAIGN_A
@@ -159,3 +161,24 @@ def test_a_second_concurrent_run_of_a_campaign_is_refused(sandbox: dict) -> None
         with pytest.raises(UsageError, match="another run of campaign selftest_a is in progress"):
             run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RECEIPTS"]))
     assert run_campaign(CAMPAIGN_A, CAMPAIGN_A.resolve(), Path(sandbox["RECEIPTS"])).ran == ["a1", "a2", "a3"]
+
+
+def test_a_paused_child_is_stopped_at_its_pause_point_and_goes_on_when_resumed() -> None:
+    with PausedChild("tests.child_targets:pause_then_return", {"name": "here"}, pause_at="here") as child:
+        assert child.stop() == "here#1"
+        with open(f"/proc/{child.proc.pid}/stat") as fh:
+            assert fh.read().rsplit(")", 1)[1].split()[0] == "T"  # the kernel has it stopped
+        child.resume()
+        outcome = child.finish(timeout=120)
+    assert outcome.status == "ok" and outcome.result["went_on"] is True, outcome
+    assert outcome.result["pid"] == child.proc.pid and not os.path.exists(f"/proc/{child.proc.pid}")
+
+
+def test_a_paused_child_left_stopped_is_killed_when_the_block_ends() -> None:
+    try:
+        with PausedChild("tests.child_targets:pause_then_return", {"name": "here"}, pause_at="here") as child:
+            child.stop()
+            raise RuntimeError("a failing test")
+    except RuntimeError:
+        pass
+    assert child.proc.returncode == -signal.SIGKILL

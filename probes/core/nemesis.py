@@ -11,6 +11,7 @@ the environment variable ``RC_PARK_AT`` of the child.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -204,3 +205,119 @@ def run_child(
             else:
                 status = "error"
         return ChildOutcome(status, result, parked, returncode, stderr_tail, time.monotonic() - started)
+
+
+# --- pause points: SIGSTOP a child at a named place, let it go on later --------------------
+
+
+def pause(name: str) -> None:
+    """A named place where the parent may freeze this process (SIGSTOP) and later let it go on.
+
+    No-op unless ``RC_PAUSE_AT`` names it. Reached, it tells the parent (the readiness
+    pipe) and blocks until the parent writes one byte to the hold pipe; in between the
+    parent stops it. If the parent died, the pipe reaches EOF: leave.
+    """
+    targets = _parse_targets(os.environ.get("RC_PAUSE_AT"))
+    if name not in targets:
+        return
+    _hits[name] += 1
+    if _hits[name] != targets[name]:
+        return
+    os.write(int(os.environ["RC_READY_FD"]), f"{name}#{targets[name]}\n".encode())
+    if os.read(int(os.environ["RC_HOLD_FD"]), 1) == b"":
+        os._exit(70)
+
+
+class PausedChild:
+    """``module:function(**args)`` in a fresh interpreter, frozen with SIGSTOP at a pause point.
+
+    Deterministic: ``stop()`` waits until the child has reached the pause point (its line
+    on the readiness pipe), then sends SIGSTOP and waits until the kernel reports it
+    stopped. ``resume()`` sends SIGCONT and releases the pause point; ``finish()`` waits for
+    the end and reads the result. Leaving the ``with`` block kills a child still alive
+    (SIGCONT, then SIGKILL), whatever happened.
+    """
+
+    def __init__(self, target: str, args: Mapping[str, Any] | None = None, *, pause_at: str,
+                 env: Mapping[str, str] | None = None) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="rc-paused-")
+        tmp = Path(self._tmp.name)
+        self._result_path = tmp / "result.json"
+        self._stderr_path = tmp / "stderr.txt"
+        (tmp / "args.json").write_text(json.dumps(dict(args or {}), default=str))
+        self._ready_r, ready_w = os.pipe()
+        hold_r, self._hold_w = os.pipe()
+        extra = {"RC_READY_FD": str(ready_w), "RC_HOLD_FD": str(hold_r), "RC_ARGS_PATH": str(tmp / "args.json"),
+                 "RC_RESULT_PATH": str(self._result_path), "RC_PAUSE_AT": pause_at, **(env or {})}
+        self.started = time.monotonic()
+        with open(self._stderr_path, "wb") as stderr:
+            self.proc = subprocess.Popen([sys.executable, "-m", "probes.core.child", target], env=child_env(extra),
+                                         pass_fds=(ready_w, hold_r), stdin=subprocess.DEVNULL, stdout=stderr,
+                                         stderr=stderr, cwd=PROJECT_ROOT)
+        os.close(ready_w)
+        os.close(hold_r)
+        self.paused_at: str | None = None
+
+    def __enter__(self) -> "PausedChild":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+    def _stderr(self) -> str:
+        return self._stderr_path.read_text(errors="replace")[-4000:] if self._stderr_path.exists() else ""
+
+    def stop(self, timeout: float = 120.0) -> str:
+        """Wait for the pause point, then SIGSTOP the child; returns the point reached."""
+        deadline = time.monotonic() + timeout
+        buf = b""
+        while b"\n" not in buf:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise HarnessError(f"the child did not reach its pause point in {timeout:.0f} s: {self._stderr()}")
+            readable, _, _ = select.select([self._ready_r], [], [], min(remaining, 0.5))
+            if readable:
+                chunk = os.read(self._ready_r, 4096)
+                if not chunk:
+                    raise HarnessError(f"the child ended before its pause point (rc {self.proc.wait()}): "
+                                       f"{self._stderr()}")
+                buf += chunk
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        _pid, status = os.waitpid(self.proc.pid, os.WUNTRACED)
+        if not os.WIFSTOPPED(status):
+            raise HarnessError(f"the child did not stop (wait status {status}): {self._stderr()}")
+        self.paused_at = buf.split(b"\n", 1)[0].decode()
+        return self.paused_at
+
+    def resume(self) -> None:
+        """SIGCONT the child and release its pause point: it goes on from there."""
+        os.kill(self.proc.pid, signal.SIGCONT)
+        os.write(self._hold_w, b"g")
+
+    def finish(self, timeout: float = 120.0) -> ChildOutcome:
+        """Wait for the child to end; its outcome (status "timeout" and killed if it does not)."""
+        try:
+            returncode = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return ChildOutcome("timeout", None, self.paused_at, None, self._stderr(),
+                                time.monotonic() - self.started)
+        result, status = None, "error"
+        if returncode == 0 and self._result_path.exists():
+            result, status = json.loads(self._result_path.read_text()), "ok"
+        return ChildOutcome(status, result, self.paused_at, returncode, self._stderr(),
+                            time.monotonic() - self.started)
+
+    def kill(self) -> None:
+        """End the child if it is still there (SIGCONT first: a stopped process takes SIGKILL only once
+        running), close the pipes, remove the scratch directory. Idempotent."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGCONT)
+                os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        for fd in (self._ready_r, self._hold_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._ready_r = self._hold_w = -1
+        self._tmp.cleanup()
