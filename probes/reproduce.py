@@ -30,7 +30,7 @@ from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
 from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
 
-USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--no-book]
+USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--jobs N] [--no-book]
        ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]] | render-reference [--only ...]
        ./reproduce.sh test [PYTEST ARGS...]
        ./reproduce.sh mutate [TARGET...] [--jobs N]
@@ -41,6 +41,8 @@ USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p N
   --all          also the campaigns beyond the paper that a plain run leaves out (marked in --list)
   -p NAME VALUE  set a notebook parameter (a Python/JSON literal, e.g. -p jitter_ms '[0, 50]'):
                  a "variant" run, kept beside the default run, never over it
+  --jobs N       measure up to N independent campaigns at once (default: the cores this machine has);
+                 timing-sensitive campaigns (benchmarks, races) still run alone and say so
   --no-book      measure but do not build the book
   --book-only    measure nothing: build the book from the newest local runs, else the reference run
   --list         list the campaigns and exit
@@ -58,6 +60,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"--jobs takes a whole number of campaigns at once (>= 1), got {text!r}") from None
+    if value < 1:
+        raise UsageError(f"--jobs must be >= 1, got {value}")
+    return value
+
+
+def default_jobs() -> int:
+    """The cores this process may use (affinity), as the default of ``--jobs``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = _Parser(prog="./reproduce.sh", add_help=False, usage=USAGE)
     parser.add_argument("--quick", action="store_true")
@@ -67,17 +87,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--book-only", action="store_true")
     parser.add_argument("--no-book", action="store_true")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--jobs", default=None)
     parser.add_argument("-h", "--help", action="store_true")
     argv = list(argv)
     command = argv[0] if argv and argv[0] in ("promote", "render-reference") else None
     promote = command is not None
     args, extra = parser.parse_known_args(argv[1:] if promote else argv)
     args.command = command
+    args.jobs = _jobs(args.jobs) if args.jobs is not None else None
     if extra:
         raise UsageError(f"unknown option or argument: {' '.join(extra)}")
     args.promote = promote
-    if args.book_only and (args.only or args.params or args.quick or args.all):
-        raise UsageError("--book-only runs nothing; it takes no --only, --all, --quick or -p")
+    if args.book_only and (args.only or args.params or args.quick or args.all or args.jobs):
+        raise UsageError("--book-only runs nothing; it takes no --only, --all, --quick, --jobs or -p")
     if args.all and args.only:
         raise UsageError("--all and --only exclude each other: --only already names what runs")
     if promote and (args.params or args.quick or args.book_only or args.no_book):
@@ -187,36 +209,76 @@ def _describe_params(campaign: Campaign, params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in changed.items())
 
 
-def measure(names: list[str], plans: dict[str, dict[str, Any]]) -> list[str]:
-    """Run each campaign's notebook into its own run directory; returns the failed ones."""
-    failures: list[str] = []
-    for i, name in enumerate(names, 1):
+def _measure_one(tag: str, name: str, params: dict[str, Any]) -> bool:
+    """Run one campaign's notebook into its own run directory; False if it failed."""
+    campaign = campaigns.get(name)
+    profile = profile_of(campaign, params)
+    rid = run_id(campaign, params)
+    if up_to_date(campaign, params):
+        print(f"{tag}: complete on this machine (run {rid}), skipped", flush=True)
+        return True
+    extra = f": {_describe_params(campaign, params)}" if profile == "variant" else ""
+    print(f"{tag}: measuring ({profile} profile{extra}) into runs/{name}/{rid} ...", flush=True)
+    started = time.monotonic()
+    directory = results_dir(campaign, params)
+    try:
+        execute_notebook(name, params, directory / CHAPTER_NAME)
+        atomic_write_json(directory / CHAPTER_META, chapter_stamp(name, params))
+    except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
+        last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+        print(f"{tag}: FAILED after {time.monotonic() - started:.1f}s: {last}", flush=True)
+        return False
+    if not is_complete(campaign, params):
+        print(f"{tag}: finished with harness errors after {time.monotonic() - started:.1f}s "
+              f"(see the chapter; the next run measures those probes again)", flush=True)
+        return False
+    print(f"{tag}: done in {time.monotonic() - started:.1f}s", flush=True)
+    return True
+
+
+def schedule(names: list[str], jobs: int) -> list[list[str]]:
+    """The order ``--jobs`` runs campaigns in, as waves: the campaigns of one wave may run side by
+    side (at most ``jobs`` at once), a wave starts when the one before it ended. A campaign that
+    reads others' results comes in a wave after theirs; a timing-sensitive one
+    (``Campaign.runs_alone``) is a wave of its own. With ``jobs == 1`` every wave has one campaign,
+    in the sequential order."""
+    if jobs <= 1:
+        return [[n] for n in names]
+    waves: list[list[str]] = []
+    placed: dict[str, int] = {}
+    for name in names:
         campaign = campaigns.get(name)
-        params = plans[name]
-        profile = profile_of(campaign, params)
-        rid = run_id(campaign, params)
-        tag = f"[{i}/{len(names)}] {name}"
-        if up_to_date(campaign, params):
-            print(f"{tag}: complete on this machine (run {rid}), skipped", flush=True)
+        after = max((placed[r] for r in campaign.reads if r in placed), default=-1)
+        if campaign.runs_alone:
+            waves.append([name])
+            placed[name] = len(waves) - 1
             continue
-        extra = f": {_describe_params(campaign, params)}" if profile == "variant" else ""
-        print(f"{tag}: measuring ({profile} profile{extra}) into runs/{name}/{rid} ...", flush=True)
-        started = time.monotonic()
-        directory = results_dir(campaign, params)
-        try:
-            execute_notebook(name, params, directory / CHAPTER_NAME)
-            atomic_write_json(directory / CHAPTER_META, chapter_stamp(name, params))
-        except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
-            failures.append(name)
-            last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
-            print(f"{tag}: FAILED after {time.monotonic() - started:.1f}s: {last}", flush=True)
-            continue
-        if not is_complete(campaign, params):
-            failures.append(name)
-            print(f"{tag}: finished with harness errors after {time.monotonic() - started:.1f}s "
-                  f"(see the chapter; the next run measures those probes again)", flush=True)
-            continue
-        print(f"{tag}: done in {time.monotonic() - started:.1f}s", flush=True)
+        # the first shared wave after what it reads (a wave after a solo one opens anew)
+        at = next((i for i in range(after + 1, len(waves))
+                   if not campaigns.get(waves[i][0]).runs_alone), None)
+        if at is None:
+            waves.append([])
+            at = len(waves) - 1
+        waves[at].append(name)
+        placed[name] = at
+    return waves
+
+
+def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1) -> list[str]:
+    """Run each campaign's notebook into its own run directory, ``jobs`` at a time (timing-sensitive
+    campaigns alone; see ``schedule``); returns the failed ones."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    failures: list[str] = []
+    number = {name: i for i, name in enumerate(names, 1)}
+    for wave in schedule(names, jobs):
+        if jobs > 1 and len(wave) == 1 and campaigns.get(wave[0]).runs_alone:
+            print(f"[{number[wave[0]]}/{len(names)}] {wave[0]}: runs alone ({campaigns.get(wave[0]).runs_alone})",
+                  flush=True)
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave)))) as pool:
+            done = dict(zip(wave, pool.map(lambda n: _measure_one(f"[{number[n]}/{len(names)}] {n}", n, plans[n]),
+                                           wave)))
+        failures += [n for n in wave if not done[n]]
     return failures
 
 
@@ -287,7 +349,12 @@ def run(argv: Sequence[str]) -> int:
         names = select(args.only, args.all)
         plans = plan_params(names, args.params, args.quick, explicit=args.only is not None)
         backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any work
-        failures = measure(names, plans)
+        jobs = args.jobs or default_jobs()
+        if jobs > 1:  # several kernels' progress bars would interleave on one terminal
+            os.environ.setdefault("RC_NO_PROGRESS", "1")
+            print(f"measuring up to {jobs} campaigns at once (--jobs {jobs}; timing-sensitive ones alone)",
+                  flush=True)
+        failures = measure(names, plans, jobs)
     if not args.no_book:
         from probes.book import build_book
 

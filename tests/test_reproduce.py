@@ -57,6 +57,8 @@ def _run_dirs(sandbox: dict, name: str) -> list[Path]:
         (["--only", "selftest_a", "-p", "probes", "many"], "parameter probes must be int"),
         (["--only", "selftest_a", "-p", "probes", "0"], "parameter probes: 0 is out of range; it must be ≥ 1"),
         (["--book-only", "--quick"], "--book-only runs nothing"),
+        (["--only", "selftest_a", "--jobs", "0"], "--jobs must be >= 1"),
+        (["--only", "selftest_a", "--jobs", "two"], "--jobs takes a whole number"),
         (["promote", "--quick"], "promote takes only --only"),
     ],
 )
@@ -341,3 +343,26 @@ def test_promote_checks_every_campaign_before_copying_any(sandbox: dict, monkeyp
     (runs.latest_local("selftest_b").directory / "chapter.ipynb").write_text("{}")
     assert promote_runs(["selftest_a", "selftest_b"]) == 0
     assert runs.reference_run("selftest_a") is not None and runs.reference_run("selftest_b") is not None
+
+
+def test_jobs_schedule_keeps_readers_after_what_they_read_and_timing_sensitive_ones_alone(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from probes import reproduce
+
+    spec = {"a": ((), ""), "b": ((), "times things"), "c": ((), ""), "r": (("a", "c"), ""), "d": ((), "")}
+    monkeypatch.setattr(reproduce.campaigns, "get", lambda n: SimpleNamespace(reads=spec[n][0], runs_alone=spec[n][1]))
+    assert reproduce.schedule(list(spec), 1) == [["a"], ["b"], ["c"], ["r"], ["d"]]
+    # c and d share a's wave (they read nothing); r reads a and c, so it follows their wave
+    assert reproduce.schedule(list(spec), 2) == [["a", "c", "d"], ["b"], ["r"]]
+    assert reproduce.schedule(["b", "a"], 4) == [["b"], ["a"]]
+
+
+def test_jobs_two_measures_both_campaigns_side_by_side(sandbox: dict) -> None:
+    proc = _run(["--only", BOTH, "--jobs", "2", "--no-book"], sandbox)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "measuring up to 2 campaigns at once" in proc.stdout
+    for name in ("selftest_a", "selftest_b"):
+        assert f"{name}: done in" in proc.stdout
+        [run] = _run_dirs(sandbox, name)
+        assert (run / "_campaign.json").is_file()

