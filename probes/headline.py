@@ -484,7 +484,12 @@ def recorded_build(receipts: Any, package: str, own: str) -> str:
     versions = {(m.get("fingerprint_inputs") or {}).get("packages", {}).get(package) for m in manifests}
     if len(versions) == 1 and None not in versions:
         return f"{package} {versions.pop()}"
-    codes = sorted({str((m.get("fingerprint_inputs") or {}).get("code")) for m in manifests})
+    return own_build(own, receipts)
+
+
+def own_build(own: str, receipts: Any) -> str:
+    """This project's code ``own`` as the measured build, at the code fingerprint the receipts record."""
+    codes = sorted({str(((r.manifest or {}).get("fingerprint_inputs") or {}).get("code")) for r in receipts})
     return f"{own}, this project's re-implementation (code fingerprint {', '.join(codes) or 'not recorded'})"
 
 
