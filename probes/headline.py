@@ -265,8 +265,8 @@ def _num(x: Any) -> str:
 def _text(x: Any) -> str:
     if isinstance(x, dict):
         return "{" + ", ".join(f"{k}: {_num(v)}" for k, v in x.items()) + "}"
-    if isinstance(x, list):
-        return "[" + ", ".join(_num(v) for v in x) + "]"
+    if isinstance(x, list):  # a None element: one the source does not state
+        return "[" + ", ".join("—" if v is None else _num(v) for v in x) + "]"
     if isinstance(x, bool):
         return "yes" if x else "no"
     return _num(x) if isinstance(x, (int, float)) else str(x)

@@ -241,7 +241,7 @@ def headline_page(results_root: Path | None = None) -> str:
         where = "this machine's default run" if here else "reference run"
         anchor = f'<span id="h-{_e(e["id"])}"></span>'
         why = _e(main.explanation)
-        if main.why and main.status not in (NOT_RUN, REPRODUCED):  # a note explains a difference
+        if main.why and main.status not in (NOT_RUN, NOT_MEASURED, REPRODUCED):  # a note explains a difference
             why += f'<br><span class="rc-note">Campaign note: {_e(_short(main.why, 600))}</span>'
         links = _receipts_html(main, r["here_run"] if here else r["reference_run"], results_root)
         if links:

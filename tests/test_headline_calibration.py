@@ -191,7 +191,7 @@ def test_two_readings_that_compare_differently_are_both_shown() -> None:
                                       "differently with each: reading “campaign table” (CAMPAIGNS.md line 90): ✓ "
                                       "reproduced — every published value matches")
     assert "reading “summary sentence” (paper-summary.txt line 26): ⚠ differs — saturation: [1, 1, 0.38] here vs " \
-           "[1, 0.4, None] published" in row.explanation
+           "[1, 0.4, —] published" in row.explanation
     assert row.readings[1].sources == READINGS[0]["sources"]
 
 

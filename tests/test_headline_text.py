@@ -18,7 +18,7 @@ from probes.headline import Measured, compare, describe_difference
 @pytest.mark.parametrize("value, text", [
     (12, "12"), (1234567, "1,234,567"), (3.0, "3"), (0.123456, "0.1235"), (1234.5678, "1,235"),
     (-0.5, "-0.5"), (999.98765, "1000"), (True, "yes"), (False, "no"), ("✓", "✓"), (None, "None"),
-    ({"a": 1, "b": [1.5, True]}, "{a: 1, b: [1.5, yes]}"), ([], "[]"), ({}, "{}"), ([2, {"k": 0.25}], "[2, {k: 0.25}]"),
+    ({"a": 1, "b": [1.5, True]}, "{a: 1, b: [1.5, yes]}"), ([], "[]"), ({}, "{}"), ([2, {"k": 0.25}], "[2, {k: 0.25}]"), ([1, None], "[1, —]"),
 ])
 def test_numbers_and_values_in_words(value: object, text: str) -> None:
     assert H._text(value) == text
