@@ -432,8 +432,9 @@ def _compare_reading(entry: Mapping[str, Any], published: Mapping[str, Any], sou
         if agree:
             explanation += f"; the published value itself ({', '.join(agree)}) matches"
     elif any(k.kind == "verdict" for k in differing):
+        # every non-label key matching leaves only labels among the differing keys
         behaviour = [k for k in keys if not k.label and k.outcome != "unsourced"]
-        if all(k.label for k in differing) and behaviour and all(k.outcome == "match" for k in behaviour):
+        if behaviour and all(k.outcome == "match" for k in behaviour):
             status = BEHAVIOUR
             explanation = (f"the behaviour the paper reports is measured ("
                            f"{', '.join(f'{k.key}: {_text(k.measured)}' for k in behaviour)}); only the labels "
