@@ -42,8 +42,10 @@ from probes.chapter import format_value, label_counts
 from probes.core.atomic import atomic_write_json
 from probes.core.receipt import VIEW_NAME
 from probes.core.runs import RunInfo, latest_local, local_runs, newer_unfinished, reference_run, shown_run
-from probes.headline import (CONTRADICTED, DIFFERS, MAGNITUDES, NOT_RUN, PARTIAL, REPRODUCED, STATUS_TEXT,
-                             VARIANT, HeadlineRow, load_published, measure_directory, _row)
+from probes.headline import (BEHAVIOUR, CONTRADICTED, DIFFERS, DISAGREE, MAGNITUDES, NOT_COMPARABLE, NOT_MEASURED,
+                             NOT_RUN, PARTIAL, REIMPLEMENTATION, REPRODUCED, STATUS_CLASS, STATUS_TEXT, UNSOURCED,
+                             VARIANT,
+                             HeadlineRow, cite, load_published, measure_directory, _row)
 
 PAGE_HEAD = "---\nhtml_theme.sidebar_secondary.remove: true\n---\n"
 REPOSITORY_URL = ""  # no public repository is recorded in this checkout; CITATION.cff holds it once published
@@ -148,6 +150,37 @@ def _status_html(row: HeadlineRow, where: str) -> str:
             f'<br><span class="rc-where">{_e(where)}</span>')
 
 
+def _sources_html(sources: list[Any]) -> str:
+    """``paper-summary.txt line 33`` links whose title is the quoted words of that line."""
+    if not sources:
+        return '<span class="rc-unsourced">no source line</span>'
+    return ", ".join(f'<span class="rc-source" title="{_e(s["quote"])}">{_e(cite([s]))}</span>' for s in sources)
+
+
+def _published_html(entry: Mapping[str, Any], row: HeadlineRow) -> str:
+    """The published values with the lines they were read from; every reading when the sources disagree,
+    each with the status of the measurement against it; unsourced keys marked."""
+    unsourced = entry.get("unsourced") or {}
+
+    def values(published: Mapping[str, Any]) -> str:
+        shown = format_value({k: v for k, v in published.items() if k not in unsourced})
+        marked = "".join(f'<br><code>{_e(k)}</code>: {format_value(published[k])} '
+                         f'<span class="rc-unsourced" title="{_e(unsourced[k])}">(no source; not compared)</span>'
+                         for k in published if k in unsourced)
+        return shown + marked
+
+    if not row.readings:
+        return (values(entry["published"])
+                + f'<br><span class="rc-where">source: {_sources_html(entry.get("sources", []))}</span>')
+    parts = []
+    for rd in row.readings:
+        parts.append(f'<div class="rc-reading"><strong>{_e(rd.name)}</strong> '
+                     f'<span class="rc-status rc-status-{STATUS_CLASS[rd.status]}">'
+                     f'{_e(STATUS_TEXT[rd.status])}</span><br>{values(rd.published)}'
+                     f'<br><span class="rc-where">source: {_sources_html(rd.sources)}</span></div>')
+    return "".join(parts)
+
+
 def _receipts_html(row: HeadlineRow, run: RunInfo | None, results_root: Path | None, limit: int = 6) -> str:
     """Links to the receipts of the run the row was measured on (staged into the book)."""
     if run is None:
@@ -170,17 +203,35 @@ def headline_page(results_root: Path | None = None) -> str:
            "from one reference file, `data/published.json`, and are never used as results. The status compares "
            "*every* published value (this machine's default run where there is one, else the reference run):",
            "",
-           f"- **{STATUS_TEXT[REPRODUCED]}** — every published value is measured and matches (within the "
-           "campaign's stated tolerance, which the explanation gives);",
+           f"- **{STATUS_TEXT[REPRODUCED]}** — every published value is measured and matches: numbers by their "
+           "relative difference |here − published| / |published| within the campaign's stated tolerance (the "
+           "explanation gives it and the largest difference), a published 0 only by a measured 0;",
            f"- **{STATUS_TEXT[MAGNITUDES]}** — the published verdict (a result, a label, a count of violations) "
            "matches, some magnitude (state counts, depths, latencies, sample sizes) does not; the explanation "
            "names each one with both values;",
+           f"- **{STATUS_TEXT[BEHAVIOUR]}** — what the framework did (counts, yes/no, results) is what the paper "
+           "reports, and only the conformance labels (✓ ✗ D U) differ;",
+           f"- **{STATUS_TEXT[NOT_COMPARABLE]}** — the verdict matches, but the published counts were made under "
+           "conditions (constants, a state-space reduction) that the run's receipts show it did not share, or that "
+           "the source does not state: the counts are shown, not compared;",
            f"- **{STATUS_TEXT[PARTIAL]}** — what is measured matches, some published value is not measured by "
            "this campaign;",
            f"- **{STATUS_TEXT[DIFFERS]}** — a verdict differs (or, for a purely numeric claim, a number does);",
            f"- **{STATUS_TEXT[CONTRADICTED]}** — the published value may match, but this project's own receipts "
            "show behaviour that contradicts the published claim;",
-           f"- **{STATUS_TEXT[NOT_RUN]}** — no results, and why; **{STATUS_TEXT[VARIANT]}** — other parameters.",
+           f"- **{STATUS_TEXT[REIMPLEMENTATION]}** — the paper measured one build (REMIT: `remit-contract` 0.1.2) "
+           "and the receipts record another (this project's `remit_ref`): the comparison is given, but it is not "
+           "a reproduction of the paper's build;",
+           f"- **{STATUS_TEXT[DISAGREE]}** — two source lines give different values; each reading is shown in the "
+           "published column with the status of the measurement against it;",
+           f"- **{STATUS_TEXT[UNSOURCED]}** — no source line gives the value: shown, never scored (a key without "
+           "a source inside an entry is marked the same way);",
+           f"- **{STATUS_TEXT[NOT_MEASURED]}** — the campaign ran, and none of its protocols measures this (the "
+           f"reason is computed from its receipts); **{STATUS_TEXT[NOT_RUN]}** — no results, and why; "
+           f"**{STATUS_TEXT[VARIANT]}** — other parameters.",
+           "",
+           "Every published value names the line it was read from (`../shared/paper-summary.txt`, "
+           "`../shared/CAMPAIGNS.md` or `../shared/CONTRACT.md`; hover a source for the quoted words).",
            "",
            f"**{summary}** (of {len(rows)}).", ""]
     head = ["headline", "status, and why (computed from the values)", "published", "reference run", "this machine"]
@@ -191,7 +242,7 @@ def headline_page(results_root: Path | None = None) -> str:
         where = "this machine's default run" if here else "reference run"
         anchor = f'<span id="h-{_e(e["id"])}"></span>'
         why = _e(main.explanation)
-        if main.why and main.status not in (NOT_RUN, REPRODUCED):  # a note explains a difference
+        if main.why and main.status not in (NOT_RUN, NOT_MEASURED, REPRODUCED):  # a note explains a difference
             why += f'<br><span class="rc-note">Campaign note: {_e(_short(main.why, 600))}</span>'
         links = _receipts_html(main, r["here_run"] if here else r["reference_run"], results_root)
         if links:
@@ -199,7 +250,7 @@ def headline_page(results_root: Path | None = None) -> str:
         body.append([
             f'{anchor}<code>{_e(e["id"])}</code><br>{_e(e["what"])}',
             f"{_status_html(main, where)}<br>{why}",
-            format_value(e["published"]),
+            _published_html(e, main),
             format_value(ref.measured) if ref.measured is not None else f"<em>{_e(ref.why)}</em>",
             (format_value(here.measured) if here and here.measured is not None
              else "<em>not measured on this machine yet</em>"),

@@ -277,14 +277,18 @@ def test_headline_statuses_appear_as_computed(seen: dict[str, dict]) -> None:
         assert shown[hid] == STATUS_TEXT[status], (hid, shown[hid], status)
     # the rows the issue names get the status their evidence supports, not "reproduced"
     assert computed["autogen.tamper"] == "contradicted"
+    # counts of a reduced search or over constants the paper does not state: shown, not compared
     for hid in ("tlc.r8_scale", "tlc.inductive", "tlc.consume_race"):
-        assert computed[hid] in ("verdict reproduced, magnitudes differ", "differs"), (hid, computed[hid])
-    # REMIT's concurrency run now has the published size (6,400 protocol executions): reproduced
-    # only if every published value, the execution count included, matches
+        assert computed[hid] == "not comparable", (hid, computed[hid])
+    # REMIT measured on this project's re-implementation says so; the pydantic-graph row differs only in labels
+    for hid in ("remit.row", "consume_race.gate_fix"):
+        assert computed[hid] == "measured on a re-implementation", (hid, computed[hid])
+    assert computed["pydantic_graph.liveness"] == "behaviour reproduced, labels differ"
+    # REMIT's concurrency protocol cannot fail (the stock arm passes it too): not measured, and why
     from probes.headline import headline_rows
 
     concurrency = next(r for r in headline_rows() if r.id == "remit.concurrency")
-    assert concurrency.measured["protocol_executions"] == concurrency.published["protocol_executions"]
+    assert concurrency.status == "not measured here" and "stock arm passes too" in concurrency.explanation
 
 
 @needs_chromium

@@ -17,8 +17,9 @@ ENTRY = {"id": "x.y", "campaign": "c", "what": "w", "published": {"depth": 4, "d
 def test_close_numbers_bools_lists_dicts() -> None:
     assert _close(4, 4, 0) and not _close(4, 5, 0)
     assert _close(100, 109, 0.1) and not _close(100, 113, 0.1)
-    assert _close(0.05, 0.1, 0.1)  # below 1 the tolerance is absolute as well
-    assert not _close(0.05, 0.2, 0.1)
+    assert not _close(0.05, 0.1, 0.1) and _close(0.1, 0.105, 0.05)  # relative below 1 as well: 0.05 vs 0.1 is -50 %
+    assert not _close(0.4, 0.3, 0.15) and not _close(0.375, 0.45, 0.15)  # the issue's -25 % and +20 %
+    assert _close(0, 0, 0.5) and not _close(0, 0.001, 0.5)  # a published 0 matches only a measured 0
     assert not _close(10, 10.5, 0.01) and _close(10, 10.05, 0.01)
     assert _close(True, True, 0.5) and not _close(True, 1.4, 0.5)
     assert _close([1, 2], [1, 2], 0) and not _close([1, 2], [1, 3], 0) and not _close([1], [1, 2], 0)
@@ -38,7 +39,8 @@ def test_headline_rows_from_a_results_root(tmp_path: Path, monkeypatch: pytest.M
     for f in src.glob("*.json"):
         (tmp_path / "tlc" / f.name).write_bytes(f.read_bytes())
     published = [
-        {"id": "tlc.r0", "campaign": "tlc", "what": "r0", "published": {"result": "holds", "depth": 8}},
+        {"id": "tlc.r0", "campaign": "tlc", "what": "r0", "published": {"result": "holds", "depth": 8},
+         "sources": [{"file": "CONTRACT.md", "line": 118, "quote": "depth 8"}]},
         {"id": "tlc.nope", "campaign": "tlc", "what": "n", "published": {"x": 1}},
         {"id": "dbos.row", "campaign": "dbos", "what": "d", "published": {"EO": "✓"}},
         {"id": "q.q", "campaign": "not_a_campaign", "what": "q", "published": {}},
@@ -47,8 +49,8 @@ def test_headline_rows_from_a_results_root(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(headline, "load_published", lambda *a: published)
     rows = {r.id: r for r in headline_rows(tmp_path)}
     assert rows["tlc.r0"].status == "reproduced" and rows["tlc.r0"].measured["result"] == "holds"
-    assert rows["tlc.nope"].status == "not run here"
-    assert rows["tlc.nope"].why == "campaign tlc ran but produced no value for this headline"
+    assert rows["tlc.nope"].status == "not measured here"
+    assert rows["tlc.nope"].why == "campaign tlc ran, and none of its protocols measures this yet"
     assert rows["dbos.row"].status == "not run here"
     assert rows["dbos.row"].why == "no complete results for dbos (run ./reproduce.sh --only dbos)"
     assert rows["q.q"].why == "campaign not_a_campaign is not implemented yet"

@@ -18,7 +18,7 @@ from probes.headline import Measured, compare, describe_difference
 @pytest.mark.parametrize("value, text", [
     (12, "12"), (1234567, "1,234,567"), (3.0, "3"), (0.123456, "0.1235"), (1234.5678, "1,235"),
     (-0.5, "-0.5"), (999.98765, "1000"), (True, "yes"), (False, "no"), ("✓", "✓"), (None, "None"),
-    ({"a": 1, "b": [1.5, True]}, "{a: 1, b: [1.5, yes]}"), ([], "[]"), ({}, "{}"), ([2, {"k": 0.25}], "[2, {k: 0.25}]"),
+    ({"a": 1, "b": [1.5, True]}, "{a: 1, b: [1.5, yes]}"), ([], "[]"), ({}, "{}"), ([2, {"k": 0.25}], "[2, {k: 0.25}]"), ([1, None], "[1, —]"),
 ])
 def test_numbers_and_values_in_words(value: object, text: str) -> None:
     assert H._text(value) == text
@@ -33,7 +33,8 @@ def test_numbers_and_values_in_words(value: object, text: str) -> None:
     (10, 5, "k: 5 here vs 10 published (×0.5)"),
     (10, 5.1, "k: 5.1 here vs 10 published (-49.0%)"),
     (4, 1, "k: 1 here vs 4 published (×0.25)"),
-    (0, 3, "k: 3 here vs 0 published"),
+    (0, 3, "k: 3 here vs 0 published (a published 0 matches only a measured 0)"),
+    (4, 4, "k: 4 here vs 4 published (equal)"),
     (True, False, "k: no here vs yes published"),
     (1, True, "k: yes here vs 1 published"),
     ("✓", "U", "k: U here vs ✓ published"),
@@ -43,8 +44,11 @@ def test_difference_in_words(published: object, measured: object, text: str) -> 
     assert describe_difference("k", published, measured) == text
 
 
+SOURCE = [{"file": "CAMPAIGNS.md", "line": 1, "quote": "Measurement campaigns"}]
+
+
 def _entry(published: dict, **extra: object) -> dict:
-    return {"id": "c.x", "campaign": "c", "what": "w", "published": published, **extra}
+    return {"id": "c.x", "campaign": "c", "what": "w", "published": published, "sources": SOURCE, **extra}
 
 
 def test_reproduced_exactly_and_within_tolerance() -> None:
@@ -53,7 +57,9 @@ def test_reproduced_exactly_and_within_tolerance() -> None:
                                                              "none")
     assert row.receipts == ("receipts/c/p1.json", "x/y.json") and row.status_class == "reproduced"
     row = compare(_entry({"n": 10}), Measured({"n": 10.4}, tolerance=0.05), "")
-    assert row.explanation == ("every published value matches (numbers within ±5%, the campaign's stated tolerance)")
+    assert row.explanation == ("every published value matches (numbers compared by relative difference |here − published| "
+                               "/ |published| against ±5%, the campaign's stated tolerance; largest n: 10.4 vs 10, "
+                               "+4.0%)")
     assert row.tolerance == 0.05 and [k.outcome for k in row.keys] == ["match"]
 
 
@@ -61,7 +67,8 @@ def test_magnitudes_differ_under_an_agreeing_verdict() -> None:
     row = compare(_entry({"ok": "✓", "n": 10, "m": 4}), Measured({"ok": "✓", "n": 30, "m": 4}, tolerance=0.1), "")
     assert row.status == H.MAGNITUDES
     assert row.explanation == ("the verdict agrees (ok: ✓); n: 30 here vs 10 published (×3)"
-                               " (numbers within ±10%, the campaign's stated tolerance)")
+                               " (numbers compared by relative difference |here − published| / |published| against "
+                               "±10%, the campaign's stated tolerance)")
     assert row.difference == "n: 30 here vs 10 published (×3)"
     assert [(k.key, k.kind, k.outcome) for k in row.keys] == [("ok", "verdict", "match"), ("n", "magnitude", "differs"),
                                                                 ("m", "magnitude", "match")]
@@ -118,7 +125,9 @@ def test_rows_from_what_a_campaign_returned() -> None:
     entry = _entry({"n": 1})
     assert H._row(entry, "not implemented").why == "not implemented"
     assert H._row(entry, {"c.x": "needs keys"}).why == "needs keys"
-    assert H._row(entry, {}).why == "campaign c ran but produced no value for this headline"
+    assert H._row(entry, {}).why == "campaign c ran, and none of its protocols measures this yet"
+    assert H._row(entry, {}).status == H.NOT_MEASURED
+    assert H._row(entry, {"c.x": H.NotMeasured("one host only")}).explanation == "one host only"
     assert H._row(entry, {"c.x": Measured({"n": 1})}).status == H.REPRODUCED
 
 
@@ -132,20 +141,25 @@ def test_chapter_rows_of_a_variant_name_the_changed_parameters(monkeypatch: pyte
                                  params=campaign.params)
     variant_params = {**default, "reps": 2, "seed": 9}
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=receipts, params=variant_params))
-    assert rows and all(r.status == H.NOT_RUN for r in rows)   # {} -> no value; a variant is named when measured
+    assert rows and all(r.status == H.NOT_MEASURED for r in rows)   # {} -> no value; a variant is named when measured
     got = {e["id"]: Measured(dict(e["published"])) for e in H.load_published() if e["campaign"] == "consume_race"}
     fake.headlines = lambda rs: got
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=receipts, params=variant_params))
     assert rows and all(r.status == H.VARIANT for r in rows)
     assert "(reps=2, seed=9)" in rows[0].explanation
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=receipts, params=default))
-    assert all(r.status == H.REPRODUCED for r in rows)
+    entries = {e["id"]: e for e in H.load_published()}
+    for r in rows:  # its own published values: reproduced, unless the entry names a build or a second reading
+        e = entries[r.id]
+        want = H.REIMPLEMENTATION if "build" in e else H.DISAGREE if e.get("readings") else H.REPRODUCED
+        assert r.status == want, (r.id, r.status)
+    assert {r.status for r in rows} == {H.REPRODUCED, H.REIMPLEMENTATION, H.DISAGREE}
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=[], params=default))
     assert rows[0].why == "no receipts for consume_race in this run"
 
 
 def test_closeness_and_what_counts_as_a_verdict() -> None:
-    assert H._close(0.5, 0.52, 0.05) and not H._close(0.5, 0.56, 0.05)   # below 1: an absolute tolerance
+    assert H._close(0.5, 0.52, 0.05) and not H._close(0.5, 0.56, 0.05)   # relative: 0.52 is +4 %, 0.56 +12 %
     assert not H._close(True, 2, 1.0) and H._close(True, True, 0.0)      # yes/no never within a tolerance
     assert not H._close([1, 2], [1], 0.0) and not H._close({"a": 1}, {"b": 1}, 0.0)
     assert H._close({"a": [1, 2.04]}, {"a": [1, 2]}, 0.05)

@@ -145,27 +145,42 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
+    """``autogen.tamper``: was tampered state refused at ``load_state``, and which kinds were not.
+
+    Refused or accepted is read from each tamper verdict's evidence (``error``: the
+    exception the restore raised, ``stage``: where), not from its label, so the
+    sentence says what AutoGen did with every kind of edit in every repetition.
+    """
     from probes.headline import Measured
 
-    structural = [v for r in receipts for v in r.verdicts if v.path == "tamper:structural"]
+    tampers = [v for r in receipts for v in r.verdicts if v.path.startswith("tamper:")]
+    structural = [v for v in tampers if v.path == "tamper:structural"]
     if not structural:
         return {"autogen.tamper": "no tamper probe in these receipts"}
     rejected = all(v.evidence.get("stage") == "load" and v.evidence.get("error") for v in structural)
-    forged_accepted = sorted({v.path for r in receipts for v in r.verdicts
-                              if v.path.startswith("tamper:") and v.label.violates})
-    value = {"rejected": rejected, "reps": len(structural), "accepted_silently": forged_accepted}
-    # The published claim is about tampered state in general; the structural case is
-    # rejected, but type-valid forgeries that load without a word contradict the claim.
+    by_kind: dict[str, list[Any]] = {}
+    for v in tampers:
+        by_kind.setdefault(v.path.removeprefix("tamper:"), []).append(v)
+    refused = {k: sorted({str(v.evidence.get("stage")) for v in vs}) for k, vs in by_kind.items()
+               if all(v.evidence.get("error") for v in vs)}
+    accepted = sorted(k for k, vs in by_kind.items() if any(not v.evidence.get("error") for v in vs))
+    value = {"rejected": rejected, "reps": len(structural), "kinds": len(by_kind),
+             "refused": sorted(refused), "accepted_silently": [f"tamper:{k}" for k in accepted]}
     accepted_probes = sorted({r.probe for r in receipts for v in r.verdicts
-                              if v.path in forged_accepted})
-    contradiction = (f"{len(forged_accepted)} kind(s) of type-valid tampered state were loaded by load_state without "
-                     f"any error ({', '.join(p.removeprefix('tamper:') for p in forged_accepted)}) in "
-                     f"{len(accepted_probes)} probe(s); only the structural edit (tamper:structural) was rejected "
-                     f"({'in every one' if rejected else 'not in every one'} of {len(structural)} repetition(s))"
-                     ) if forged_accepted else ""
+                              if v.path.removeprefix("tamper:") in accepted and not v.evidence.get("error")})
+
+    def where(stages: list[str]) -> str:
+        return " / ".join("load_state" if s == "load" else f"the {s} after load_state" for s in stages)
+
+    refused_text = ", ".join(f"{k} (at {where(s)})" for k, s in sorted(refused.items()))
+    contradiction = (f"of {len(by_kind)} kinds of tampered state, {len(accepted)} were loaded by load_state without any "
+                     f"error in at least one of {len(structural)} repetition(s) ({', '.join(accepted)}; "
+                     f"{len(accepted_probes)} probe(s)) and {len(refused)} were refused in every repetition: "
+                     f"{refused_text or 'none'}") if accepted else ""
     return {"autogen.tamper": Measured(value, compare_keys=("rejected",),
                                        receipts=tuple(r.probe for r in receipts),
-                                       contradicted_by=tuple(forged_accepted), contradiction=contradiction)}
+                                       contradicted_by=tuple(f"tamper:{k}" for k in accepted),
+                                       contradiction=contradiction)}
 
 
 CAMPAIGN = Campaign(

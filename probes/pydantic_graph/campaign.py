@@ -289,7 +289,13 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     if not lv:
         return {"pydantic_graph.liveness": "no mid-node crash probe in these receipts"}
     worst_safety = collapse(v.label for v in safety)
+    # the behaviour behind the labels, read from the evidence of every mid-node crash path
+    lv_evidence = [v.evidence for r in receipts for v in r.verdicts if v.path in mid and v.property is Property.LV]
+    counts = [n for v in safety if v.property is Property.EO for n in (v.evidence.get("effect_counts") or {}).values()]
     value = {"LV": collapse(lv).value, "safety": worst_safety.value if worst_safety else "not measured",
+             "effect_fired_twice": any(n > 1 for n in counts) if counts else None,
+             "restore_refused": all("refuse" in (e.get("stopped_by") or ()) for e in lv_evidence),
+             "completed": any(bool(e.get("completed")) for e in lv_evidence),
              "mid_node_crash_probes": len(lv)}
     unfinished = sorted(v.path for v in safety if v.property is Property.EO and v.label.violates
                         and v.evidence.get("completed") is False)

@@ -326,16 +326,34 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     from probes.headline import Measured
 
+    from probes.headline import recorded_build
+
     measured = row(receipts)
     if not measured:
         return {"remit.row": "no REMIT verdicts in the receipts"}
-    return {"remit.row": Measured(
+    ours = [r for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts)]
+    build = recorded_build(ours, "remit-contract", "remit_ref")
+    out: dict[str, Any] = {}
+    crash = [v for r in ours for v in r.verdicts if v.framework == FRAMEWORK and v.property is Property.EO
+             and v.path.startswith("crash:") and v.path.endswith("/ledger") and v.path.split(":")[1][:1] in "ABC"
+             and "s1" in (v.evidence.get("effect_counts") or {})]
+    if crash:
+        by_path = {v.path: v.evidence["effect_counts"]["s1"] for v in crash}
+        out["remit.crash_path"] = Measured(
+            {"s1_runs": max(by_path.values()), "s1_runs_by_path": dict(sorted(by_path.items()))},
+            why="the most s1 ran on any SIGKILL kill point (A inside s2 before its effect, C inside s1 after its "
+                "effect) with REMIT's effect ledger, both recovery modes, every backend measured",
+            receipts=tuple(sorted({r.probe for r in ours for v in r.verdicts if v in crash})), build=build)
+    else:
+        out["remit.crash_path"] = "no SIGKILL crash probe with REMIT's effect ledger in these receipts"
+    out["remit.row"] = Measured(
         measured,
         why="computed from this checkout's langgraph+remit verdicts on every backend measured; "
             "'EO/PC crash (saver only)' are the wrapper without the effect ledger on the crash path "
             "(not part of the published row; a checkpointer cannot prevent a task's code from re-running)",
         compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in measured),
-        receipts=tuple(sorted(r.probe for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts))))}
+        receipts=tuple(sorted(r.probe for r in ours)), build=build)
+    return out
 
 
 CAMPAIGN = Campaign(

@@ -377,6 +377,15 @@ def _cell(run: dict[str, Any] | None, prop: str) -> str:
     return {"holds": "holds", "violated": f"{prop} violated"}.get(run["result"], run["result"])
 
 
+def _conditions(run: Mapping[str, Any]) -> dict[str, Any]:
+    """What a TLC run's counts were made under, as its receipt records it: the bounds among
+    its constants, and the state-space reduction (``none`` unless the run's tags name one)."""
+    bounds = ("N", "IP", "NV", "MaxResumes", "MaxCrashes", "MaxStrays")
+    out: dict[str, Any] = {k: run["constants"][k] for k in bounds if k in run.get("constants", {})}
+    out["reduction"] = run.get("tags", {}).get("reduction", "none")
+    return out
+
+
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     from probes.headline import Measured
     from probes.tla import configs as c
@@ -402,7 +411,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     if r0:
         out["tlc.r0"] = Measured({"result": r0["result"], "generated": r0["generated"], "distinct": r0["distinct"],
                                   "depth": r0["depth"]}, why=enc, compare_keys=("result", "depth"),
-                                 receipts=receipts_of("R0_reference"))
+                                 receipts=receipts_of("R0_reference"), conditions=_conditions(r0))
     else:
         out["tlc.r0"] = "the reference configuration was not in this run's configurations"
     singles = {"tlc.r1_replay": ("Replay", "EO"), "tlc.r2_fork_ignore": ("ForkIgnore", "FD"),
@@ -446,14 +455,12 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
                               if live else "the liveness configuration was not run")
     sc = runs.get("R8_scaled")
     if sc:
-        fork, dbl = runs.get("R8_scaled.R2_ForkIgnore"), runs.get("R8_scaled.R5_DoubleConsume")
         out["tlc.r8_scale"] = Measured(
             {"result": sc["result"], "generated": sc["generated"], "distinct": sc["distinct"],
              "reduction": sc["tags"].get("reduction", "none"),
              "depth": sc["depth"], "seconds": sc["seconds"],
-             "states_per_second": round(sc["distinct"] / sc["seconds"]) if sc["distinct"] and sc["seconds"] else None,
-             "fork_ignore_depth": fork["depth"] if fork else None,
-             "double_consume_depth": dbl["depth"] if dbl else None},
+             "states_per_second": round(sc["distinct"] / sc["seconds"]) if sc["distinct"] and sc["seconds"] else None},
+            conditions=_conditions(sc),
             why=enc + "; a later resume may also be a retry (FI), which multiplies the states; the complete search "
                       "runs with the reduction named in 'reduction' (sound for the safety invariants), so its "
                       f"counts are of equivalence classes; seconds depend on the machine (here {sc['seconds']:.0f} s "
@@ -461,6 +468,20 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
             compare_keys=("result", "depth"), receipts=receipts_of("R8_scaled"))
     else:
         out["tlc.r8_scale"] = "scaled bounds not run in this profile (include_scaled=False)"
+    fork, dbl = runs.get("R8_scaled.R2_ForkIgnore"), runs.get("R8_scaled.R5_DoubleConsume")
+    if fork and dbl:
+        fork_conditions, dbl_conditions = _conditions(fork), _conditions(dbl)
+        shared = {k: v for k, v in fork_conditions.items() if dbl_conditions.get(k) == v}
+        out["tlc.r8_fault_depths"] = Measured(
+            {"fork_ignore": fork["result"], "fork_ignore_depth": fork["depth"],
+             "fork_ignore_first_violated": fork.get("violated"),
+             "double_consume": dbl["result"], "double_consume_depth": dbl["depth"],
+             "double_consume_first_violated": dbl.get("violated")},
+            why="the shortest counterexample of a complete breadth-first search with one TLC worker, every invariant "
+                "checked at once (the first violated is named); " + enc,
+            conditions=shared, receipts=receipts_of("R8_scaled.R2_ForkIgnore", "R8_scaled.R5_DoubleConsume"))
+    else:
+        out["tlc.r8_fault_depths"] = "the scaled fault configurations were not run in this profile"
     fd, keyed = runs.get("LG_fork.as_implemented.FD"), runs.get("LG_fork.fork_keyed")
     if fd and keyed:
         out["tlc.langgraph_fork"] = Measured(
@@ -478,7 +499,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
              "consume_only_rest": rest, "reaches_effect": effect},
             why="our race model is only the racers and the shared interrupt record (two racers), not the "
                 "whole resume plane, so it has fewer states",
-            compare_keys=("result", "depth"), receipts=receipts_of("race.consume_only.ConsumeCount"))
+            compare_keys=("result", "depth"), receipts=receipts_of("race.consume_only.ConsumeCount"),
+            conditions={"racers": race["constants"].get("K"), "module": race["module"]})
     else:
         out["tlc.consume_race"] = "the consume-race model was not run in this profile"
     steps = [runs.get(f"ind.set{i + 1}.step") for i in range(len(c.INDUCTIVE_SETS))]
@@ -490,7 +512,8 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
              "constant_sets": [list(b) for b in c.INDUCTIVE_SETS]},
             why="our Inv is tight (it fixes pc, log and effects from the frontier) and our three constant sets "
                 "are our own choice, so the number of Inv states differs",
-            compare_keys=("result",), receipts=receipts_of(*[f"ind.set{i + 1}.step" for i in range(len(steps))]))
+            compare_keys=("result",), receipts=receipts_of(*[f"ind.set{i + 1}.step" for i in range(len(steps))]),
+            conditions={"constant_sets": [s["tags"].get("bounds") for s in steps]})
     else:
         out["tlc.inductive"] = "the inductive-invariant check was not run in this profile"
     footprint: dict[str, Any] = {}

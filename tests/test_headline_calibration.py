@@ -1,0 +1,320 @@
+"""Headline calibration: each status's computation pinned on hand-made inputs.
+
+Relative tolerances and their edges, a published 0, counts made under other or unstated
+conditions (not comparable), behaviour reproduced while labels differ, entries and keys
+without a source, two readings of disagreeing sources, a re-implementation measured in
+place of the paper's build; then the committed published.json against ../shared and the
+reference rows whose statuses these rules decide.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import pytest
+
+from probes import headline as H
+from probes.headline import Measured, compare
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = next((p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if (p / "CAMPAIGNS.md").exists()),
+              None)
+SOURCE = [{"file": "CAMPAIGNS.md", "line": 90, "quote": "Gate 0 ms"}]
+
+
+def _entry(published: dict, **extra: object) -> dict:
+    return {"id": "c.x", "campaign": "c", "what": "w", "published": published, "sources": SOURCE, **extra}
+
+
+# --- relative tolerance ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("published, measured, tol, close", [
+    (0.40, 0.30, 0.15, False),   # -25 %: the issue's dose_gate0 point
+    (0.375, 0.45, 0.15, False),  # +20 %: the issue's dose_gate500 point
+    (0.40, 0.34, 0.15, True),    # -15 %: on the edge, inside
+    (0.40, 0.339, 0.15, False),  # just outside
+    (0.40, 0.46, 0.15, True),    # +15 %
+    (0.40, 0.461, 0.15, False),
+    (1000, 1150, 0.15, True), (1000, 1151, 0.15, False),
+    (0, 0, 0.0, True), (0, 0.0, 0.5, True), (0, 0.01, 0.5, False), (0, -1, 10.0, False),  # a published 0
+    (5, 0, 0.99, False), (5, 0, 1.0, True),   # a measured 0 is -100 %
+])
+def test_relative_tolerance_edges(published: float, measured: float, tol: float, close: bool) -> None:
+    assert H._close(published, measured, tol) is close
+
+
+def test_the_relative_difference_and_its_words() -> None:
+    assert H.relative_difference(0.4, 0.3) == pytest.approx(0.25)
+    assert H.relative_difference(0, 0) == 0 and H.relative_difference(0, 1e-9) == float("inf")
+    assert H.relative_difference(-2, -3) == pytest.approx(0.5)
+    assert H.relative_difference(float("nan"), 1) == float("inf")
+
+
+def test_a_list_names_each_element_beyond_the_tolerance() -> None:
+    row = compare(_entry({"saturation": [1.0, 0.4, 0.3, 0.275, 0.275]}),
+                  Measured({"saturation": [1.0, 0.3, 0.275, 0.275, 0.25]}, tolerance=0.15), "")
+    assert row.status == H.DIFFERS
+    assert row.explanation == (
+        "saturation: [1, 0.3, 0.275, 0.275, 0.25] here vs [1, 0.4, 0.3, 0.275, 0.275] published "
+        "(beyond ±15%: saturation[1] 0.3 vs 0.4 (-25.0%)) (numbers compared by relative difference "
+        "|here − published| / |published| against ±15%, the campaign's stated tolerance)")
+
+
+def test_reproduced_states_what_was_compared_and_the_largest_difference() -> None:
+    row = compare(_entry({"saturation": [1.0, 0.4]}), Measured({"saturation": [1.0, 0.38]}, tolerance=0.15), "")
+    assert row.status == H.REPRODUCED
+    assert row.explanation == ("every published value matches (numbers compared by relative difference |here − "
+                               "published| / |published| against ±15%, the campaign's stated tolerance; largest "
+                               "saturation[1]: 0.38 vs 0.4, -5.0%)")
+
+
+def test_a_published_zero_is_compared_exactly() -> None:
+    e = _entry({"violations": 0}, verdict_keys=[])
+    assert compare(e, Measured({"violations": 0}, tolerance=0.5), "").status == H.REPRODUCED
+    row = compare(e, Measured({"violations": 1}, tolerance=0.5), "")
+    assert row.status == H.DIFFERS and "a published 0 matches only a measured 0" in row.explanation
+
+
+def test_a_null_element_is_not_stated_and_not_compared() -> None:
+    assert H._close([1.0, None, 0.4], [1.0, 0.9, 0.4], 0.0)
+    assert not H._close([1.0, None, 0.4], [1.0, 0.9, 0.5], 0.0)
+    assert H._close({"a": None, "b": 1}, {"a": 7, "b": 1}, 0.0)
+
+
+# --- not comparable -------------------------------------------------------------------------
+
+def test_counts_under_another_reduction_are_not_comparable() -> None:
+    e = _entry({"result": "holds", "distinct": 7_400_000, "depth": 24}, conditions={"N": 10, "reduction": "none"})
+    row = compare(e, Measured({"result": "holds", "distinct": 338_253, "depth": 24},
+                              conditions={"N": 10, "reduction": "view+symmetry"}), "")
+    assert row.status == H.NOT_COMPARABLE
+    assert row.explanation == ("the verdict agrees (result: holds); the counts were made under other conditions "
+                               "(reduction: view+symmetry here vs none published), so they are shown, not compared: "
+                               "distinct: 338,253 here vs 7,400,000 published (×0.0457); depth: 24 here vs 24 "
+                               "published (equal)")
+    assert [k.outcome for k in row.keys] == ["match", "not comparable", "not comparable"]
+    # the same counts under the published conditions are compared, and differ
+    same = compare(e, Measured({"result": "holds", "distinct": 338_253, "depth": 24},
+                               conditions={"N": 10, "reduction": "none"}), "")
+    assert same.status == H.MAGNITUDES
+
+
+def test_conditions_the_source_does_not_state_or_the_run_does_not_record() -> None:
+    e = _entry({"result": "holds", "distinct": [8610]}, conditions={"constant_sets": None},
+               conditions_note="neither source states them")
+    row = compare(e, Measured({"result": "holds", "distinct": [8610]}, conditions={"constant_sets": [[3]]}), "")
+    assert row.status == H.NOT_COMPARABLE  # equal numbers are not a reproduction under unknown conditions
+    assert "(constant_sets: not stated by the source; neither source states them)" in row.explanation
+    assert H.incomparable({"N": 3}, None) == ["N: not recorded by this run"]
+    assert H.incomparable({"N": 3}, {"M": 1}) == ["N: not recorded by this run"]
+    assert H.incomparable({"N": 3}, {"N": 3}) == [] and H.incomparable(None, {"N": 3}) == []
+    assert H.incomparable({"N": 3, "k": None}, {"N": 4}) == ["N: 4 here vs 3 published", "k: not stated by the source"]
+
+
+def test_not_comparable_never_hides_a_differing_verdict_or_a_compared_magnitude() -> None:
+    e = _entry({"result": "holds", "distinct": 10}, conditions={"reduction": "none"})
+    row = compare(e, Measured({"result": "violated", "distinct": 10}, conditions={"reduction": "view"}), "")
+    assert row.status == H.DIFFERS
+    e = _entry({"result": "holds", "distinct": 10, "depth": 5}, conditions={"reduction": "none"},
+               verdict_keys=["result", "depth"])
+    row = compare(e, Measured({"result": "holds", "distinct": 99, "depth": 5}, conditions={"reduction": "view"}), "")
+    assert row.status == H.NOT_COMPARABLE  # depth is a verdict key here: compared, and it matches
+    e = _entry({"distinct": 10}, conditions={"reduction": "none"})
+    assert compare(e, Measured({"distinct": 3}, conditions={"reduction": "view"}), "").status == H.NOT_COMPARABLE
+
+
+# --- behaviour reproduced, labels differ ----------------------------------------------------
+
+def test_behaviour_reproduced_while_only_the_labels_differ() -> None:
+    e = _entry({"LV": "✗", "safety": "✓", "effect_fired_twice": False, "restore_refused": True})
+    row = compare(e, Measured({"LV": "D", "safety": "U", "effect_fired_twice": False, "restore_refused": True}), "")
+    assert row.status == H.BEHAVIOUR and row.status_class == "labels"
+    assert row.explanation == ("the behaviour the paper reports is measured (effect_fired_twice: no, restore_refused: "
+                               "yes); only the labels differ: LV: D here vs ✗ published; safety: U here vs ✓ "
+                               "published")
+
+
+@pytest.mark.parametrize("measured", [
+    {"LV": "D", "effect_fired_twice": True, "restore_refused": True},   # the behaviour differs too
+    {"LV": "D", "restore_refused": True},                                # a behaviour is not measured
+])
+def test_labels_differ_with_the_behaviour_not_shown_to_match(measured: dict) -> None:
+    e = _entry({"LV": "✗", "effect_fired_twice": False, "restore_refused": True})
+    assert compare(e, Measured(measured), "").status == H.DIFFERS
+
+
+def test_labels_alone_differing_is_not_behaviour() -> None:
+    assert compare(_entry({"LV": "✗", "PC": "✓"}), Measured({"LV": "D", "PC": "✓"}), "").status == H.DIFFERS
+    # a behaviour that is a number counts as behaviour, compared within the tolerance
+    e = _entry({"LV": "✗", "s1_runs": 2})
+    assert compare(e, Measured({"LV": "D", "s1_runs": 2}), "").status == H.BEHAVIOUR
+    assert compare(e, Measured({"LV": "D", "s1_runs": 3}), "").status == H.DIFFERS
+
+
+# --- sources --------------------------------------------------------------------------------
+
+def test_an_entry_without_a_source_is_shown_never_scored() -> None:
+    e = {"id": "c.x", "campaign": "c", "what": "w", "published": {"n": 1}}
+    for got in (Measured({"n": 1}), Measured({"n": 5})):
+        row = compare(e, got, "")
+        assert row.status == H.UNSOURCED and row.measured == got.value
+    assert compare({**e, "sources": []}, Measured({"n": 1}), "").status == H.UNSOURCED
+    assert compare(e, None, "no receipts").status == H.NOT_RUN
+
+
+def test_an_unsourced_key_is_not_compared() -> None:
+    e = _entry({"result": "holds", "seconds": 146}, unsourced={"seconds": "no line gives it"})
+    row = compare(e, Measured({"result": "holds", "seconds": 33}), "")
+    assert row.status == H.REPRODUCED
+    assert row.explanation == ("every sourced published value matches exactly; seconds: published 146 has no source "
+                               "line (no line gives it); not compared")
+    assert [k.outcome for k in row.keys] == ["match", "unsourced"]
+    row = compare(e, Measured({"result": "violated", "seconds": 146}), "")
+    assert row.status == H.DIFFERS
+
+
+# --- two readings ---------------------------------------------------------------------------
+
+READINGS = [{"reading": "summary sentence", "published": {"saturation": [1.0, 0.4, None]},
+             "sources": [{"file": "paper-summary.txt", "line": 26, "quote": "100 ms 跌到 0.40"}]}]
+
+
+def test_two_readings_that_compare_differently_are_both_shown() -> None:
+    e = _entry({"saturation": [1.0, 1.0, 0.375]}, reading="campaign table", readings=READINGS)
+    row = compare(e, Measured({"saturation": [1.0, 1.0, 0.38]}, tolerance=0.15), "")
+    assert row.status == H.DISAGREE and row.status_class == "disagree"
+    assert [(r.name, r.status) for r in row.readings] == [("campaign table", H.REPRODUCED),
+                                                           ("summary sentence", H.DIFFERS)]
+    assert row.explanation.startswith("the published sources give different values, and the measurement compares "
+                                      "differently with each: reading “campaign table” (CAMPAIGNS.md line 90): ✓ "
+                                      "reproduced — every published value matches")
+    assert "reading “summary sentence” (paper-summary.txt line 26): ⚠ differs — saturation: [1, 1, 0.38] here vs " \
+           "[1, 0.4, —] published" in row.explanation
+    assert row.readings[1].sources == READINGS[0]["sources"]
+
+
+def test_readings_that_agree_keep_their_common_status() -> None:
+    e = _entry({"saturation": [1.0, 0.5, 0.375]}, readings=READINGS)
+    row = compare(e, Measured({"saturation": [1.0, 0.2, 0.38]}, tolerance=0.15), "")
+    assert row.status == H.DIFFERS and len(row.readings) == 2
+    assert row.explanation.startswith("every reading of the published sources: reading “CAMPAIGNS.md line 90”")
+    assert compare(e, None, "no receipts").status == H.NOT_RUN
+
+
+# --- the paper's build ----------------------------------------------------------------------
+
+def test_a_re_implementation_is_not_the_papers_build() -> None:
+    e = _entry({"FD": "✓"}, build="remit-contract 0.1.2")
+    row = compare(e, Measured({"FD": "✓"}, build="remit_ref, this project's re-implementation (code fingerprint x)"),
+                  "")
+    assert row.status == H.REIMPLEMENTATION and row.status_class == "reimplementation"
+    assert row.explanation == ("the paper measured remit-contract 0.1.2; these receipts measured remit_ref, this "
+                               "project's re-implementation (code fingerprint x), so this is not a reproduction of the "
+                               "paper's build. On that build: ✓ reproduced — every published value matches exactly")
+    assert "a build they do not record" in compare(e, Measured({"FD": "✓"}), "").explanation
+    assert compare(e, Measured({"FD": "✓"}, build="remit-contract 0.1.2"), "").status == H.REPRODUCED
+    assert compare(e, Measured({"FD": "✗"}, build="remit-contract 0.1.2"), "").status == H.DIFFERS
+
+
+def test_the_build_is_read_from_the_receipts_manifests() -> None:
+    def receipt(packages: dict, code: str = "c1") -> types.SimpleNamespace:
+        return types.SimpleNamespace(manifest={"fingerprint_inputs": {"packages": packages, "code": code}})
+
+    assert H.recorded_build([receipt({"remit-contract": "0.1.2"})] * 2, "remit-contract", "remit_ref") == \
+        "remit-contract 0.1.2"
+    mixed = [receipt({"remit-contract": "0.1.2"}), receipt({}, "c2")]
+    assert H.recorded_build(mixed, "remit-contract", "remit_ref") == (
+        "remit_ref, this project's re-implementation (code fingerprint c1, c2)")
+    assert H.recorded_build([receipt({"langgraph": "1.2.9"})], "remit-contract", "remit_ref").startswith("remit_ref")
+    assert H.own_build("remit_ref", []) == "remit_ref, this project's re-implementation (code fingerprint not recorded)"
+
+
+# --- the campaigns' computed sentences --------------------------------------------------------
+
+def _tamper(kind: str, error: str | None, stage: str | None) -> types.SimpleNamespace:
+    return types.SimpleNamespace(path=f"tamper:{kind}", evidence={"error": error, "stage": stage})
+
+
+def test_autogen_sentence_counts_every_refused_and_accepted_kind() -> None:
+    from probes.autogen.campaign import headlines
+
+    rep = [_tamper("structural", "ValidationError", "load"), _tamper("team-type", "ValueError", "load"),
+           _tamper("speaker", "IndexError", "run"), _tamper("forged", None, None), _tamper("rewound", None, None)]
+    receipts = [types.SimpleNamespace(probe=f"tamper.rep{i}", verdicts=rep) for i in (1, 2)]
+    m = headlines(receipts)["autogen.tamper"]
+    assert m.value["rejected"] is True and m.value["refused"] == ["speaker", "structural", "team-type"]
+    assert m.contradiction == ("of 5 kinds of tampered state, 2 were loaded by load_state without any error in at "
+                               "least one of 2 repetition(s) (forged, rewound; 2 probe(s)) and 3 were refused in "
+                               "every repetition: speaker (at the run after load_state), structural (at load_state), "
+                               "team-type (at load_state)")
+    assert m.contradicted_by == ("tamper:forged", "tamper:rewound")
+    refused_only = [types.SimpleNamespace(probe="tamper.rep1", verdicts=rep[:3])]
+    assert headlines(refused_only)["autogen.tamper"].contradicted_by == ()
+
+
+def test_tlc_conditions_are_read_from_the_run() -> None:
+    from probes.tla.campaign import _conditions
+
+    run = {"constants": {"N": 10, "IP": 5, "NV": 4, "MaxResumes": 5, "MaxCrashes": 4, "MaxStrays": 4, "Replay": False},
+           "tags": {"reduction": "view+symmetry"}}
+    assert _conditions(run) == {"N": 10, "IP": 5, "NV": 4, "MaxResumes": 5, "MaxCrashes": 4, "MaxStrays": 4,
+                                "reduction": "view+symmetry"}
+    assert _conditions({"constants": {"N": 3}, "tags": {}}) == {"N": 3, "reduction": "none"}
+
+
+# --- the committed published.json --------------------------------------------------------------
+
+def _all_sources(entry: dict) -> list[dict]:
+    return list(entry.get("sources") or []) + [s for r in entry.get("readings", ()) for s in r["sources"]]
+
+
+def test_every_published_entry_names_its_sources_and_keys() -> None:
+    for e in H.load_published():
+        assert e["sources"], e["id"]
+        for s in _all_sources(e):
+            assert s["file"] in H.SOURCE_FILES and isinstance(s["line"], int) and s["quote"], (e["id"], s)
+        assert set(e.get("unsourced", {})) <= set(e["published"]), e["id"]
+        for r in e.get("readings", ()):
+            assert r["reading"] and r["sources"] and set(r["published"]) <= set(e["published"]), e["id"]
+    published = {e["id"]: e for e in H.load_published()}
+    assert published["crewai.checkpointconfig"]["published"] == {"counter": 12, "s1_runs": 2}
+    assert set(published["tlc.r8_scale"]["unsourced"]) == {"seconds"}
+    assert set(published["remit.overhead"]["unsourced"]) == {"remit_contract_gate_off_pct",
+                                                             "remit_contract_gate_on_pct"}
+    assert published["consume_race.dose_gate500"]["readings"][0]["published"]["saturation"][1] == 0.4
+    for hid in ("tlc.r8_fault_depths", "remit.crash_path", "remit.overhead_container", "remit.throughput_flat",
+                "remit.stock_duplicates", "consume_race.two_hosts"):
+        assert hid in published, hid
+
+
+@pytest.mark.skipif(SHARED is None, reason="../shared not beside this checkout")
+def test_every_quote_is_on_its_source_line() -> None:
+    assert SHARED is not None
+    lines = {f: (SHARED / f).read_text().split("\n") for f in H.SOURCE_FILES}
+    for e in H.load_published():
+        for s in _all_sources(e):
+            assert s["quote"] in lines[s["file"]][s["line"] - 1], (e["id"], s)
+
+
+# --- the reference rows these rules decide -----------------------------------------------------
+
+def test_reference_statuses_of_the_calibrated_rows() -> None:
+    from probes.core.runs import reference_run
+
+    names = ("tlc", "consume_race", "crewai", "pydantic_graph", "remit", "remit_bench")
+    rows = {r.id: r for r in H.rows_for({n: (reference_run(n).directory if reference_run(n) else None)
+                                         for n in names})}
+    for hid in ("consume_race.dose_gate0", "consume_race.dose_gate500"):
+        assert rows[hid].status in (H.DIFFERS, H.DISAGREE), hid  # -25 % / +20 % are outside ±15 %
+    assert rows["consume_race.dose_gate500"].readings and len(rows["consume_race.dose_gate500"].readings) == 2
+    assert rows["pydantic_graph.liveness"].status == H.BEHAVIOUR
+    assert rows["crewai.checkpointconfig"].status == H.DIFFERS  # 11 measured, 12 published
+    for hid in ("remit.row", "consume_race.gate_fix", "remit.crash_path"):
+        assert rows[hid].status == H.REIMPLEMENTATION, hid
+        assert "remit_ref" in rows[hid].explanation and "remit-contract 0.1.2" in rows[hid].explanation
+    assert rows["consume_race.two_hosts"].status == H.NOT_MEASURED
+    assert rows["tlc.r8_fault_depths"].status == H.DISAGREE  # depth 8 here: the figure note's 8, not the table's 9
+    assert json.dumps([r.status for r in rows.values()])  # every row has a status of the defined set
+    assert all(r.status in H.STATUSES for r in rows.values())
