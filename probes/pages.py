@@ -44,8 +44,8 @@ from probes.core.receipt import VIEW_NAME
 from probes.core.runs import RunInfo, latest_local, local_runs, newer_unfinished, reference_run, shown_run
 from probes.headline import (BEHAVIOUR, CONTRADICTED, DIFFERS, DISAGREE, MAGNITUDES, NOT_COMPARABLE, NOT_MEASURED,
                              NOT_RUN, PARTIAL, REIMPLEMENTATION, REPRODUCED, STATUS_CLASS, STATUS_TEXT, UNSOURCED,
-                             VARIANT,
-                             HeadlineRow, cite, load_published, measure_directory, _row)
+                             VARIANT, cite as cite_sources,
+                             HeadlineRow, load_published, measure_directory, _row)
 
 PAGE_HEAD = "---\nhtml_theme.sidebar_secondary.remove: true\n---\n"
 REPOSITORY_URL = ""  # no public repository is recorded in this checkout; CITATION.cff holds it once published
@@ -154,7 +154,7 @@ def _sources_html(sources: list[Any]) -> str:
     """``paper-summary.txt line 33`` links whose title is the quoted words of that line."""
     if not sources:
         return '<span class="rc-unsourced">no source line</span>'
-    return ", ".join(f'<span class="rc-source" title="{_e(s["quote"])}">{_e(cite([s]))}</span>' for s in sources)
+    return ", ".join(f'<span class="rc-source" title="{_e(s["quote"])}">{_e(cite_sources([s]))}</span>' for s in sources)
 
 
 def _published_html(entry: Mapping[str, Any], row: HeadlineRow) -> str:
