@@ -42,7 +42,8 @@ def test_cli_exit_codes(sandbox: dict) -> None:
 
 
 def test_headline_status_is_computed_not_typed() -> None:
-    entry = {"id": "x", "campaign": "c", "what": "w", "published": {"depth": 4, "distinct": 59}}
+    entry = {"id": "x", "campaign": "c", "what": "w", "published": {"depth": 4, "distinct": 59},
+             "sources": [{"file": "CAMPAIGNS.md", "line": 1, "quote": "depth 4, 59 distinct"}]}
     same = compare(entry, Measured({"depth": 4, "distinct": 59}, why="same encoding"), "")
     assert same.status == "reproduced"
     # a campaign cannot narrow the comparison to the keys that agree: every published key counts

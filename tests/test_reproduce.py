@@ -168,7 +168,8 @@ def _kill_at(sandbox: dict, probe: str, args: list[str]) -> None:
 
 @pytest.mark.slow
 def test_sigkill_then_rerun_resumes_without_rerunning_or_double_counting(sandbox: dict) -> None:
-    _kill_at(sandbox, "b2", ["--only", BOTH, "--no-book"])
+    # one campaign after the other (--jobs 1), so that a kill inside b leaves a complete
+    _kill_at(sandbox, "b2", ["--only", BOTH, "--no-book", "--jobs", "1"])
 
     # After the kill: campaign a complete, b partial; every file on disk is whole.
     [run_a], [run_b] = _run_dirs(sandbox, "selftest_a"), _run_dirs(sandbox, "selftest_b")
@@ -179,7 +180,7 @@ def test_sigkill_then_rerun_resumes_without_rerunning_or_double_counting(sandbox
         json.loads(path.read_text())
     assert sorted(p.name for p in run_b.glob("b*.json")) == ["b1.json"]
 
-    rerun = _run(["--only", BOTH, "--no-book"], sandbox)
+    rerun = _run(["--only", BOTH, "--no-book", "--jobs", "1"], sandbox)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert f"selftest_a: complete on this machine (run {run_a.name}), skipped" in rerun.stdout
     assert "selftest_b: done" in rerun.stdout
@@ -366,3 +367,20 @@ def test_jobs_two_measures_both_campaigns_side_by_side(sandbox: dict) -> None:
         assert f"{name}: done in" in proc.stdout
         [run] = _run_dirs(sandbox, name)
         assert (run / "_campaign.json").is_file()
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_parallel_run_then_rerun_completes_both(sandbox: dict) -> None:
+    _kill_at(sandbox, "b2", ["--only", BOTH, "--no-book", "--jobs", "2"])
+    for path in Path(sandbox["RC_RUNS_DIR"]).rglob("*.json"):
+        json.loads(path.read_text())  # every file on disk is whole
+    rerun = _run(["--only", BOTH, "--no-book", "--jobs", "2"], sandbox)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    for name, probes in (("selftest_a", ["a1", "a2", "a3"]), ("selftest_b", ["b1", "b2", "b3"])):
+        [run] = _run_dirs(sandbox, name)
+        assert sorted(json.loads((run / "_campaign.json").read_text())["receipts"]) == probes
+    starts: dict[str, int] = {}
+    for _, probe, _ in Ledger(sandbox["RC_SELFTEST_LEDGER"]).rows():
+        starts[probe] = starts.get(probe, 0) + 1
+    assert starts["b2"] == 2 and all(1 <= n <= 2 for n in starts.values()), starts  # a killed probe runs again
+    assert not list(Path(sandbox["RC_RUNS_DIR"]).rglob("*.tmp"))
