@@ -312,11 +312,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
     return "\n".join(out) + "\n"
 
 
-_SEV = {"U": 0, "✗": 1, "D": 2, "✓": 3, "n/a": 4}
-
-
 def _severity(label: str) -> int:
-    return _SEV.get(label, -1)
+    from probes.core.checker import WORST_FIRST
+
+    return next((i for i, lab in enumerate(WORST_FIRST) if lab.value == label), -1)
 
 
 def _slug(text: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -232,36 +232,52 @@ def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """``k`` processes answer the same pause at once (released by a barrier), ``trials`` times.
+    """``k`` processes answer the same pause at once (released by a barrier), in fresh trials
+    until the cell is decided (``probes.core.race``; the kit's trial judgement and the
+    re-judging of a stored receipt: ``probes.kit.race``).
 
     Which racer loads the pause before another has answered it is up to the scheduler, so
-    one trial is one sample: a framework that lets two racers through now and then can
-    serialise them in a given trial. Each trial is a fresh run with its own history; the
-    verdict is the worst trial's (its history is the one kept), and the evidence lists how
-    often the gated effect fired in every trial, so a ✓ says how many trials it rests on.
+    one trial is one sample. Each trial is a fresh run with its own history, judged on CO
+    and LV; the cell stops when each property is decided (a violation in some trial, or a
+    Wilson 95 % bound of the per-trial violation rate at most the threshold) or when its
+    budget of trials or seconds is spent, and then a property with neither is undecided
+    (``?``), never ✓. Every trial's history and duration are kept in
+    ``observations.race.trials``.
     """
-    from probes.core.barrier import run_racers
-    from probes.core.checker import WORST_FIRST
+    import time
 
-    k, trials = args["k"], args.get("trials", 1)
-    path = f"race:same-pause×{k}"
+    from probes.core.barrier import run_racers
+    from probes.core.race import RaceRule
+    from probes.kit import race as cell
+
+    k = args["k"]
+    path = cell.race_path(k)
     if why := _needs(p, Capability.PAUSE, Capability.READDRESS):
-        return [p.judge.not_applicable(Property.CO, path, why)]
+        return [p.judge.not_applicable(prop, path, why) for prop in cell.RACE_PROPERTIES]
+    rule = RaceRule(args["threshold"], args["min_trials"], args["max_trials"], args["max_seconds"])
     answer = p.target.cls.answers[0]
-    judged = []
-    for t in range(1, trials + 1):
+    record: dict[str, Any] = {"rule": rule.to_json(), "trials": []}
+    p.observations["race"] = record
+    judged: list[dict[Property, Verdict]] = []
+    seconds: list[float] = []
+    stopped: str | None = None
+    while stopped is None:
+        t = len(judged) + 1
+        t0 = time.monotonic()
         sub, run = _isolated(p, f"trial-{t}")
         handle = run.start().get("handle")
         run.note(Kind.ANSWER, value=answer, detail={"racers": k})
         outs = run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
                                                     answer=answer), timeout=run.target.timeout)
         sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
-        judged.append(p.judge.gated_once(path, sub.read(), f"{k} concurrent answers (trial {t} of {trials})",
-                                         witness=False))  # racer order varies
-    fires = [v.evidence["gate_fires"] for v in judged]
-    worst = min(judged, key=lambda v: (WORST_FIRST.index(v.label), -abs(v.evidence["gate_fires"] - 1)))
-    return [replace(worst, evidence={**worst.evidence, "gate_fires_by_trial": fires},
-                    summary=f"{worst.summary}; over {trials} trial(s) the gated effect fired {fires} time(s)")]
+        h = sub.read()
+        judged.append(cell.judge_trial(p.judge, k, t, h))
+        trial = cell.trial_record(t, h, time.monotonic() - t0)
+        record["trials"].append(trial)
+        seconds.append(trial["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial
+        stopped = cell.stop_reason(judged, seconds, rule)
+    record["stopped"] = stopped
+    return cell.cell_verdicts(p.judge, k, judged, rule, stopped)
 
 
 def fork(p: Probe, args: dict[str, Any]) -> list[Verdict]:
