@@ -109,6 +109,17 @@ def _percent(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def bound_text(evidence: Mapping[str, Any]) -> str:
+    """What a race verdict rests on, for the matrix: ``0 of 35 trials, rate < 9.9 %`` beside a ✓ or
+    ``?``, ``2 of 3 trials`` beside a violation; "" for a verdict that is no race decision."""
+    if "race_decision" not in evidence:
+        return ""
+    n, k = evidence["trials"], evidence["violations"]
+    if evidence["race_decision"] == Outcome.VIOLATED.value:
+        return f"{k} of {n} trials"
+    return f"{k} of {n} trials, rate < {_percent(evidence['violation_rate_upper95'])}"
+
+
 def decide(violated: Sequence[bool], rule: RaceRule, spent: str | None = None) -> Decision:
     """The decision for one property over the trials run; ``spent``: the budget that ran out, if one did."""
     n, k = len(violated), sum(1 for v in violated if v)
