@@ -32,6 +32,10 @@ class Capability(str, Enum):
     READDRESS = "readdress"    # a pause can be answered again by its handle (fork, retries, races)
     TAMPER = "tamper"          # the durable state is a JSON document the kit can load, edit and save
     SAVE_HOOK = "save-hook"    # the framework's own save is hooked (runtime.hook_save): kills inside it
+    # The framework is deployed as a running executor that clients send answers to (a durable
+    # workflow engine): ``serve`` runs the one executor, ``send`` answers as a client. Concurrent
+    # answers (the race) then come from k clients to one executor, not from k executors.
+    CLIENT = "client"
 
 
 class Adapter:
@@ -67,6 +71,16 @@ class Adapter:
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         """Continue after a crash the way ``mode`` of the documentation says; ``answer`` is
         delivered again if the recovered run asks for it."""
+        raise NotImplementedError
+
+    # --- executor and clients (with CLIENT) ---------------------------------------------
+    def serve(self) -> dict[str, Any]:
+        """Run the executor over the durable state until the paused run ends; returns its status."""
+        raise NotImplementedError
+
+    def send(self, handle: Any, answer: Any) -> dict[str, Any]:
+        """Answer the pause ``handle`` as a client of the running executor (``serve``), and wait for
+        the run's outcome; launches no executor of its own."""
         raise NotImplementedError
 
     # --- the durable state ---------------------------------------------------------

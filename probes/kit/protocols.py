@@ -267,8 +267,7 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         sub, run = _isolated(p, f"trial-{t}")
         handle = run.start().get("handle")
         run.note(Kind.ANSWER, value=answer, detail={"racers": k})
-        outs = run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
-                                                    answer=answer), timeout=run.target.timeout)
+        outs = _answer_at_once(p, run, k, handle, answer)
         sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
         h = sub.read()
         judged.append(cell.judge_trial(p.judge, k, t, h))
@@ -278,6 +277,41 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         stopped = cell.stop_reason(judged, seconds, rule)
     record["stopped"] = stopped
     return cell.cell_verdicts(p.judge, k, judged, rule, stopped)
+
+
+def _answer_at_once(p: Probe, run: Run, k: int, handle: Any, answer: Any) -> list[dict[str, Any]]:
+    """``k`` answers released together. With ``Capability.CLIENT`` the framework is deployed as it
+    is meant to be: one executor (``serve``) runs the paused workflow while ``k`` clients ``send``
+    the answer; otherwise each racer resumes the pause itself."""
+    import threading
+
+    from probes.core.barrier import run_racers
+
+    if Capability.CLIENT not in p.target.cls.capabilities:
+        return run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
+                                                    answer=answer), timeout=run.target.timeout)
+    served: dict[str, Any] = {}
+
+    def serve() -> None:
+        try:
+            served["status"] = run.op("executor", "serve")
+        except BaseException as exc:  # re-raised below, in the protocol's thread
+            served["error"] = exc
+
+    executor = threading.Thread(target=serve, name="kit-executor", daemon=True)
+    executor.start()
+    try:
+        outs = run_racers(k, lambda i, sock: run.op(f"client-{i}", "send", barrier=sock, handle=handle,
+                                                    answer=answer), timeout=run.target.timeout)
+    finally:
+        executor.join(run.target.timeout)
+    if executor.is_alive():
+        raise HarnessError(f"the executor did not end within {run.target.timeout:g} s after {k} clients answered")
+    if "error" in served:
+        raise served["error"]
+    run.obs.setdefault("executor", []).append({"status": served["status"].get("status"),
+                                               "error": served["status"].get("error")})
+    return outs
 
 
 def fork(p: Probe, args: dict[str, Any]) -> list[Verdict]:
