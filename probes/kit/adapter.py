@@ -17,6 +17,11 @@ checkpoint id, a serialized run state's file, an interrupt id): resuming the sam
 handle again is how the kit answers the same pause twice (fork, retries, races). The
 operation raises when the framework raises; the kit records that as the framework's
 behaviour (a loud refusal), not as a harness error.
+
+A recovery that finds nothing durable to resume from (no checkpoint written yet) says so,
+``return self.nothing_durable(why)``, rather than starting the run over itself: the kit then
+starts it over in a process of its own, records why, and decides no PC verdict on that path
+(there was no durable prefix to keep).
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ class Capability(str, Enum):
     # workflow engine): ``serve`` runs the one executor, ``send`` answers as a client. Concurrent
     # answers (the race) then come from k clients to one executor, not from k executors.
     CLIENT = "client"
+
+
+NOTHING_DURABLE = "nothing-durable"  # the status of a recovery that found no durable state to resume
 
 
 class Adapter:
@@ -70,8 +78,13 @@ class Adapter:
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         """Continue after a crash the way ``mode`` of the documentation says; ``answer`` is
-        delivered again if the recovered run asks for it."""
+        delivered again if the recovered run asks for it. Nothing durable to resume from:
+        ``return self.nothing_durable(why)``."""
         raise NotImplementedError
+
+    def nothing_durable(self, why: str) -> dict[str, Any]:
+        """The status of a recovery that finds no durable state (the kit starts the run over)."""
+        return {"status": NOTHING_DURABLE, "why": why}
 
     # --- executor and clients (with CLIENT) ---------------------------------------------
     def serve(self) -> dict[str, Any]:

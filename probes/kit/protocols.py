@@ -25,7 +25,7 @@ from probes.core.errors import HarnessError
 from probes.core.history import History, HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import NOTHING_DURABLE, Adapter, Capability
 from probes.kit.judge import Judge
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
 
@@ -53,6 +53,7 @@ class Run:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.history, self.ledger, self.obs = history, ledger, observations
         self.markers = root / name / ".markers"
+        self.nothing_durable: str | None = None  # why a recovery found nothing to resume, if one did
 
     def note(self, kind: Kind, **fields: Any) -> None:
         self.history.append(kind, HARNESS, **fields)
@@ -102,8 +103,16 @@ class Run:
         return self.op(incarnation, "resume", handle=handle, answer=answer, **kw)
 
     def recover(self, incarnation: str, mode: str, answer: Any) -> dict[str, Any]:
+        """Recover by ``mode``; if the adapter finds nothing durable to resume from, start over
+        (recorded: a START whose detail says why), as a user of the framework would have to."""
         self.note(Kind.RECOVER, detail={"mode": mode})
-        return self.op(incarnation, "recover", mode=mode, answer=answer)
+        status = self.op(incarnation, "recover", mode=mode, answer=answer)
+        if status.get("status") != NOTHING_DURABLE:
+            return status
+        self.nothing_durable = str(status.get("why") or "the adapter found no durable state")
+        self.obs["nothing_durable"] = self.nothing_durable
+        self.note(Kind.START, detail={"after": "nothing durable to resume from", "why": self.nothing_durable})
+        return self.op(f"{incarnation}-start", "start")
 
     def to_completion(self, status: dict[str, Any], answer: Any, incarnation: str) -> dict[str, Any]:
         """If the run is parked at its pause, answer it (the same answer, delivered again)."""
@@ -141,6 +150,15 @@ def _needs(p: Probe, *caps: Capability) -> str | None:
     if not missing:
         return None
     return "; ".join(p.target.cls.missing.get(c, f"the adapter does not declare {c.value}") for c in missing)
+
+
+def _prefix(p: Probe, run: Run, path: str, h: History) -> Verdict:
+    """PC, unless the recovery found nothing durable to resume from: then there was no durable
+    prefix to keep, and the path says so (n/a with the adapter's reason) instead of a PC verdict."""
+    if run.nothing_durable is not None:
+        return p.judge.not_applicable(Property.PC, path, f"nothing durable to resume from: {run.nothing_durable}; "
+                                                         "the run was started over")
+    return p.judge.prefix(path, h)
 
 
 # --- the protocols ---------------------------------------------------------------------
@@ -182,7 +200,7 @@ def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     h = p.read()
     done = bool(h.of(Kind.COMPLETE))
     return [p.judge.effects_once(Property.EO, path, h, done, f"{how} at {point}, recovered by {mode}"),
-            p.judge.prefix(path, h),
+            _prefix(p, run, path, h),
             p.judge.live(path, h, f"{how} at {point}, recovered by {mode}")]
 
 
@@ -418,7 +436,7 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             done = bool(h.of(Kind.COMPLETE))
             path = f"save-kill:{pt}#{n}"
             verdicts += [sub.judge.effects_once(Property.EO, path, h, done, f"killed in save {n} at {pt}"),
-                         sub.judge.prefix(path, h), sub.judge.live(path, h, f"killed in save {n} at {pt}")]
+                         _prefix(sub, run, path, h), sub.judge.live(path, h, f"killed in save {n} at {pt}")]
         if len(verdicts) == before:  # never reached: say so rather than measure nothing silently
             verdicts.append(p.judge.not_applicable(Property.EO, f"save-kill:{pt}",
                                                    f"none of the {saves} saves of a clean run reached {pt} "
