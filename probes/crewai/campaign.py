@@ -344,7 +344,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
             compare_keys=("counter",), receipts=("persist.completed",))
     else:
         out["crewai.completed_restore"] = "persist.completed did not produce a restore observation"
-    cps = [r for r in receipts if r.probe.startswith("checkpoint.exception.") and "ledger" in r.observations]
+    cps = [r for r in receipts if r.probe.split(".rep")[0] == "checkpoint.exception" and "ledger" in r.observations]
     if cps:  # measured over the campaign's reps like every crash path; a value that varies is listed
         counters = sorted({r.observations["restore"]["counter"] for r in cps})
         s1_runs = sorted({r.observations["ledger"].get("s1", 0) for r in cps})
