@@ -21,9 +21,8 @@ from probes import campaigns  # noqa: E402
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory):
     campaign = campaigns.get("crewai_kit")
-    params = campaign.resolve({"protocols": ["answers", "race", "tamper", "crash"], "answers_n": [2], "race_k": [2],
-                               "tamper_limit": 1, "crash_points": ["s2.begin"], "crash_hows": ["raise"],
-                               "recovery_modes": ["latest-checkpoint"]}, quick=True)
+    params = campaign.resolve({"protocols": ["answers", "race", "tamper"], "answers_n": [2], "race_k": [2],
+                               "tamper_limit": 1}, quick=True)
     result = run_campaign(campaign, params, tmp_path_factory.mktemp("crewai-kit"))
     assert result.harness_errors == []
     versions = {r.observations["framework_versions"]["crewai"] for r in result.receipts
@@ -54,9 +53,21 @@ def test_concurrent_answers_are_not_deduplicated(verdicts: dict) -> None:
     assert race.evidence["trials"] == len(race.evidence["gate_fires_by_trial"])
 
 
-def test_a_recovery_with_no_checkpoint_yet_is_no_prefix_verdict(run, verdicts: dict) -> None:
+@pytest.fixture(scope="module")
+def crash_run(tmp_path_factory: pytest.TempPathFactory):
+    campaign = campaigns.get("crewai_kit")
+    params = campaign.resolve({"protocols": ["crash"], "crash_points": ["s2.begin"], "crash_hows": ["raise"],
+                               "recovery_modes": ["latest-checkpoint"]}, quick=True)
+    result = run_campaign(campaign, params, tmp_path_factory.mktemp("crewai-kit-crash"))
+    assert result.harness_errors == []
+    return result
+
+
+def test_a_recovery_with_no_checkpoint_yet_is_no_prefix_verdict(crash_run) -> None:
     """Checkpoints are taken at the pause: a crash before it leaves nothing for latest-checkpoint
     to restore. The kit starts the run over, says so, and decides no PC on that path."""
+    run = crash_run
+    verdicts = {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
     path = "crash:raise@s2.begin/latest-checkpoint"
     pc = verdicts[("PC", path)]
     assert pc.label.value == "n/a" and pc.summary.startswith("nothing durable to resume from: no CheckpointConfig")
