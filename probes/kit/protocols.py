@@ -264,7 +264,6 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """
     import time
 
-    from probes.core.barrier import run_racers
     from probes.core.race import RaceRule
     from probes.kit import race as cell
 
