@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
-from probes.core.checker import WORST_FIRST, Label, Property, Subject, Verdict
+from probes.core.checker import WORST_FIRST, Property, Subject, Verdict
 
 # The documented defaults (the kit's parameters carry them; see probes/kit/suite.py).
 DEFAULT_THRESHOLD = 0.10
