@@ -247,7 +247,14 @@ def verdicts(receipts: Iterable[Receipt], framework: str | None = None) -> HTML:
                  collapse=False)
 
 
-_SEVERITY = {"U": 4, "✗": 3, "D": 2, "✓": 1, "n/a": 0}
+def _severities() -> dict[str, int]:
+    """Label -> severity (higher is worse), from the checker's one ordering (``WORST_FIRST``)."""
+    from probes.core.checker import WORST_FIRST
+
+    return {lab.value: len(WORST_FIRST) - 1 - i for i, lab in enumerate(WORST_FIRST)}
+
+
+_SEVERITY = _severities()
 
 
 def label_counts(counts: Mapping[str, int]) -> Raw:
@@ -259,7 +266,7 @@ def label_counts(counts: Mapping[str, int]) -> Raw:
 
 
 def _label_class(label: str) -> str:
-    return {"✓": "pass", "✗": "fail", "D": "doc", "U": "undoc", "n/a": "na"}.get(label, "other")
+    return {"✓": "pass", "✗": "fail", "D": "doc", "U": "undoc", "?": "undecided", "n/a": "na"}.get(label, "other")
 
 
 def _doc_link(doc: Any) -> str:

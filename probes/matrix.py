@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from probes.core import checker
+from probes.core import checker, race
 from probes.core.checker import DocRef, Label, Property
 from probes.core.receipt import load_campaign, read_index
 
@@ -27,6 +27,9 @@ class Cell:
     summary: str
     receipt: str  # path relative to data/, e.g. receipts/langgraph/fd.bare.sqlite.json
     doc: DocRef | None = None  # the documentation statement a ✗ or D rests on
+    # a race cell's trials and, beside a ✓ or ?, the Wilson 95 % bound of its violation rate
+    bound: str = ""
+    rate_bound: float | None = None
 
 
 class Cells(list):
@@ -88,7 +91,9 @@ def load_all_verdicts(receipts_root: Path | None = None) -> Cells:
         for receipt in load_campaign(directory):
             rel = f"receipts/{name}/{receipt.probe}.json"
             for v in receipt.verdicts:
-                cells.append(Cell(v.framework, v.backend, v.property, v.path, v.label, v.summary, rel, v.doc))
+                cells.append(Cell(v.framework, v.backend, v.property, v.path, v.label, v.summary, rel, v.doc,
+                                  race.bound_text(v.evidence), v.evidence.get("violation_rate_upper95")
+                                  if "race_decision" in v.evidence else None))
     return cells
 
 
@@ -102,8 +107,21 @@ def worst(labels: Iterable[Label]) -> Label:
 
 def summarise(cells: list[Cell]) -> str:
     """One matrix cell in words (``probes.core.checker.cell_text``): the label if every measured
-    path agrees, else each label with its path count, worst first (``U×3 · ✓×2``)."""
-    return checker.cell_text(c.label for c in cells)
+    path agrees, else each label with its path count, worst first (``U×3 · ✓×2``); a ✓ or ?
+    that rests on races carries their largest bound (``✓ race < 9.9 %``)."""
+    text = checker.cell_text(c.label for c in cells)
+    bound = race_bound(cells)
+    return f"{text} {bound}" if bound else text
+
+
+def race_bound(cells: list[Cell]) -> str:
+    """``race < 9.9 %``: the largest Wilson bound of the cell's race paths, when the cell's label
+    is ✓ or ? (a violated cell states its counts per path instead); "" otherwise."""
+    top = checker.collapse(c.label for c in cells)
+    bounds = [c.rate_bound for c in cells if c.rate_bound is not None and c.label in (Label.PASS, Label.UNDECIDED)]
+    if top not in (Label.PASS, Label.UNDECIDED) or not bounds:
+        return ""
+    return f"race < {100 * max(bounds):.1f} %"
 
 
 def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:
@@ -125,11 +143,22 @@ def render_text(cells: list[Cell]) -> str:
     rows = grid(cells)
     width = max(len(r) for r in rows) + 2
     lines = ["framework".ljust(width) + " | ".join(p.value.center(9) for p in COLUMNS)]
+    races: list[str] = []
     for framework, props in rows.items():
-        labels = [worst(c.label for c in props[p]).value if p in props else "" for p in COLUMNS]
+        labels = []
+        for p in COLUMNS:
+            label = worst(c.label for c in props[p]).value if p in props else ""
+            if p in props and race_bound(props[p]):
+                label += "*"
+                races += [f"  {framework} {p.value} {c.path} ({c.backend}): {c.label.value} {c.bound}"
+                          for c in sorted(props[p], key=lambda c: (c.path, c.backend)) if c.bound]
+            labels.append(label)
         lines.append(framework.ljust(width) + " | ".join(lab.center(9) for lab in labels))
     lines.append("")
-    lines.append("worst label per cell shown; per-path detail: the book's matrix page or the receipts.")
+    lines.append("worst label per cell shown (? = a race undecided within its budget, never ✓); per-path detail: "
+                 "the book's matrix page or the receipts.")
+    if races:
+        lines += ["* rests on races; trials and the Wilson 95 % upper bound of the per-trial violation rate:"] + races
     return "\n".join(lines + missing)
 
 

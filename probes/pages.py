@@ -319,7 +319,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
            "Generated from the receipts of the run each chapter shows (the `verdicts.json` view of each campaign). "
            "Labels: ✓ conforms on every tested path; ✗ violates it and the framework's documentation claims the "
            "property; D documented deviation; U violates it and no documentation addresses it (a ✗ with no "
-           "documented excuse); n/a no operation the property speaks about. A cell whose paths disagree shows each "
+           "documented excuse); ? a race still undecided when its budget of trials or seconds was spent (no violation "
+           "seen, but the Wilson 95 % upper bound of its per-trial violation rate above the threshold; never a ✓); "
+           "a ✓ that rests on races states the largest such bound (`✓ race < 9.9 %`); n/a no operation the property "
+           "speaks about. A cell whose paths disagree shows each "
            "label with its number of paths, worst first (`U×3 · ✓×2`). Tampered-state probes and REMIT without "
            "its effect ledger have rows of their own.", ""]
     missing = list(getattr(cells, "missing", []))
@@ -364,8 +367,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
                                      f'{_e(_short(c.summary, 300))}">{i}</a>' for i, c in enumerate(cs, 1))
                     backends = sorted({c.backend for c in cs})
                     count = f" ×{len(cs)}" if len(cs) > 1 else ""
+                    bounds = sorted({c.bound for c in cs if c.bound})  # a race: its trials and bound
+                    stated = f' <span class="rc-bound">({_e("; ".join(bounds))})</span>' if bounds else ""
                     chips.append(f'<span class="rc-chip" title="{_e(", ".join(backends))}"><code>{_e(path)}</code>'
-                                 f'{count} <span class="rc-links">{links}</span></span>')
+                                 f'{count}{stated} <span class="rc-links">{links}</span></span>')
                 if len(paths) > 1:  # a list folds behind its count; the citation stays in view
                     chips = [f'<details class="rc-fold"><summary>{_e(label)}: {len(paths)} paths</summary>'
                              f'{" ".join(chips)}</details>']
@@ -394,11 +399,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
     return "\n".join(out) + "\n"
 
 
-_SEV = {"U": 0, "✗": 1, "D": 2, "✓": 3, "n/a": 4}
-
-
 def _severity(label: str) -> int:
-    return _SEV.get(label, -1)
+    from probes.core.checker import WORST_FIRST
+
+    return next((i for i, lab in enumerate(WORST_FIRST) if lab.value == label), -1)
 
 
 def _slug(text: str) -> str:

@@ -33,7 +33,9 @@ def test_plan_rejects_bad_parameters() -> None:
     with pytest.raises(UsageError, match="racers: 1 is out of range"):
         plan(CAMPAIGN.resolve({"racers": 1}, quick=True))
     ids = [s.id for s in plan(CAMPAIGN.resolve(quick=True))]
-    assert "persist.exception.rep0" in ids and "checkpoint.exception" in ids and len(ids) == len(set(ids))
+    assert "persist.exception.rep0" in ids and "checkpoint.exception.rep0" in ids and len(ids) == len(set(ids))
+    three = [s.id for s in plan(CAMPAIGN.resolve({"reps": 3}, quick=True)) if s.id.startswith("checkpoint.")]
+    assert three == ["checkpoint.exception.rep0", "checkpoint.exception.rep1", "checkpoint.exception.rep2"]
 
 
 def test_persist_restore_after_exception_reruns_s1(tmp_path: Path) -> None:
@@ -71,3 +73,16 @@ def test_concurrently_loaded_pause_is_answered_by_every_racer(tmp_path: Path) ->
     assert (co.label.value == "✓") == (gate <= 1)
     assert gate >= 1
     assert res.observations["ledger"]["s1"] == 1 and res.observations["ledger"]["review"] == 1
+
+
+def test_checkpointconfig_headline_is_taken_over_every_rep() -> None:
+    def rep(i: int, counter: int, s1: int) -> Receipt:
+        return Receipt("crewai", f"checkpoint.exception.rep{i}", {}, {"fingerprint": "t"},
+                       {"restore": {"counter": counter}, "ledger": {"s1": s1, "s2": 1}}, [], {}, [])
+
+    same = CAMPAIGN.headlines([rep(0, 12, 2), rep(1, 12, 2), rep(2, 12, 2)])["crewai.checkpointconfig"]
+    assert same.value == {"counter": 12, "s1_runs": 2, "reps": 3} and "each of 3" in same.why
+    assert same.receipts == tuple(f"checkpoint.exception.rep{i}" for i in range(3))
+    mixed = CAMPAIGN.headlines([rep(0, 12, 2), rep(1, 11, 1)])["crewai.checkpointconfig"]
+    assert mixed.value == {"counter": [11, 12], "s1_runs": [1, 2], "reps": 2}
+    assert "counter and s1 runs differ across the 2 reps" in mixed.why

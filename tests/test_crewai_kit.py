@@ -47,8 +47,36 @@ def test_an_answered_pause_is_gone_so_a_second_answer_is_refused(run, verdicts: 
 def test_concurrent_answers_are_not_deduplicated(verdicts: dict) -> None:
     race = verdicts[("CO", "race:same-pause×2")]
     assert race.evidence["gate_fires"] >= 1
-    # two answers that both loaded the pause both fire the gated effect: D, the docs ask for idempotency
-    assert race.label.value == ("D" if race.evidence["gate_fires"] > 1 else "✓")
+    # two answers that both loaded the pause both fire the gated effect: D, the docs ask for idempotency;
+    # clean trials within the quick budget leave the cell undecided, never ✓
+    assert race.label.value == ("D" if race.evidence["gate_fires"] > 1 else "?")
+    assert race.evidence["trials"] == len(race.evidence["gate_fires_by_trial"])
+
+
+@pytest.fixture(scope="module")
+def crash_run(tmp_path_factory: pytest.TempPathFactory):
+    campaign = campaigns.get("crewai_kit")
+    params = campaign.resolve({"protocols": ["crash"], "crash_points": ["s2.begin"], "crash_hows": ["raise"],
+                               "recovery_modes": ["latest-checkpoint"]}, quick=True)
+    result = run_campaign(campaign, params, tmp_path_factory.mktemp("crewai-kit-crash"))
+    assert result.harness_errors == []
+    return result
+
+
+def test_a_recovery_with_no_checkpoint_yet_is_no_prefix_verdict(crash_run) -> None:
+    """Checkpoints are taken at the pause: a crash before it leaves nothing for latest-checkpoint
+    to restore. The kit starts the run over, says so, and decides no PC on that path."""
+    run = crash_run
+    verdicts = {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+    path = "crash:raise@s2.begin/latest-checkpoint"
+    pc = verdicts[("PC", path)]
+    assert pc.label.value == "n/a" and pc.summary.startswith("nothing durable to resume from: no CheckpointConfig")
+    receipt = next(r for r in run.receipts if r.probe.startswith("crash.raise.s2.begin"))
+    assert "no CheckpointConfig checkpoint" in receipt.observations["nothing_durable"]
+    history = receipt.histories[path]
+    restart = [e for e in history if e["kind"] == "start" and e.get("detail", {}).get("after")]
+    assert len(restart) == 1 and restart[0]["seq"] > next(e["seq"] for e in history if e["kind"] == "recover")
+    assert verdicts[("LV", path)].label.value == "✓"  # started over, it completes
 
 
 def test_an_emptied_pending_state_is_accepted_and_the_run_goes_on(verdicts: dict) -> None:

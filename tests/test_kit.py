@@ -126,3 +126,49 @@ def test_a_kit_campaign_fingerprint_covers_its_adapter_package() -> None:
     assert "probes/kit" in campaign_sources(campaigns.get("maf"))
     assert adapter_sources("probes.maf.adapter:MafAdapter") == ("probes/maf",)
     assert adapter_sources("somewhere_else.adapter:X") == ()
+
+
+def test_a_race_receipt_is_rejudged_from_its_trials_byte_identical(tmp_path: Path) -> None:
+    """Every trial's history is in the receipt, and the cell's verdicts follow from it alone."""
+    from probes.core.atomic import canonical_json
+    from probes.core.history import History
+    from probes.core.receipt import load_campaign
+    from probes.kit.race import rejudge_receipt
+    from probes.maf.adapter import MafAdapter
+
+    out = _run("probes.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', "race_k=[2]",
+               "race_max_trials=2", "race_min_trials=1")
+    assert out.returncode == 0, out.stderr[-2000:]
+    receipts = load_campaign(tmp_path / "kit_test")
+    assert [r.probe for r in receipts] == ["race.k2.file.rep1"]
+    receipt = receipts[0]
+    trials = receipt.observations["race"]["trials"]
+    assert [t["trial"] for t in trials] == list(range(1, len(trials) + 1)) and 1 <= len(trials) <= 2
+    for t in trials:  # each trial's whole history: its own start, its k racers' answer, their effects
+        h = History.from_json(t["history"])
+        assert len(h.of(Kind.START)) == 1 and len(h.of(Kind.ANSWER)) == 1 and h.of(Kind.EFFECT)
+    stored = json.loads(receipt.path.read_text())["verdicts"]
+    again = rejudge_receipt(receipt, MafAdapter)
+    assert canonical_json([v.to_json() for v in again]) == canonical_json(stored)
+    co = {v["property"]: v for v in stored}["CO"]
+    assert co["evidence"]["trials"] == len(trials)
+    assert co["evidence"]["gate_fires_by_trial"] == [
+        len([e for e in History.from_json(t["history"]).of(Kind.EFFECT) if e.effect == "e2"]) for t in trials]
+    # a receipt missing a trial the rule ran, or holding one it never would, is refused
+    if len(trials) == 2:
+        receipt.observations["race"]["trials"] = trials[:1]
+        with pytest.raises(ValueError, match="would have run another trial"):
+            rejudge_receipt(receipt, MafAdapter)
+    receipt.observations["race"]["trials"] = trials + [dict(trials[0], trial=len(trials) + 1)]
+    with pytest.raises(ValueError, match="after the rule stopped"):
+        rejudge_receipt(receipt, MafAdapter)
+
+
+def test_race_budgets_are_checked_before_any_work(tmp_path: Path) -> None:
+    for bad, words in (("race_threshold=1.0", "race_threshold: 1.0 is out of range"),
+                       ("race_max_seconds=0", "race_max_seconds: 0.0 is out of range"),
+                       ("race_max_trials=0", "race_max_trials: 0 is out of range"),
+                       ("race_min_trials=5", "race_min_trials (5) must not exceed race_max_trials (3)")):
+        out = _run("probes.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', bad)
+        assert out.returncode == 2 and words in out.stderr, out.stderr[-500:]
+        assert not (tmp_path / "kit_test").exists()

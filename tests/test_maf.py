@@ -22,7 +22,7 @@ from probes.core.campaign import run_campaign  # noqa: E402
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
     campaign = campaigns.get("maf")
     params = campaign.resolve({"protocols": ["parkkill", "stray", "answers", "race", "tamper", "savekill"],
-                               "tamper_limit": 2, "race_trials": 3}, quick=True)
+                               "tamper_limit": 2, "race_min_trials": 3}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("maf"))
     assert run.harness_errors == []
     return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
@@ -38,10 +38,12 @@ def test_an_answered_checkpoint_answered_again_fires_the_gated_effect_again(verd
     retry = verdicts[("CO", "retry:same-pause×3")]
     assert retry.evidence["gate_fires"] == 3 and retry.label.value == "U"
     race = verdicts[("CO", "race:same-pause×2")]
-    # three fresh races; the verdict is the worst trial's, and every trial's count is kept
+    # three fresh races (the quick budget); the verdict is the worst trial's, and every trial's count is kept
     by_trial = race.evidence["gate_fires_by_trial"]
-    assert len(by_trial) == 3 and all(n >= 1 for n in by_trial)
-    assert race.evidence["gate_fires"] == max(by_trial) and (race.label.value == "✓") == (max(by_trial) == 1)
+    assert len(by_trial) == 3 == race.evidence["trials"] and all(n >= 1 for n in by_trial)
+    assert race.evidence["gate_fires"] == max(by_trial)
+    # a duplicate in any trial decides; three clean trials (bound 56 %) are undecided, never ✓
+    assert race.label.value == ("?" if max(by_trial) == 1 else "U")
     assert len([e for e in race.history if e.kind.value == "answer"]) == 1  # one trial's history, not all
 
 

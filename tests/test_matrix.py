@@ -167,9 +167,42 @@ def test_cli_text_exactly() -> None:
         "fw                     |     D     |           |           |           |           |           |          ",
         "longer-name            |           |           |           |           |           |           |    n/a   ",
         "",
-        "worst label per cell shown; per-path detail: the book's matrix page or the receipts.",
+        "worst label per cell shown (? = a race undecided within its budget, never ✓); per-path detail: the book's "
+        "matrix page or the receipts.",
         "not in the matrix: z: gone",
     ]
+
+
+def _race_cell(label: Label, trials: int, violations: int, backend: str = "sqlite", path: str = "race:k2") -> Cell:
+    from probes.core import race
+
+    ev = {"race_decision": {Label.PASS: "holds", Label.UNDECIDED: "undecided"}.get(label, "violated"),
+          "trials": trials, "violations": violations,
+          "violation_rate_upper95": round(race.wilson_upper(violations, trials), 4)}
+    return Cell("fw", backend, Property.CO, path, label, "s", "r", None, race.bound_text(ev),
+                ev["violation_rate_upper95"])
+
+
+def test_a_race_pass_shows_its_bound_and_an_undecided_race_is_never_a_pass() -> None:
+    from probes import pages
+
+    held = Cells([_race_cell(Label.PASS, 35, 0), _race_cell(Label.PASS, 60, 0, "postgres"),
+                  Cell("fw", "sqlite", Property.EO, "a", Label.PASS, "ok", "r")])
+    assert held[0].bound == "0 of 35 trials, rate < 9.9 %" and held[1].bound == "0 of 60 trials, rate < 6.0 %"
+    assert matrix.summarise([c for c in held if c.property is Property.CO]) == "✓ race < 9.9 %"  # the largest
+    assert matrix.summarise([c for c in held if c.property is Property.EO]) == "✓"
+    text = render_text(held)
+    assert text.splitlines()[1].split("|")[COLUMNS.index(Property.CO)].strip() == "✓*"
+    assert "  fw CO race:k2 (postgres): ✓ 0 of 60 trials, rate < 6.0 %" in text
+    page = pages.matrix_page(held)
+    assert "✓ race &lt; 9.9 %" in page or "✓ race < 9.9 %" in page
+    assert "(0 of 35 trials, rate &lt; 9.9 %; 0 of 60 trials, rate &lt; 6.0 %)" in page
+    open_ = Cells([_race_cell(Label.PASS, 35, 0), _race_cell(Label.UNDECIDED, 3, 0, path="race:k4")])
+    assert matrix.worst(c.label for c in open_) is Label.UNDECIDED
+    assert matrix.summarise(list(open_)) == "?×1 · ✓×1 race < 56.1 %"
+    assert render_text(open_).splitlines()[1].split("|")[COLUMNS.index(Property.CO)].strip() == "?*"
+    broke = [_race_cell(Label.DOC, 3, 2), _race_cell(Label.PASS, 35, 0, path="race:k4")]
+    assert broke[0].bound == "2 of 3 trials" and matrix.summarise(broke) == "D×1 · ✓×1"  # a violation needs no bound
 
 
 def test_without_a_root_the_shown_runs_are_read(monkeypatch: pytest.MonkeyPatch) -> None:

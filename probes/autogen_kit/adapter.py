@@ -105,8 +105,8 @@ class AutoGenAdapter(Adapter):
         return self._run(answer, self.workdir / "states" / handle if handle else self._files()[-1])
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
-        if not self._files():  # nothing saved yet: the run starts over
-            return self.start()
+        if not self._files():
+            return self.nothing_durable("no team state saved yet")
         return _status(self.load_state(self.state_paths()[-1])["message_thread"], self._files()[-1].name)
 
     # A durable document: one agent's state in a saved team state, addressed (file, agent name).

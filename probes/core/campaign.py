@@ -49,8 +49,9 @@ class Param:
     """A notebook parameter: its type, both profiles' values, its meaning and its range.
 
     ``minimum`` bounds a number (or every element of a list) from below, inclusively
-    unless ``exclusive``; a list must be non-empty unless ``allow_empty``. Everything is
-    checked before any work, so a bad value never touches a receipt.
+    unless ``exclusive``; ``maximum`` from above, likewise; a list must be non-empty unless
+    ``allow_empty``. Everything is checked before any work, so a bad value never touches a
+    receipt.
     """
 
     name: str
@@ -62,11 +63,14 @@ class Param:
     minimum: float | None = None
     exclusive: bool = False
     allow_empty: bool = False
+    maximum: float | None = None
 
     def describe_range(self) -> str:
         parts = []
         if self.minimum is not None:
             parts.append(f"{'>' if self.exclusive else '≥'} {self.minimum:g}")
+        if self.maximum is not None:
+            parts.append(f"{'<' if self.exclusive else '≤'} {self.maximum:g}")
         if self.kind.startswith("list[") and not self.allow_empty:
             parts.append("non-empty")
         if self.choices is not None:
@@ -96,6 +100,11 @@ class Param:
             if low:
                 bound = f"{'>' if self.exclusive else '≥'} {self.minimum:g}"
                 raise UsageError(f"parameter {self.name}: {low[0]!r} is out of range; it must be {bound} ({self.doc})")
+        if self.maximum is not None:
+            high = [x for x in items if (x >= self.maximum if self.exclusive else x > self.maximum)]
+            if high:
+                bound = f"{'<' if self.exclusive else '≤'} {self.maximum:g}"
+                raise UsageError(f"parameter {self.name}: {high[0]!r} is out of range; it must be {bound} ({self.doc})")
         return value
 
 

@@ -72,6 +72,7 @@ class Label(str, Enum):
     FAIL = "✗"
     DOC = "D"
     UNDOC = "U"
+    UNDECIDED = "?"  # a race whose budget ran out before it was decided (probes.core.race): never ✓
     NA = "n/a"
 
     @property
@@ -81,7 +82,8 @@ class Label(str, Enum):
 
 # Worst first. U (violated, nothing documented) outranks ✗ (violated against a claim)
 # only in the sense that a reader has nothing to go on; both are violations.
-WORST_FIRST: tuple[Label, ...] = (Label.UNDOC, Label.FAIL, Label.DOC, Label.PASS, Label.NA)
+# An undecided race (?) ranks below every violation and above ✓, so a cell holding one never reads ✓.
+WORST_FIRST: tuple[Label, ...] = (Label.UNDOC, Label.FAIL, Label.DOC, Label.UNDECIDED, Label.PASS, Label.NA)
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,13 @@ class Subject:
 
     def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:
         return Verdict(self.framework, self.backend, prop, path, Label.NA, {"why": why}, why)
+
+    def undecided(self, prop: Property, path: str, evidence: Mapping[str, Any], summary: str,
+                  history: History | None = None) -> Verdict:
+        """A race cell whose budget ran out with no violation and a bound above its threshold
+        (``probes.core.race``): no citation, no ✓."""
+        return Verdict(self.framework, self.backend, prop, path, Label.UNDECIDED, dict(evidence), summary, None,
+                       history)
 
 
 # --- checks over histories ---------------------------------------------------------------
@@ -521,7 +530,7 @@ def cell_text(labels: Iterable[Label | str]) -> str:
 def comparable(label: str) -> str:
     """Class a label for comparison with the paper: ✗, D and U all mean 'violates'."""
     lab = Label(label)
-    return "violates" if lab.violates else {Label.PASS: "holds", Label.NA: "n/a"}[lab]
+    return "violates" if lab.violates else {Label.PASS: "holds", Label.UNDECIDED: "undecided", Label.NA: "n/a"}[lab]
 
 
 # --- observation checks kept for protocols that record no history yet ---------------------

@@ -32,7 +32,8 @@ CHECKPOINT = Subject("crewai", "json")  # CheckpointConfig with the default Json
 
 PARAMS = (
     Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols are deterministic)"),
-    Param("reps", "int", 3, 1, "repetitions of each @persist crash path (exception, SIGKILL)", minimum=1),
+    Param("reps", "int", 3, 1, "repetitions of each crash path (@persist exception and SIGKILL, CheckpointConfig "
+          "exception)", minimum=1),
     Param("race_reps", "int", 3, 1, "repetitions of the concurrent human-feedback answer race", minimum=1),
     Param("racers", "int", 2, 2, "processes that load the same pause and answer it concurrently", minimum=2),
 )
@@ -47,8 +48,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     for rep in range(params["reps"]):
         specs.append(ProbeSpec(f"persist.exception.rep{rep}", {"crash": "exception", "rep": rep}))
         specs.append(ProbeSpec(f"persist.sigkill.rep{rep}", {"crash": "sigkill", "rep": rep}))
+        specs.append(ProbeSpec(f"checkpoint.exception.rep{rep}", {"crash": "exception", "rep": rep}))
     specs.append(ProbeSpec("persist.completed", {}))
-    specs.append(ProbeSpec("checkpoint.exception", {}))
     specs.append(ProbeSpec("feedback.once", {"answers": 1}))
     specs.append(ProbeSpec("feedback.twice", {"answers": 2}))
     for rep in range(params["race_reps"]):
@@ -343,13 +344,19 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
             compare_keys=("counter",), receipts=("persist.completed",))
     else:
         out["crewai.completed_restore"] = "persist.completed did not produce a restore observation"
-    cp = by.get("checkpoint.exception")
-    if cp is not None and "ledger" in cp.observations:
+    cps = [r for r in receipts if r.probe.split(".rep")[0] == "checkpoint.exception" and "ledger" in r.observations]
+    if cps:  # measured over the campaign's reps like every crash path; a value that varies is listed
+        counters = sorted({r.observations["restore"]["counter"] for r in cps})
+        s1_runs = sorted({r.observations["ledger"].get("s1", 0) for r in cps})
+        varies = [name for name, got in (("counter", counters), ("s1 runs", s1_runs)) if len(got) > 1]
         out["crewai.checkpointconfig"] = Measured(
-            {"counter": cp.observations["restore"]["counter"], "s1_runs": cp.observations["ledger"].get("s1", 0)},
-            "see the checkpoint.exception receipt", receipts=("checkpoint.exception",))
+            {"counter": counters[0] if len(counters) == 1 else counters,
+             "s1_runs": s1_runs[0] if len(s1_runs) == 1 else s1_runs, "reps": len(cps)},
+            f"the {' and '.join(varies)} differ across the {len(cps)} reps: see the receipts" if varies
+            else f"the same in each of {len(cps)} rep(s)", compare_keys=("counter", "s1_runs"),
+            receipts=tuple(r.probe for r in cps))
     else:
-        out["crewai.checkpointconfig"] = "checkpoint.exception did not produce observations"
+        out["crewai.checkpointconfig"] = "no checkpoint.exception receipt produced observations"
     return out
 
 

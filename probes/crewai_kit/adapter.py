@@ -126,7 +126,9 @@ class CrewAIAdapter(Adapter):
             return self._go(None, None, lambda flow: flow.kickoff(inputs={"id": flow_id}))
         if mode == "latest-checkpoint" and points:
             return self._go("checkpoint", str(points[-1]), lambda flow: flow.kickoff())
-        return self.start()  # nothing durable to recover from: the run starts over
+        if mode == "latest-checkpoint":
+            return self.nothing_durable("no CheckpointConfig checkpoint written yet (they are taken at the pause)")
+        return self.nothing_durable("no @persist state saved yet")
 
     def _flow_id(self) -> str | None:
         """The paused flow, else the flow saved last."""

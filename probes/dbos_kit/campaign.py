@@ -2,8 +2,8 @@
 
 The paper's campaign (``probes/dbos``) measures crashes around ``DBOS.recv`` and a
 client-side concurrent send; here the kit's protocols run against a workflow paused in
-``DBOS.recv`` on an SQLite system database, with k processes answering at once (each
-launching DBOS, as duplicate executors), the same pause answered up to 8 times, tampered
+``DBOS.recv`` on an SQLite system database, with k ``DBOSClient`` processes answering at once
+while one executor runs the workflow, the same pause answered up to 8 times, tampered
 recorded step outputs (DBOS's public JSON serializer, so they are JSON documents) and
 kills inside ``SystemDatabase.record_operation_result``. Its verdicts join the ``dbos``
 row of the matrix.

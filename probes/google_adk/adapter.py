@@ -99,7 +99,9 @@ class GoogleAdkAdapter(Adapter):
             session = await self._service().get_session(app_name=APP, user_id=USER, session_id=SESSION)
             return session.events[-1].invocation_id if session and session.events else None
         invocation = asyncio.run(last_invocation())
-        if mode == "resend-input" or invocation is None:
+        if invocation is None:
+            return self.nothing_durable("the session holds no event yet")
+        if mode == "resend-input":
             return self.start()
         return self._send(invocation=invocation)
 

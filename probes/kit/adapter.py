@@ -17,6 +17,11 @@ checkpoint id, a serialized run state's file, an interrupt id): resuming the sam
 handle again is how the kit answers the same pause twice (fork, retries, races). The
 operation raises when the framework raises; the kit records that as the framework's
 behaviour (a loud refusal), not as a harness error.
+
+A recovery that finds nothing durable to resume from (no checkpoint written yet) says so,
+``return self.nothing_durable(why)``, rather than starting the run over itself: the kit then
+starts it over in a process of its own, records why, and decides no PC verdict on that path
+(there was no durable prefix to keep).
 """
 
 from __future__ import annotations
@@ -32,6 +37,13 @@ class Capability(str, Enum):
     READDRESS = "readdress"    # a pause can be answered again by its handle (fork, retries, races)
     TAMPER = "tamper"          # the durable state is a JSON document the kit can load, edit and save
     SAVE_HOOK = "save-hook"    # the framework's own save is hooked (runtime.hook_save): kills inside it
+    # The framework is deployed as a running executor that clients send answers to (a durable
+    # workflow engine): ``serve`` runs the one executor, ``send`` answers as a client. Concurrent
+    # answers (the race) then come from k clients to one executor, not from k executors.
+    CLIENT = "client"
+
+
+NOTHING_DURABLE = "nothing-durable"  # the status of a recovery that found no durable state to resume
 
 
 class Adapter:
@@ -66,7 +78,22 @@ class Adapter:
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         """Continue after a crash the way ``mode`` of the documentation says; ``answer`` is
-        delivered again if the recovered run asks for it."""
+        delivered again if the recovered run asks for it. Nothing durable to resume from:
+        ``return self.nothing_durable(why)``."""
+        raise NotImplementedError
+
+    def nothing_durable(self, why: str) -> dict[str, Any]:
+        """The status of a recovery that finds no durable state (the kit starts the run over)."""
+        return {"status": NOTHING_DURABLE, "why": why}
+
+    # --- executor and clients (with CLIENT) ---------------------------------------------
+    def serve(self) -> dict[str, Any]:
+        """Run the executor over the durable state until the paused run ends; returns its status."""
+        raise NotImplementedError
+
+    def send(self, handle: Any, answer: Any) -> dict[str, Any]:
+        """Answer the pause ``handle`` as a client of the running executor (``serve``), and wait for
+        the run's outcome; launches no executor of its own."""
         raise NotImplementedError
 
     # --- the durable state ---------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,7 +25,7 @@ from probes.core.errors import HarnessError
 from probes.core.history import History, HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import NOTHING_DURABLE, Adapter, Capability
 from probes.kit.judge import Judge
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
 
@@ -53,6 +53,7 @@ class Run:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.history, self.ledger, self.obs = history, ledger, observations
         self.markers = root / name / ".markers"
+        self.nothing_durable: str | None = None  # why a recovery found nothing to resume, if one did
 
     def note(self, kind: Kind, **fields: Any) -> None:
         self.history.append(kind, HARNESS, **fields)
@@ -102,8 +103,16 @@ class Run:
         return self.op(incarnation, "resume", handle=handle, answer=answer, **kw)
 
     def recover(self, incarnation: str, mode: str, answer: Any) -> dict[str, Any]:
+        """Recover by ``mode``; if the adapter finds nothing durable to resume from, start over
+        (recorded: a START whose detail says why), as a user of the framework would have to."""
         self.note(Kind.RECOVER, detail={"mode": mode})
-        return self.op(incarnation, "recover", mode=mode, answer=answer)
+        status = self.op(incarnation, "recover", mode=mode, answer=answer)
+        if status.get("status") != NOTHING_DURABLE:
+            return status
+        self.nothing_durable = str(status.get("why") or "the adapter found no durable state")
+        self.obs["nothing_durable"] = self.nothing_durable
+        self.note(Kind.START, detail={"after": "nothing durable to resume from", "why": self.nothing_durable})
+        return self.op(f"{incarnation}-start", "start")
 
     def to_completion(self, status: dict[str, Any], answer: Any, incarnation: str) -> dict[str, Any]:
         """If the run is parked at its pause, answer it (the same answer, delivered again)."""
@@ -141,6 +150,15 @@ def _needs(p: Probe, *caps: Capability) -> str | None:
     if not missing:
         return None
     return "; ".join(p.target.cls.missing.get(c, f"the adapter does not declare {c.value}") for c in missing)
+
+
+def _prefix(p: Probe, run: Run, path: str, h: History) -> Verdict:
+    """PC, unless the recovery found nothing durable to resume from: then there was no durable
+    prefix to keep, and the path says so (n/a with the adapter's reason) instead of a PC verdict."""
+    if run.nothing_durable is not None:
+        return p.judge.not_applicable(Property.PC, path, f"nothing durable to resume from: {run.nothing_durable}; "
+                                                         "the run was started over")
+    return p.judge.prefix(path, h)
 
 
 # --- the protocols ---------------------------------------------------------------------
@@ -182,7 +200,7 @@ def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     h = p.read()
     done = bool(h.of(Kind.COMPLETE))
     return [p.judge.effects_once(Property.EO, path, h, done, f"{how} at {point}, recovered by {mode}"),
-            p.judge.prefix(path, h),
+            _prefix(p, run, path, h),
             p.judge.live(path, h, f"{how} at {point}, recovered by {mode}")]
 
 
@@ -232,36 +250,85 @@ def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """``k`` processes answer the same pause at once (released by a barrier), ``trials`` times.
+    """``k`` processes answer the same pause at once (released by a barrier), in fresh trials
+    until the cell is decided (``probes.core.race``; the kit's trial judgement and the
+    re-judging of a stored receipt: ``probes.kit.race``).
 
     Which racer loads the pause before another has answered it is up to the scheduler, so
-    one trial is one sample: a framework that lets two racers through now and then can
-    serialise them in a given trial. Each trial is a fresh run with its own history; the
-    verdict is the worst trial's (its history is the one kept), and the evidence lists how
-    often the gated effect fired in every trial, so a ✓ says how many trials it rests on.
+    one trial is one sample. Each trial is a fresh run with its own history, judged on CO
+    and LV; the cell stops when each property is decided (a violation in some trial, or a
+    Wilson 95 % bound of the per-trial violation rate at most the threshold) or when its
+    budget of trials or seconds is spent, and then a property with neither is undecided
+    (``?``), never ✓. Every trial's history and duration are kept in
+    ``observations.race.trials``.
     """
-    from probes.core.barrier import run_racers
-    from probes.core.checker import WORST_FIRST
+    import time
 
-    k, trials = args["k"], args.get("trials", 1)
-    path = f"race:same-pause×{k}"
+    from probes.core.race import RaceRule
+    from probes.kit import race as cell
+
+    k = args["k"]
+    path = cell.race_path(k)
     if why := _needs(p, Capability.PAUSE, Capability.READDRESS):
-        return [p.judge.not_applicable(Property.CO, path, why)]
+        return [p.judge.not_applicable(prop, path, why) for prop in cell.RACE_PROPERTIES]
+    rule = RaceRule(args["threshold"], args["min_trials"], args["max_trials"], args["max_seconds"])
     answer = p.target.cls.answers[0]
-    judged = []
-    for t in range(1, trials + 1):
+    record: dict[str, Any] = {"rule": rule.to_json(), "trials": []}
+    p.observations["race"] = record
+    judged: list[dict[Property, Verdict]] = []
+    seconds: list[float] = []
+    stopped: str | None = None
+    while stopped is None:
+        t = len(judged) + 1
+        t0 = time.monotonic()
         sub, run = _isolated(p, f"trial-{t}")
         handle = run.start().get("handle")
         run.note(Kind.ANSWER, value=answer, detail={"racers": k})
-        outs = run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
-                                                    answer=answer), timeout=run.target.timeout)
+        outs = _answer_at_once(p, run, k, handle, answer)
         sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
-        judged.append(p.judge.gated_once(path, sub.read(), f"{k} concurrent answers (trial {t} of {trials})",
-                                         witness=False))  # racer order varies
-    fires = [v.evidence["gate_fires"] for v in judged]
-    worst = min(judged, key=lambda v: (WORST_FIRST.index(v.label), -abs(v.evidence["gate_fires"] - 1)))
-    return [replace(worst, evidence={**worst.evidence, "gate_fires_by_trial": fires},
-                    summary=f"{worst.summary}; over {trials} trial(s) the gated effect fired {fires} time(s)")]
+        h = sub.read()
+        judged.append(cell.judge_trial(p.judge, k, t, h))
+        trial = cell.trial_record(t, h, time.monotonic() - t0)
+        record["trials"].append(trial)
+        seconds.append(trial["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial
+        stopped = cell.stop_reason(judged, seconds, rule)
+    record["stopped"] = stopped
+    return cell.cell_verdicts(p.judge, k, judged, rule, stopped)
+
+
+def _answer_at_once(p: Probe, run: Run, k: int, handle: Any, answer: Any) -> list[dict[str, Any]]:
+    """``k`` answers released together. With ``Capability.CLIENT`` the framework is deployed as it
+    is meant to be: one executor (``serve``) runs the paused workflow while ``k`` clients ``send``
+    the answer; otherwise each racer resumes the pause itself."""
+    import threading
+
+    from probes.core.barrier import run_racers
+
+    if Capability.CLIENT not in p.target.cls.capabilities:
+        return run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
+                                                    answer=answer), timeout=run.target.timeout)
+    served: dict[str, Any] = {}
+
+    def serve() -> None:
+        try:
+            served["status"] = run.op("executor", "serve")
+        except BaseException as exc:  # re-raised below, in the protocol's thread
+            served["error"] = exc
+
+    executor = threading.Thread(target=serve, name="kit-executor", daemon=True)
+    executor.start()
+    try:
+        outs = run_racers(k, lambda i, sock: run.op(f"client-{i}", "send", barrier=sock, handle=handle,
+                                                    answer=answer), timeout=run.target.timeout)
+    finally:
+        executor.join(run.target.timeout)
+    if executor.is_alive():
+        raise HarnessError(f"the executor did not end within {run.target.timeout:g} s after {k} clients answered")
+    if "error" in served:
+        raise served["error"]
+    run.obs.setdefault("executor", []).append({"status": served["status"].get("status"),
+                                               "error": served["status"].get("error")})
+    return outs
 
 
 def fork(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -368,7 +435,7 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             done = bool(h.of(Kind.COMPLETE))
             path = f"save-kill:{pt}#{n}"
             verdicts += [sub.judge.effects_once(Property.EO, path, h, done, f"killed in save {n} at {pt}"),
-                         sub.judge.prefix(path, h), sub.judge.live(path, h, f"killed in save {n} at {pt}")]
+                         _prefix(sub, run, path, h), sub.judge.live(path, h, f"killed in save {n} at {pt}")]
         if len(verdicts) == before:  # never reached: say so rather than measure nothing silently
             verdicts.append(p.judge.not_applicable(Property.EO, f"save-kill:{pt}",
                                                    f"none of the {saves} saves of a clean run reached {pt} "

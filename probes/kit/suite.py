@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Mapping
 
+from probes.core import race
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.envs import SideEnv
 from probes.core.errors import HarnessError, UsageError
@@ -55,12 +56,31 @@ def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
         Param("answers_n", "list[int]", [2, 4, 8], [3], "how many times the same pause is answered in a row",
               minimum=2),
         Param("race_k", "list[int]", [2, 4], [2], "how many processes answer the same pause at once", minimum=2),
-        Param("race_trials", "int", 3, 1, "fresh races per k: the worst trial decides (a race is a sample)",
-              minimum=1),
+        # A race cell runs fresh trials until decided (probes.core.race): a violation in some trial
+        # (after race_min_trials), or a ✓ whose Wilson 95 % bound of the per-trial violation rate is at
+        # most race_threshold (0 of 35 trials at 10 %); else, its budget spent, undecided (?).
+        Param("race_threshold", "float", race.DEFAULT_THRESHOLD, race.DEFAULT_THRESHOLD,
+              "largest Wilson 95 % upper bound of the per-trial violation rate a race ✓ may state",
+              minimum=0.0, maximum=1.0, exclusive=True),
+        Param("race_min_trials", "int", race.DEFAULT_MIN_TRIALS, 1,
+              "trials every race cell runs before it may stop (a violation then states k of n)", minimum=1),
+        Param("race_max_trials", "int", race.DEFAULT_MAX_TRIALS, 3,
+              "trial budget of a race cell: spent with the bound above the threshold, the cell is undecided",
+              minimum=1, maximum=10_000),
+        Param("race_max_seconds", "float", race.DEFAULT_MAX_SECONDS, 60.0,
+              "time budget of a race cell (seconds of trials): spent with the bound above the threshold, "
+              "the cell is undecided", minimum=0.0, exclusive=True, maximum=86_400.0),
         Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
         Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
               SAVE_POINTS),
     )
+
+
+def kit_check(params: Mapping[str, Any]) -> None:
+    """Combinations one parameter cannot judge, before any work."""
+    if params["race_min_trials"] > params["race_max_trials"]:
+        raise UsageError(f"race_min_trials ({params['race_min_trials']}) must not exceed race_max_trials "
+                         f"({params['race_max_trials']})")
 
 
 def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
@@ -79,7 +99,10 @@ def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             elif proto == "answers":
                 cells += [(f"answers.n{n}", {"n": n}) for n in params["answers_n"]]
             elif proto == "race":
-                cells += [(f"race.k{k}", {"k": k, "trials": params["race_trials"]}) for k in params["race_k"]]
+                cells += [(f"race.k{k}", {"k": k, "threshold": params["race_threshold"],
+                                          "min_trials": params["race_min_trials"],
+                                          "max_trials": params["race_max_trials"],
+                                          "max_seconds": params["race_max_seconds"]}) for k in params["race_k"]]
             elif proto == "tamper":
                 cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
                           for kind in ("structural", "typed")]
@@ -110,7 +133,8 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
         probe = Probe(Target(adapter, cls, backend, python, timeout), ctx.workdir, store)
         result.observations = probe.observations
         result.verdicts = PROTOCOLS[spec.args["protocol"]](probe, dict(spec.args))
-        result.observations["history"] = probe.read().to_json()
+        if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
+            result.observations["history"] = probe.read().to_json()
         result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}  # for trace validation
     except HarnessError as exc:
         result.harness_errors.append(str(exc))
@@ -131,7 +155,7 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
         name=name, title=title, params=kit_params(cls), plan=kit_plan,
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
-        in_default_run=in_default_run,
+        in_default_run=in_default_run, check=kit_check,
     )
 
 

@@ -113,8 +113,8 @@ class LlamaIndexAdapter(Adapter):
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         paths = self.state_paths()
-        if not paths:  # nothing was snapshotted yet: the run starts over
-            return self.start()
+        if not paths:
+            return self.nothing_durable("no context snapshot written yet")
         if paths[-1].name.endswith("-paused.json"):  # the run waits for its answer
             return {"status": "paused", "handle": paths[-1].name}
         stored = self.load_state(paths[-1])["state"]["state_data"]["_data"].get("outcome")

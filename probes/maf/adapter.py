@@ -88,8 +88,8 @@ class MafAdapter(Adapter):
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         checkpoint, _ = self._latest()
-        if checkpoint is None:  # nothing durable yet: the run starts over
-            return self.start()
+        if checkpoint is None:
+            return self.nothing_durable("no checkpoint written yet")
         return self._run(checkpoint_id=checkpoint)
 
     def state_paths(self) -> list[Any]:

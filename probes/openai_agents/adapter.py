@@ -101,7 +101,7 @@ class OpenAIAgentsAdapter(Adapter):
             has_items = asyncio.run(SQLiteSession("kit", self.store).get_items())
             return self._go([] if has_items else "go")
         paths = self.state_paths()
-        return self._go(paths[-1], answer) if paths else self.start()
+        return self._go(paths[-1], answer) if paths else self.nothing_durable("no run state saved yet")
 
     def state_paths(self) -> list[Any]:
         return sorted((self.workdir / "states").glob("*.json"))

@@ -109,7 +109,7 @@ class PydanticGraphAdapter(Adapter):
             persistence = self._persistence(graph)
             snapshots = await persistence.load_all()
             if not snapshots:
-                return None  # nothing durable yet: the run starts over
+                return self.nothing_durable("no snapshot persisted yet")
             if ends := [s for s in snapshots if isinstance(s, EndSnapshot)]:  # the run had finished
                 return {"status": "completed", "outcome": ends[-1].result.data}
             created = [s for s in snapshots if isinstance(s, NodeSnapshot) and s.status == "created"]

@@ -1,0 +1,84 @@
+"""The kit's race cell: each trial judged from its own history, the cell decided by
+``probes.core.race``, and the same decision made again from a stored receipt.
+
+A trial is judged on CO (the gated effect fired at most once for the k concurrent
+answers) and LV (the run completed: an answer accepted whose run never completed is a
+lost answer). The receipt keeps, per trial, its whole history and its measured duration
+(``observations.race.trials``) beside the rule the cell ran under, so ``rejudge`` needs
+nothing else to recompute the cell's verdicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from probes.core.checker import Property, Verdict
+from probes.core.history import History
+from probes.core.race import RaceRule, cell_verdict, next_step
+from probes.kit.judge import Judge
+
+RACE_PROPERTIES = (Property.CO, Property.LV)
+
+
+def race_path(k: int) -> str:
+    return f"race:same-pause×{k}"
+
+
+def judge_trial(judge: Judge, k: int, t: int, h: History) -> dict[Property, Verdict]:
+    """One trial's verdicts (no witness in the evidence: the racers' order varies)."""
+    what = f"{k} concurrent answers (trial {t})"
+    path = race_path(k)
+    return {Property.CO: judge.gated_once(path, h, what, witness=False),
+            Property.LV: judge.live(path, h, what)}
+
+
+def stop_reason(judged: Sequence[Mapping[Property, Verdict]], seconds: Sequence[float], rule: RaceRule) -> str | None:
+    """``probes.core.race.next_step`` over the trials' verdicts: None means run another trial."""
+    return next_step([{p: v.label.violates for p, v in j.items()} for j in judged], seconds, rule)
+
+
+def cell_verdicts(judge: Judge, k: int, judged: Sequence[Mapping[Property, Verdict]], rule: RaceRule,
+                  stopped: str) -> list[Verdict]:
+    """The cell's verdict per property over every trial."""
+    out = []
+    for prop in RACE_PROPERTIES:
+        trials = [j[prop] for j in judged]
+        if prop is Property.CO:  # of two duplicating trials the one that fired the gate most is shown
+            by_trial = {"gate_fires": [v.evidence["gate_fires"] for v in trials]}
+            out.append(cell_verdict(judge.subject, prop, race_path(k), trials, rule, stopped, by_trial,
+                                    tie=lambda v: -abs(v.evidence["gate_fires"] - 1)))
+        else:
+            out.append(cell_verdict(judge.subject, prop, race_path(k), trials, rule, stopped, {}))
+    return out
+
+
+def trial_record(t: int, history: History, seconds: float) -> dict[str, Any]:
+    return {"trial": t, "seconds": round(seconds, 3), "history": history.to_json()}
+
+
+def rejudge_receipt(receipt: Any, adapter: type[Any]) -> list[Verdict]:
+    """``rejudge`` with the judge a kit campaign of ``adapter`` (an ``Adapter`` class) uses."""
+    return rejudge(receipt, Judge(adapter.framework, receipt.args["backend"], adapter.citations))
+
+
+def rejudge(receipt: Any, judge: Judge) -> list[Verdict]:
+    """The race cell's verdicts decided again from a stored receipt (its trials and rule).
+
+    Also checks that the stored trials are exactly the ones the rule would have run: a
+    receipt with a trial too many or too few is not a race decided by this rule.
+    """
+    race = receipt.observations["race"]
+    rule = RaceRule.from_json(race["rule"])
+    k = int(receipt.args["k"])
+    judged: list[dict[Property, Verdict]] = []
+    seconds: list[float] = []
+    stopped: str | None = None
+    for record in race["trials"]:
+        if stopped is not None:
+            raise ValueError(f"{receipt.probe}: trial {record['trial']} was run after the rule stopped ({stopped})")
+        judged.append(judge_trial(judge, k, int(record["trial"]), History.from_json(record["history"])))
+        seconds.append(float(record["seconds"]))
+        stopped = stop_reason(judged, seconds, rule)
+    if stopped is None:
+        raise ValueError(f"{receipt.probe}: the rule would have run another trial after {len(judged)}")
+    return cell_verdicts(judge, k, judged, rule, stopped)
