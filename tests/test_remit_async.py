@@ -133,6 +133,7 @@ def test_inspection_takes_no_claim_and_racers_after_it_still_race(request: pytes
     assert _claim_rows(backend, location, "t") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("arm", ["gate", "stock"])
 def test_cross_process_racers_one_fires_the_rest_conflict(request: pytest.FixtureRequest, tmp_path: Path, backend: str,
