@@ -22,7 +22,8 @@ nonce), which is what makes a dead owner's claim recoverable:
   ``release_claims(thread_id)`` (an operator's decision).
 
 The wrapper hides claim rows from every read (``without_claims``); deleting a thread
-deletes its claims with its writes.
+deletes its claims with its writes. The async savers' stores (``remit_ref.aio``) keep the
+same rows with the same statements, awaited on the async saver's own connection.
 """
 
 from __future__ import annotations
@@ -463,14 +464,16 @@ def underlying(saver: Any, depth: int = 6) -> Any:
 
 
 def sqlite_claims(path: str) -> SqliteClaims:
-    """Claims in the checkpoint file at ``path`` through a connection of their own (beside an AsyncSqliteSaver,
-    whose setup creates the ``writes`` table they live in). They do not carry the resume write."""
+    """Claims in the checkpoint file at ``path`` through a connection of their own (whose ``writes`` table
+    a saver's setup created). They do not carry the resume write. Not needed beside an AsyncSqliteSaver
+    any more: its gate claims through its own connection (``remit_ref.aio``)."""
     return SqliteClaims(sqlite3.connect(path, check_same_thread=False, timeout=60), threading.Lock())
 
 
 def postgres_claims(dsn: str) -> "PostgresClaims":
-    """Claims in the checkpoint database at ``dsn`` through a sync connection of their own (beside an
-    AsyncPostgresSaver, whose setup creates ``checkpoint_writes``). They do not carry the resume write."""
+    """Claims in the checkpoint database at ``dsn`` through a sync connection of their own (whose
+    ``checkpoint_writes`` a saver's setup created). They do not carry the resume write. Not needed beside an
+    AsyncPostgresSaver any more: its gate claims through its own connection (``remit_ref.aio``)."""
     import psycopg
 
     conn = psycopg.connect(dsn, autocommit=True)
