@@ -180,6 +180,7 @@ def test_the_claim_and_the_resume_write_are_one_transaction_of_the_savers_connec
     from remit_ref import wrap
 
     location = _location(request, backend, tmp_path, "carry")
+    oracle.install(str(tmp_path / "effects.sqlite"), "carry")
 
     async def scenario() -> tuple[list[str], list[list[str]], Any]:
         async with async_saver(backend, location) as base:
