@@ -258,3 +258,49 @@ def test_a_sync_resume_from_a_worker_thread_races_through_the_same_gate(request:
     outcomes, claims = asyncio.run(scenario())
     _expect_one_winner(outcomes, Ledger(ledger).counts().get("gate", 0), 3, True)
     assert len(claims) == 1 and claims[0]["owner_alive"] is True
+
+
+@pytest.mark.parametrize("kind", ["pipeline", "pool"])
+def test_postgres_gate_through_a_pipelined_connection_or_a_pool(request: pytest.FixtureRequest, tmp_path: Path,
+                                                                kind: str) -> None:
+    """AsyncPostgresSaver's other connection forms: ``from_conn_string(pipeline=True)`` (one pipelined
+    connection) and an ``AsyncConnectionPool``. The claim takes the saver's own cursor path in both: one winner
+    of K racers, and the claim and the resume write share one transaction."""
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from remit_ref import wrap
+
+    dsn = _location(request, "postgres", tmp_path, kind)
+    ledger = str(tmp_path / "effects.sqlite")
+    oracle.install(ledger, kind)
+
+    @contextlib.asynccontextmanager
+    async def saver() -> Any:
+        if kind == "pipeline":  # (its setup() cannot run pipelined: CREATE INDEX CONCURRENTLY; set up apart)
+            async with async_saver("postgres", dsn):
+                pass
+            async with AsyncPostgresSaver.from_conn_string(dsn, pipeline=True) as base:
+                yield base
+        else:
+            from psycopg.rows import dict_row
+            from psycopg_pool import AsyncConnectionPool
+
+            async with AsyncConnectionPool(dsn, min_size=2, max_size=4, open=False,
+                                           kwargs={"autocommit": True, "prepare_threshold": 0,
+                                                   "row_factory": dict_row}) as pool:
+                base = AsyncPostgresSaver(pool)
+                await base.setup()
+                yield base
+
+    async def scenario() -> list[str]:
+        async with saver() as base:
+            app = gated_app(wrap(base, **GATE), "gate")
+            await app.ainvoke({}, {"configurable": {"thread_id": "t"}})
+            barrier = asyncio.Barrier(K)
+            hold_after_read(base, K, barrier.wait)
+            return list(await asyncio.gather(*(resume(app, 100 + i, "t") for i in range(K))))
+
+    _expect_one_winner(asyncio.run(scenario()), Ledger(ledger).counts().get("gate", 0), K, True)
+    xmins = _raw("postgres", dsn, "SELECT DISTINCT xmin::text FROM writes WHERE thread_id=? AND "
+                 "(channel=? OR task_id=?)", ("t", cl.CLAIM_CHANNEL, cl.NULL_TASK_ID))
+    assert _claim_rows("postgres", dsn, "t") == 1 and len(xmins) == 1, xmins
