@@ -8,6 +8,11 @@ Quick start::
     app = builder.compile(checkpointer=saver)
     app.invoke(Command(resume=answer), {"configurable": {"thread_id": "t"}})
 
+The async savers need nothing more (the claim is awaited on their own connection)::
+
+    saver = wrap(AsyncSqliteSaver(aconn), consume_gate=True)     # or AsyncPostgresSaver(aconn)
+    await builder.compile(checkpointer=saver).ainvoke(Command(resume=answer), config)
+
 Import name ``remit_ref`` (not ``remit``, which is the paper authors' separate build).
 """
 

@@ -22,7 +22,8 @@ nonce), which is what makes a dead owner's claim recoverable:
   ``release_claims(thread_id)`` (an operator's decision).
 
 The wrapper hides claim rows from every read (``without_claims``); deleting a thread
-deletes its claims with its writes.
+deletes its claims with its writes. The async savers' stores (``remit_ref.aio``) keep the
+same rows with the same statements, awaited on the async saver's own connection.
 """
 
 from __future__ import annotations
@@ -236,6 +237,40 @@ def _row_key(key: Key) -> tuple[str, str, str, str]:
     return (key[0], key[1], key[2], CLAIM_TASK + key[3])
 
 
+def claim_params(key: Key, owner: Owner) -> tuple[Any, ...]:
+    """The parameters of a claim row's insert (``_SQLITE_CLAIM``, ``_PG_CLAIM``, the head of ``_PG_CARRY``)."""
+    return (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner))
+
+
+def answer_params(key: Key, serde: Any, carry: ResumeWrite) -> tuple[Any, ...]:
+    """The parameters of the carried resume write: the null task's ``__resume__`` row at the claimed checkpoint."""
+    return (key[0], key[1], key[2], NULL_TASK_ID, WRITES_IDX_MAP[RESUME_CHANNEL], RESUME_CHANNEL,
+            *serde.dumps_typed(carry.value))
+
+
+def all_claims_query(select: str, thread_id: str | None) -> tuple[str, tuple[str, ...]]:
+    """Every claim row (of one thread, or all), in key order: ``select`` names the table's columns."""
+    return (select + (" AND thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4",
+            (CLAIM_CHANNEL, thread_id) if thread_id else (CLAIM_CHANNEL,))
+
+
+# The owner token inside a claim row's JSON value (stored as a BLOB in SQLite, bytea in PostgreSQL).
+_SQLITE_OWNER = "json_extract(CAST(value AS TEXT), '$.owner')"
+_PG_OWNER = "(convert_from(blob, 'UTF8')::json ->> 'owner')"
+_PG_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)"
+
+# SQLite statements, shared by the sync store (SqliteSaver) and the async one (remit_ref.aio, AsyncSqliteSaver).
+_SQLITE_CLAIM = ("INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
+                 "channel, type, value) VALUES (?,?,?,?,0,?,'json',?)")
+_SQLITE_ANSWER = ("INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
+                  "channel, type, value) VALUES (?,?,?,?,?,?,?,?)")
+_SQLITE_READ = f"SELECT value FROM writes WHERE {_WHERE}"
+_SQLITE_TAKE_OVER = f"UPDATE writes SET value=? WHERE {_WHERE} AND {_SQLITE_OWNER}=?"
+_SQLITE_ALL = "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, value FROM writes WHERE channel=?"
+_SQLITE_DELETE = f"DELETE FROM writes WHERE {_WHERE} AND channel=?"
+_SQLITE_DELETE_OWNED = f"{_SQLITE_DELETE} AND {_SQLITE_OWNER}=?"
+
+
 class SqliteClaims(ClaimStore):
     """Claims in a SQLite checkpoint file's ``writes`` table (SqliteSaver's), through a connection and its lock.
 
@@ -301,54 +336,39 @@ class SqliteClaims(ClaimStore):
 
     def try_insert(self, key: Key, owner: Owner, carry: ResumeWrite | None = None) -> bool:
         def fn(cur: sqlite3.Cursor) -> bool:
-            cur.execute("INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
-                        "channel, type, value) VALUES (?,?,?,?,0,?,'json',?)",
-                        (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner)))
+            cur.execute(_SQLITE_CLAIM, claim_params(key, owner))
             won = cur.rowcount == 1
             if won and carry is not None:
-                cur.execute("INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, "
-                            "channel, type, value) VALUES (?,?,?,?,?,?,?,?)",
-                            (key[0], key[1], key[2], NULL_TASK_ID, WRITES_IDX_MAP[RESUME_CHANNEL], RESUME_CHANNEL,
-                             *self.serde.dumps_typed(carry.value)))
+                cur.execute(_SQLITE_ANSWER, answer_params(key, self.serde, carry))
             return won
         return self._run(fn, durable=carry is not None)
 
     def read(self, key: Key) -> ClaimRow | None:
         def fn(cur: sqlite3.Cursor) -> ClaimRow | None:
-            row = cur.execute(f"SELECT value FROM writes WHERE {_WHERE}", _row_key(key)).fetchone()
+            row = cur.execute(_SQLITE_READ, _row_key(key)).fetchone()
             return decode_claim(row[0]) if row else None
         return self._run(fn)
 
     def take_over(self, key: Key, old_owner: str, owner: Owner) -> bool:
         def fn(cur: sqlite3.Cursor) -> bool:
-            cur.execute(f"UPDATE writes SET value=? WHERE {_WHERE} AND {_SQLITE_OWNER}=?",
-                        (encode_claim(owner), *_row_key(key), old_owner))
+            cur.execute(_SQLITE_TAKE_OVER, (encode_claim(owner), *_row_key(key), old_owner))
             return cur.rowcount == 1
         return self._run(fn)
 
     def all_rows(self, thread_id: str | None) -> list[tuple[Key, ClaimRow]]:
         def fn(cur: sqlite3.Cursor) -> list[tuple[Key, ClaimRow]]:
-            sql = "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, value FROM writes WHERE channel=?"
-            rows = cur.execute(sql + (" AND thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4",
-                               (CLAIM_CHANNEL, thread_id) if thread_id else (CLAIM_CHANNEL,)).fetchall()
+            rows = cur.execute(*all_claims_query(_SQLITE_ALL, thread_id)).fetchall()
             return [(claim_key(*r[:4]), decode_claim(r[4])) for r in rows]
         return self._run(fn)
 
     def delete(self, key: Key, owner: str | None = None) -> int:
         def fn(cur: sqlite3.Cursor) -> int:
             if owner is None:
-                cur.execute(f"DELETE FROM writes WHERE {_WHERE} AND channel=?", (*_row_key(key), CLAIM_CHANNEL))
+                cur.execute(_SQLITE_DELETE, (*_row_key(key), CLAIM_CHANNEL))
             else:
-                cur.execute(f"DELETE FROM writes WHERE {_WHERE} AND channel=? AND {_SQLITE_OWNER}=?",
-                            (*_row_key(key), CLAIM_CHANNEL, owner))
+                cur.execute(_SQLITE_DELETE_OWNED, (*_row_key(key), CLAIM_CHANNEL, owner))
             return cur.rowcount
         return self._run(fn)
-
-
-# The owner token inside a claim row's JSON value (stored as a BLOB in SQLite, bytea in PostgreSQL).
-_SQLITE_OWNER = "json_extract(CAST(value AS TEXT), '$.owner')"
-_PG_OWNER = "(convert_from(blob, 'UTF8')::json ->> 'owner')"
-_PG_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)"
 
 
 class PostgresClaims(ClaimStore):
@@ -368,6 +388,14 @@ class PostgresClaims(ClaimStore):
               "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET "
               "channel=EXCLUDED.channel, type=EXCLUDED.type, blob=EXCLUDED.blob) "
               "SELECT count(*) FROM claim")
+    # The other statements (remit_ref.aio's store appends RETURNING 1 where it needs a row count).
+    _CLAIM = (_ASYNC + f"INSERT INTO checkpoint_writes {_PG_COLUMNS} SELECT ?,?,?,?,'',0,?,'json',? "
+              "FROM _remit ON CONFLICT DO NOTHING")
+    _READ = f"SELECT blob FROM checkpoint_writes WHERE {_WHERE}"
+    _TAKE_OVER = _ASYNC + f"UPDATE checkpoint_writes SET blob=? FROM _remit WHERE {_WHERE} AND {_PG_OWNER}=?"
+    _ALL = "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, blob FROM checkpoint_writes WHERE channel=?"
+    _DELETE = f"DELETE FROM checkpoint_writes WHERE {_WHERE} AND channel=?"
+    _DELETE_OWNED = f"{_DELETE} AND {_PG_OWNER}=?"
 
     def __init__(self, saver: Any, serde: Any = None) -> None:
         self.saver = saver
@@ -393,39 +421,33 @@ class PostgresClaims(ClaimStore):
 
     def try_insert(self, key: Key, owner: Owner, carry: ResumeWrite | None = None) -> bool:
         if carry is None:
-            n = self._run(self._ASYNC + f"INSERT INTO checkpoint_writes {_PG_COLUMNS} SELECT ?,?,?,?,'',0,?,'json',? "
-                          "FROM _remit ON CONFLICT DO NOTHING", (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner)))
-            return n == 1
-        rows = self._run(self._CARRY, (*_row_key(key), CLAIM_CHANNEL, encode_claim(owner),
-                                       key[0], key[1], key[2], NULL_TASK_ID, WRITES_IDX_MAP[RESUME_CHANNEL],
-                                       RESUME_CHANNEL, *self.serde.dumps_typed(carry.value)), fetch=True)
+            return self._run(self._CLAIM, claim_params(key, owner)) == 1
+        rows = self._run(self._CARRY, claim_params(key, owner) + answer_params(key, self.serde, carry), fetch=True)
         return _first(rows[0]) == 1
 
     def read(self, key: Key) -> ClaimRow | None:
-        rows = self._run(f"SELECT blob FROM checkpoint_writes WHERE {_WHERE}", _row_key(key), fetch=True)
+        rows = self._run(self._READ, _row_key(key), fetch=True)
         return decode_claim(bytes(_first(rows[0]))) if rows else None
 
     def take_over(self, key: Key, old_owner: str, owner: Owner) -> bool:
-        n = self._run(self._ASYNC + f"UPDATE checkpoint_writes SET blob=? FROM _remit WHERE {_WHERE} AND "
-                      f"{_PG_OWNER}=?", (encode_claim(owner), *_row_key(key), old_owner))
-        return n == 1
+        return self._run(self._TAKE_OVER, (encode_claim(owner), *_row_key(key), old_owner)) == 1
 
     def all_rows(self, thread_id: str | None) -> list[tuple[Key, ClaimRow]]:
-        sql = ("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, blob FROM checkpoint_writes WHERE channel=?"
-               + (" AND thread_id=?" if thread_id else "") + " ORDER BY 1,2,3,4")
-        rows = self._run(sql, (CLAIM_CHANNEL, thread_id) if thread_id else (CLAIM_CHANNEL,), fetch=True)
-        out = []
-        for r in rows:
-            vals = list(r.values()) if isinstance(r, dict) else list(r)
-            out.append((claim_key(*vals[:4]), decode_claim(bytes(vals[4]))))
-        return out
+        return pg_claim_rows(self._run(*all_claims_query(self._ALL, thread_id), fetch=True))
 
     def delete(self, key: Key, owner: str | None = None) -> int:
         if owner is None:
-            return self._run(f"DELETE FROM checkpoint_writes WHERE {_WHERE} AND channel=?",
-                             (*_row_key(key), CLAIM_CHANNEL))
-        return self._run(f"DELETE FROM checkpoint_writes WHERE {_WHERE} AND channel=? AND {_PG_OWNER}=?",
-                         (*_row_key(key), CLAIM_CHANNEL, owner))
+            return self._run(self._DELETE, (*_row_key(key), CLAIM_CHANNEL))
+        return self._run(self._DELETE_OWNED, (*_row_key(key), CLAIM_CHANNEL, owner))
+
+
+def pg_claim_rows(rows: list[Any]) -> list[tuple[Key, ClaimRow]]:
+    """``PostgresClaims._ALL``'s rows (tuples or psycopg dict rows) as claim keys and rows."""
+    out = []
+    for r in rows:
+        vals = list(r.values()) if isinstance(r, dict) else list(r)
+        out.append((claim_key(*vals[:4]), decode_claim(bytes(vals[4]))))
+    return out
 
 
 def underlying(saver: Any, depth: int = 6) -> Any:
@@ -442,14 +464,16 @@ def underlying(saver: Any, depth: int = 6) -> Any:
 
 
 def sqlite_claims(path: str) -> SqliteClaims:
-    """Claims in the checkpoint file at ``path`` through a connection of their own (beside an AsyncSqliteSaver,
-    whose setup creates the ``writes`` table they live in). They do not carry the resume write."""
+    """Claims in the checkpoint file at ``path`` through a connection of their own (whose ``writes`` table
+    a saver's setup created). They do not carry the resume write. Not needed beside an AsyncSqliteSaver
+    any more: its gate claims through its own connection (``remit_ref.aio``)."""
     return SqliteClaims(sqlite3.connect(path, check_same_thread=False, timeout=60), threading.Lock())
 
 
 def postgres_claims(dsn: str) -> "PostgresClaims":
-    """Claims in the checkpoint database at ``dsn`` through a sync connection of their own (beside an
-    AsyncPostgresSaver, whose setup creates ``checkpoint_writes``). They do not carry the resume write."""
+    """Claims in the checkpoint database at ``dsn`` through a sync connection of their own (whose
+    ``checkpoint_writes`` a saver's setup created). They do not carry the resume write. Not needed beside an
+    AsyncPostgresSaver any more: its gate claims through its own connection (``remit_ref.aio``)."""
     import psycopg
 
     conn = psycopg.connect(dsn, autocommit=True)

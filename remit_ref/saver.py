@@ -13,7 +13,9 @@ included; any other attribute through ``__getattr__``). What it changes:
 * **consume gate** (opt-in, read path): a resume reading a checkpoint with interrupts
   claims them atomically in the same store; the loser raises ``ConsumeConflict``
   before any node runs. The winner's claim carries LangGraph's resume write (one
-  transaction), and the loop's identical ``put_writes`` is then not repeated.
+  transaction), and the loop's identical ``put_writes`` is then not repeated. On the async
+  savers (AsyncSqliteSaver, AsyncPostgresSaver) the claim is awaited in ``aget_tuple``,
+  through the saver's own async connection (``remit_ref.aio``).
 * **write ownership** (opt-in, write path): a run takes ownership of its thread when it
   starts; once a later run (another process) has taken it, this run's ``put`` /
   ``put_writes`` raise ``WriteSuperseded`` and nothing is written (``remit_ref.ownership``).
@@ -23,9 +25,10 @@ Decisions come from ``remit_ref.core``; this module only does I/O around them.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, AsyncIterator, Callable, Generator, Iterator, NamedTuple, Sequence
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
@@ -40,12 +43,13 @@ from remit_ref._langgraph import (
     schema_checker,
     unanswered_interrupt_ids,
 )
+from remit_ref.aio import AIOSQLITE_CLOSED as _AIOSQLITE_CLOSED
+from remit_ref.aio import AsyncClaimStore, BlockingClaims, claim_store_for
 from remit_ref.claims import (
     NULL_TASK_ID,
     ClaimStore,
     Owner,
     ResumeWrite,
-    claims_for,
     owner_alive,
     underlying,
     without_claims,
@@ -54,9 +58,17 @@ from remit_ref.errors import ConsumeConflict, InvalidCheckpoint, StoreClosed
 from remit_ref.ownership import WriteOwnership, ownership_store_for
 
 Validator = Callable[[str, Any], "str | None"]
-# What aiosqlite (under AsyncSqliteSaver) raises once its connection is closed.
-_AIOSQLITE_CLOSED = frozenset({"Connection closed", "no active connection"})
 _NOTHING = object()
+
+
+class StoreCall(NamedTuple):
+    """One call the gate's protocol makes on its claim store (``RemitSaver._claim_steps``)."""
+
+    method: str  # try_insert, read or take_over
+    args: tuple[Any, ...]
+
+
+ClaimWanted = tuple[str, str, str, "ResumeWrite | None"]  # thread id, checkpoint id, interrupt id, carried write
 _MAX_CARRIED = 256  # resume writes carried but not yet seen from the loop; past this, forget them (harmless)
 
 
@@ -72,7 +84,7 @@ class RemitSaver(BaseCheckpointSaver):
         consume_gate: bool = False,
         addressed_is_fork: bool = True,
         claim_ttl: float | None = None,
-        claims: ClaimStore | None = None,
+        claims: ClaimStore | AsyncClaimStore | None = None,
         write_ownership: bool = False,
     ) -> None:
         if not isinstance(base, BaseCheckpointSaver):
@@ -89,7 +101,7 @@ class RemitSaver(BaseCheckpointSaver):
                 raise TypeError(f"claim_ttl must be a number of seconds or None, not {claim_ttl!r}")
             if not claim_ttl > 0:
                 raise ValueError(f"claim_ttl must be a positive number of seconds or None, not {claim_ttl!r}")
-        if claims is not None and not isinstance(claims, ClaimStore):
+        if claims is not None and not isinstance(claims, (ClaimStore, AsyncClaimStore)):
             raise TypeError(f"claims must be a remit_ref.claims.ClaimStore (e.g. remit_ref.claims.sqlite_claims(path)), "
                             f"not {type(claims).__name__}")
         super().__init__(serde=base.serde)
@@ -112,7 +124,11 @@ class RemitSaver(BaseCheckpointSaver):
             self._explicit = validator
         else:
             raise TypeError(f"validator must be None, False, a state schema class or a callable, not {validator!r}")
-        self._claims: ClaimStore | None = claims if claims is not None else (claims_for(base) if consume_gate else None)
+        store = claims if claims is not None else (claim_store_for(base) if consume_gate else None)
+        # An async store (the async savers' own connection) is awaited by aget_tuple; the sync
+        # entry points reach it through BlockingClaims, on the saver's event loop.
+        self._aclaims: AsyncClaimStore | None = store if isinstance(store, AsyncClaimStore) else None
+        self._claims: ClaimStore | None = BlockingClaims(store) if isinstance(store, AsyncClaimStore) else store
         self._thread_checker: dict[str, SchemaChecker | None] = {}
         # (thread, ns, checkpoint) -> resume value whose write a won claim already committed
         self._carried: dict[tuple[str, str, str], Any] = {}
@@ -132,12 +148,21 @@ class RemitSaver(BaseCheckpointSaver):
 
     # ---- the read path -----------------------------------------------------------
     def _after_read(self, config: dict[str, Any], tup: CheckpointTuple | None, ctx: ReadContext) -> CheckpointTuple | None:
+        tup, wanted = self._read_view(config, tup, ctx)
+        for thread_id, checkpoint_id, iid, carry in wanted:
+            self._claim(thread_id, checkpoint_id, iid, carry)
+        return tup
+
+    def _read_view(self, config: dict[str, Any], tup: CheckpointTuple | None,
+                   ctx: ReadContext) -> tuple[CheckpointTuple | None, list[ClaimWanted]]:
+        """What the loop may see of ``tup``, and the claims that must be won before it sees it."""
         tup = without_claims(tup)
+        wanted: list[ClaimWanted] = []
         conf = config.get("configurable", {}) or {}
         if ctx.graph is not None and self._use_graph_schema and conf.get("thread_id") is not None:
             self._remember_schema(str(conf["thread_id"]), ctx.graph)
         if tup is None or not ctx.execution or not ctx.resume or conf.get("checkpoint_ns", ""):
-            return tup
+            return tup, wanted
         pending = list(tup.pending_writes or [])
         intent = core.resume_intent(
             addressed=bool(conf.get("checkpoint_id")) and self.addressed_is_fork,
@@ -150,25 +175,52 @@ class RemitSaver(BaseCheckpointSaver):
             targets = core.claim_targets(interrupt_ids(pending), ctx.resume_map_ids, unanswered_interrupt_ids(pending))
             # A bare resume of one interrupt: LangGraph's next write is (__resume__, value) here; the claim carries it.
             carry = ctx.resume_write if self._claims.carries_writes and len(targets) == 1 else None
-            for iid in targets:
-                self._claim(str(conf.get("thread_id")), tup.config["configurable"].get("checkpoint_id", ""), iid, carry)
+            checkpoint_id = tup.config["configurable"].get("checkpoint_id", "")
+            wanted = [(str(conf.get("thread_id")), checkpoint_id, iid, carry) for iid in targets]
         if answered_before:  # a FORK's view drops the recorded answers; a RETRY's is the same writes
             tup = tup._replace(pending_writes=core.fork_view(pending, intent))
-        return tup
+        return tup, wanted
 
     def _claim(self, thread_id: str, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
-        """Claim one interrupt, or raise ConsumeConflict; every outcome is ``core.gate_decision``'s.
+        """Claim one interrupt through the sync store, or raise ConsumeConflict (``_claim_steps``)."""
+        assert self._claims is not None
+        steps = self._claim_steps(thread_id, checkpoint_id, iid, carry)
+        result = None
+        while True:
+            try:
+                call = steps.send(result)
+            except StopIteration:
+                return
+            result = getattr(self._claims, call.method)(*call.args)
+
+    async def _aclaim(self, thread_id: str, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
+        """``_claim``, awaited on the async store (an async saver's own connection); else the sync store's."""
+        if self._aclaims is None:
+            return self._claim(thread_id, checkpoint_id, iid, carry)
+        steps = self._claim_steps(thread_id, checkpoint_id, iid, carry)
+        result = None
+        while True:
+            try:
+                call = steps.send(result)
+            except StopIteration:
+                return
+            result = await getattr(self._aclaims, call.method)(*call.args)
+
+    def _claim_steps(self, thread_id: str, checkpoint_id: str, iid: str,
+                     carry: ResumeWrite | None) -> Generator[StoreCall, Any, None]:
+        """The gate's protocol for one interrupt, free of I/O: it yields each store call and is sent its result
+        (``_claim`` drives it on a sync store, ``_aclaim`` on an async one). Returns when this resume
+        consumes the interrupt, raises ConsumeConflict otherwise; every outcome is ``core.gate_decision``'s.
 
         With ``carry``, a won first insert also committed the resume write: it is noted so
         that ``put_writes`` drops the loop's identical write instead of committing it again.
         """
-        assert self._claims is not None
         key = (thread_id, "", checkpoint_id, iid)
         me = Owner.new()
         if carry is None:
-            inserted = self._claims.try_insert(key, me)
+            inserted = yield StoreCall("try_insert", (key, me))
         else:
-            inserted = self._claims.try_insert(key, me, carry)
+            inserted = yield StoreCall("try_insert", (key, me, carry))
             if inserted:
                 with self._lock:
                     if len(self._carried) >= _MAX_CARRIED:
@@ -177,9 +229,9 @@ class RemitSaver(BaseCheckpointSaver):
         row = None
         for _ in range(3):
             if not inserted:
-                row = self._claims.read(key)
+                row = yield StoreCall("read", (key,))
                 if row is None:  # released between our insert and read: try again
-                    inserted = self._claims.try_insert(key, me)
+                    inserted = yield StoreCall("try_insert", (key, me))
                     continue
             alive = None if row is None else owner_alive(row.host, row.pid, row.pstart)
             expired = (row is not None and self.claim_ttl is not None
@@ -190,7 +242,7 @@ class RemitSaver(BaseCheckpointSaver):
             if decision is core.GateDecision.CONFLICT:
                 break
             assert row is not None
-            inserted = self._claims.take_over(key, row.owner, me)  # TAKEOVER: conditional on the old owner
+            inserted = yield StoreCall("take_over", (key, row.owner, me))  # TAKEOVER: conditional on the old owner
         else:
             if core.gate_decision(inserted, None, False) is core.GateDecision.CONSUME:
                 return  # the last attempt's insert or takeover won
@@ -228,7 +280,9 @@ class RemitSaver(BaseCheckpointSaver):
         except Exception as exc:
             self._raise_closed(exc)
             raise
-        tup = self._after_read(config, tup, ctx)
+        tup, wanted = self._read_view(config, tup, ctx)
+        for thread_id, checkpoint_id, iid, carry in wanted:
+            await self._aclaim(thread_id, checkpoint_id, iid, carry)
         if self._ownership is not None:
             self._take_ownership(config, ctx)
         return tup
@@ -414,6 +468,17 @@ class RemitSaver(BaseCheckpointSaver):
             return 0
         return sum(self._claims.delete(key) for key, _row in self._claims.all_rows(thread_id))
 
+    # The same, from a coroutine (an async saver's event loop cannot wait for itself): the sync
+    # method runs in a worker thread, and an async store's calls come back to the loop.
+    async def aclaims(self, thread_id: str | None = None) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self.claims, thread_id)
+
+    async def arelease_stale_claims(self, thread_id: str | None = None) -> int:
+        return await asyncio.to_thread(self.release_stale_claims, thread_id)
+
+    async def arelease_claims(self, thread_id: str) -> int:
+        return await asyncio.to_thread(self.release_claims, thread_id)
+
 
 def wrap(
     base_saver: BaseCheckpointSaver,
@@ -423,7 +488,7 @@ def wrap(
     consume_gate: bool = False,
     addressed_is_fork: bool = True,
     claim_ttl: float | None = None,
-    claims: ClaimStore | None = None,
+    claims: ClaimStore | AsyncClaimStore | None = None,
     write_ownership: bool = False,
 ) -> RemitSaver:
     """Wrap a LangGraph checkpointer so that resume means resume. See book/remit-api.md.
@@ -435,7 +500,9 @@ def wrap(
     ``addressed_is_fork``  False for deployments that send checkpoint ids on every resume: then only
                            ``remit_intent="fork"`` marks a fork.
     ``claim_ttl``          seconds after which any host may take a claim over (lease); None: never.
-    ``claims``             a custom ``remit_ref.claims.ClaimStore`` (other stores, async savers).
+    ``claims``             a custom ``remit_ref.claims.ClaimStore`` or ``remit_ref.aio.AsyncClaimStore``
+                           (other stores). Not needed for the async savers: their gate claims through
+                           the saver's own async connection.
     ``write_ownership``    a run owns its thread from its first read; once another run took it over,
                            this run's writes raise WriteSuperseded and write nothing (opt-in; sync
                            savers and InMemorySaver; see remit_ref.ownership).
