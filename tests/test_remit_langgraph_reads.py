@@ -83,3 +83,30 @@ def test_a_retry_addressed_to_the_head_claims_once_and_runs(tmp_path: Path) -> N
     assert len(saver.claims()) == 2
     with pytest.raises(ConsumeConflict):  # the same interrupt again: consumed
         app.invoke(Command(resume=8), addressed)
+
+
+def test_an_async_fork_of_an_earlier_pause_does_not_claim_the_heads_interrupt(tmp_path: Path) -> None:
+    """The same on the async path (``__aenter__`` -> ``acheckpoint_superseded`` -> ``aget_tuple``)."""
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.types import Command
+
+    from remit_ref import wrap
+    from remit_ref.claims import sqlite_claims
+
+    db = str(tmp_path / "a.sqlite")
+
+    async def scenario() -> tuple[int, int]:
+        async with AsyncSqliteSaver.from_conn_string(db) as base:
+            await base.setup()
+            saver = wrap(base, consume_gate=True, claims=sqlite_claims(db))
+            app = _two_pauses(saver)
+            thread = {"configurable": {"thread_id": "t"}}
+            await app.ainvoke({"a": 0, "b": 0}, thread)
+            first_pause = (await app.aget_state(thread)).config["configurable"]["checkpoint_id"]
+            await app.ainvoke(Command(resume=1), thread)
+            out = await app.ainvoke(Command(resume=5), {"configurable": {"thread_id": "t", "checkpoint_id": first_pause}})
+            return out["a"], len(saver.claims())
+
+    assert asyncio.run(scenario()) == (5, 1)

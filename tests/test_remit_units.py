@@ -1929,7 +1929,8 @@ def test_a_read_of_another_address_inside_the_loops_start_is_plain() -> None:
     own = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1", "__pregel_runtime": runtime,
                             "remit_resume": True}}
     latest = {"configurable": {**own["configurable"], "checkpoint_id": None}}
-    copied = {"configurable": dict(own["configurable"])}  # a forwarding saver's copy of the loop's config
+    # a forwarding saver's copy of the loop's config (an equal id, not the same object: compared by value)
+    copied = {"configurable": {**own["configurable"], "checkpoint_id": "".join(["c", "1"])}}
 
     class Loop(PregelLoop):
         def __init__(self, read: dict[str, Any], checkpoint_config: Any = None) -> None:  # only what is read
