@@ -6,8 +6,9 @@ below (checked with ``pip index versions langgraph`` / ``langgraph-checkpoint`` 
 ``langgraph-checkpoint-sqlite`` / ``langgraph-checkpoint-postgres``); REMIT's own tests
 run against it in a cached side environment (``probes.core.envs.SideEnv``) that has
 exactly those releases plus the test tools at the lock's versions, so only LangGraph
-moves. ``tests/test_remit_newer_langgraph.py`` is that run; the README of the REMIT
-distribution and the book's REMIT API page print :func:`tested_on` instead of a copy.
+moves. ``tests/test_remit_newer_langgraph.py`` is that run. The book's REMIT API page
+includes :func:`tested_on` (``probes.pages.remit_releases_fragment``); the REMIT
+distribution's README and CHANGELOG point there instead of keeping a copy.
 """
 
 from __future__ import annotations
