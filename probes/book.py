@@ -9,7 +9,9 @@ which the HTML build serves at its root (``receipts/<campaign>/<probe>.json``,
 ``figures/<name>.png``). All three are generated and git-ignored.
 
 Generated here, from receipts only: the conformance matrix page, the headline page
-and the table of contents (chapters appear once their notebook has been executed).
+and the table of contents (chapters appear once their notebook has been executed); and,
+from the pins, the REMIT API page's sentence naming the LangGraph releases REMIT is
+tested on (``generated/remit-releases.md``, included by ``remit-api.md``).
 """
 
 from __future__ import annotations
@@ -137,6 +139,7 @@ def generate_pages() -> None:
     atomic_write_bytes(GENERATED / "report.md", pages.report_page(RESULTS_DIR).encode())
     atomic_write_bytes(GENERATED / "timing.md", pages.timing_page(RESULTS_DIR / "figures").encode())
     atomic_write_bytes(GENERATED / "cite.md", pages.cite_page(RESULTS_DIR / "figures").encode())
+    atomic_write_bytes(GENERATED / "remit-releases.md", pages.remit_releases_fragment().encode())
 
 
 def build_book(quiet: bool = True) -> tuple[Path, dict[str, str]]:

@@ -665,6 +665,15 @@ def figure_index(figures_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def remit_releases_fragment() -> str:
+    """The REMIT API page's statement of the LangGraph releases REMIT is tested on (from the pins:
+    ``probes.remit.releases``, where the newer release is named once)."""
+    from probes.remit.releases import tested_on
+
+    return (f"{tested_on()} The newer release runs REMIT's own tests in a side environment "
+            f"(`tests/test_remit_newer_langgraph.py`).\n")
+
+
 def cite_page(figures_dir: Path | None = None, commit: str = "") -> str:
     from probes.core.manifest import project_commit
 

@@ -1,4 +1,5 @@
-"""How REMIT tells a resume read from a plain read, inside the saver (LangGraph 1.2.9).
+"""How REMIT tells a resume read from a plain read, inside the saver (LangGraph 1.2: the releases
+it is tested on are named on the book's REMIT API page).
 
 A saver only receives ``config``. What LangGraph passes tells two of three facts:
 
@@ -97,6 +98,9 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
         depth += 1
     if loop is not None:
         ctx.found_loop = True
+        if not _reads_loop_checkpoint(conf, loop):
+            ctx.resume = False  # another read made while the loop starts: plain (see _reads_loop_checkpoint)
+            return ctx
         inp = loop.input
         if isinstance(inp, command) and inp.resume is not None:
             ctx.resume = True
@@ -111,6 +115,28 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
                 # _first will put_writes(NULL_TASK_ID, [(__resume__, resume)]) at this checkpoint, durably
                 ctx.resume_write = ResumeWrite(resume)
     return ctx
+
+
+_ADDRESS = ("thread_id", "checkpoint_ns", "checkpoint_id")
+
+
+def _reads_loop_checkpoint(conf: dict[str, Any], loop: Any) -> bool:
+    """Whether this read is of the checkpoint the loop will run from (``loop.checkpoint_config``).
+
+    The loop reads its checkpoint with exactly that config. LangGraph 1.2.24 makes a second
+    read inside ``__enter__`` when the run addresses a checkpoint: the thread's latest one
+    (``checkpoint_superseded``, the same config with ``checkpoint_id=None``), only to compare
+    ids. That read is not the resume's: claiming there would consume the head's interrupt
+    for a fork of an earlier checkpoint (and carry the fork's answer onto it), or, for a
+    retry addressed to the head, conflict with the resume's own claim. So a read whose
+    address (thread, namespace, checkpoint id) differs from the loop's counts as plain.
+    A loop without a ``checkpoint_config`` is not second-guessed.
+    """
+    own = getattr(loop, "checkpoint_config", None)
+    if not isinstance(own, dict):
+        return True
+    own_conf = own.get("configurable", {}) or {}
+    return all(conf.get(key) == own_conf.get(key) for key in _ADDRESS)
 
 
 def interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) -> list[str]:

@@ -160,7 +160,8 @@ def test_nothing_is_carried_where_langgraph_writes_something_else(tmp_path: Path
             base.conn.set_trace_callback(None)
     if case == "update":
         resume(Command(resume=2, update={"value": 10}))
-        assert spy.calls == [["__resume__", "value"]]
+        # one put_writes of both, by the loop (LangGraph 1.2.24 lists the update first, 1.2.9 the answer)
+        assert [sorted(call) for call in spy.calls] == [["__resume__", "value"]]
     elif case == "exit":
         interrupted = base.get_tuple(cfg)
         resume(Command(resume=2), durability="".join(["ex", "it"]))  # LangGraph compares it by value

@@ -1915,6 +1915,43 @@ def test_the_walk_takes_the_nearest_loop_and_only_a_graph_above_it() -> None:
     assert no_loop.execution and not no_loop.found_loop and no_loop.graph is None
 
 
+def test_a_read_of_another_address_inside_the_loops_start_is_plain() -> None:
+    """Only the loop's read of its own checkpoint (``loop.checkpoint_config``, or a forwarding saver's copy of
+    it) is the resume's; LangGraph 1.2.24's second read in ``__enter__`` (the thread's latest checkpoint, to tell
+    whether the addressed one was superseded) is plain, even with ``remit_resume`` (see
+    tests/test_remit_langgraph_reads.py)."""
+    from langgraph.pregel._loop import PregelLoop
+    from langgraph.types import Command
+
+    from remit_ref._langgraph import inspect_read
+
+    runtime = object()
+    own = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1", "__pregel_runtime": runtime,
+                            "remit_resume": True}}
+    latest = {"configurable": {**own["configurable"], "checkpoint_id": None}}
+    # a forwarding saver's copy of the loop's config (an equal id, not the same object: compared by value)
+    copied = {"configurable": {**own["configurable"], "checkpoint_id": "".join(["c", "1"])}}
+
+    class Loop(PregelLoop):
+        def __init__(self, read: dict[str, Any], checkpoint_config: Any = None) -> None:  # only what is read
+            self.input = Command(resume=1)
+            self.read = read
+            if checkpoint_config is not None:
+                self.checkpoint_config = checkpoint_config
+
+        def __enter__(self) -> Any:
+            return inspect_read(self.read, start_depth=1)
+
+    mine = Loop(own, own).__enter__()
+    assert mine.found_loop and mine.resume and mine.resume_write is not None
+    assert Loop(copied, own).__enter__().resume
+    other = Loop(latest, own).__enter__()
+    assert other.execution and other.found_loop and not other.resume and other.resume_write is None
+    for key, value in (("thread_id", "u"), ("checkpoint_ns", "sub"), ("checkpoint_id", "c0")):
+        assert not Loop({"configurable": {**own["configurable"], key: value}}, own).__enter__().resume, key
+    assert Loop(latest).__enter__().resume  # a loop without checkpoint_config is not second-guessed
+
+
 class _EqualsAnything(type):
     """A metaclass whose classes compare equal to every class: `type(v) == int` holds, `type(v) is int` not."""
 
