@@ -234,7 +234,8 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
     """The conformance matrix, then every measured path grouped by framework, property
     and label: a path measured on several backends or repetitions is one entry with its
     count and a link to each receipt (title: what was observed)."""
-    from probes.matrix import COLUMNS, citation, grid, summarise
+    from probes.core.checker import Label, Property
+    from probes.matrix import COLUMNS, citation, grid, not_live, summarise
 
     out = [PAGE_HEAD, "# Conformance matrix", "",
            "Generated from the receipts of the run each chapter shows (the `verdicts.json` view of each campaign). "
@@ -262,6 +263,7 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
             "after it link to each receipt, and hovering shows what was observed.", ""]
     body = []
     cited: dict[str, int] = {}
+    unlive = not_live(cells)  # an EO ✓ path whose run did not complete shows its LV label beside it
     for framework, props in rows.items():
         first = True
         for p in COLUMNS:
@@ -283,8 +285,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../") -> str:
                                      f'{_e(_short(c.summary, 300))}">{i}</a>' for i, c in enumerate(cs, 1))
                     backends = sorted({c.backend for c in cs})
                     count = f" ×{len(cs)}" if len(cs) > 1 else ""
+                    beside = (f' <span class="rc-beside">LV {_e(unlive[(framework, path)].value)}</span>'
+                              if p is Property.EO and label == Label.PASS.value and (framework, path) in unlive else "")
                     chips.append(f'<span class="rc-chip" title="{_e(", ".join(backends))}"><code>{_e(path)}</code>'
-                                 f'{count} <span class="rc-links">{links}</span></span>')
+                                 f'{count}{beside} <span class="rc-links">{links}</span></span>')
                 if len(paths) > 1:  # a list folds behind its count; the citation stays in view
                     chips = [f'<details class="rc-fold"><summary>{_e(label)}: {len(paths)} paths</summary>'
                              f'{" ".join(chips)}</details>']

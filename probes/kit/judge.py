@@ -104,9 +104,15 @@ class Judge:
         changed = check.evidence["changed"]
         summary = (f"{outcome} ({check.evidence['error']})" if check.evidence["refused"] else
                    f"{outcome}" + (f": {'; '.join(changed)}" if changed else "")) + f" [{model}]"
-        subject = self.subject if invalid else forgery_subject(self.subject)
-        verdict = check.verdict(subject, path, summary, cite(self.citations, Property.CV, path) if invalid else
-                                cite(self.citations, Property.CV, f"forgery:{path}"), state_model=model)
+        if invalid:
+            verdict = check.verdict(self.subject, path, summary, cite(self.citations, Property.CV, path),
+                                    state_model=model)
+        else:  # only the adapter's own "CV forgery:..." statement: no other table speaks of forgeries
+            row = forgery_subject(self.subject)
+            doc = None if check.holds else cite(self.citations, Property.CV, f"forgery:{path}")
+            evidence = {**check.evidence, "witness": [e.to_json() for e in check.witness], "state_model": model}
+            verdict = Verdict(row.framework, row.backend, Property.CV, path, checker.label_for(check.holds, doc),
+                              evidence, summary, doc, h)
         out = [verdict]
         if not check.evidence["refused"]:
             out.append(self.live(path, h, "after the edit", result))
