@@ -76,7 +76,13 @@ def _label(old: Verdict, holds: bool, doc: DocRef | None, prop: Property | None 
 def _verdict(old: Verdict, check: Check | None, holds: bool, summary: str, doc: DocRef | None,
              prop: Property | None = None, framework: str | None = None, **extra: Any) -> Verdict:
     label, cited = _label(old, holds, doc, prop)
-    evidence = {**(dict(check.evidence) if check is not None else {}), **extra}
+    # the old evidence (what the campaign added: per-rep counts, outcomes), updated by the new check's
+    evidence = {**dict(old.evidence), **(dict(check.evidence) if check is not None else {}), **extra}
+    for key, value in old.evidence.items():  # a campaign's own per-rep value (a list) stays as it wrote it
+        if isinstance(value, list) and not isinstance(evidence[key], list):
+            evidence[key] = value
+    if check is not None and "witness" in old.evidence:
+        evidence["witness"] = [e.to_json() for e in check.witness]
     return Verdict(framework or old.framework, old.backend, prop or old.property, old.path, label, evidence, summary,
                    cited)
 
