@@ -29,6 +29,12 @@ Definitions (CONTRACT.md section 2 and the TLA+ model's invariants), each writte
 * LV holds only for a completion whose outcome is the workflow's own result
   (``Expectation.result``): a run that "completed" with an error string as its outcome did
   not complete its work.
+* A tamper edit of durable state has one of four outcomes (``TamperOutcome``: refused
+  loudly; accepted, behaviour unchanged; accepted, behaviour changed; accepted although
+  invalid). Only an edit invalid under the framework's declared state model is a CV
+  question (``tamper_outcome``); a type-valid forgery is reported apart, never as a ✓.
+* The observation helpers at the bottom (``effects_once``, ``gate_once``, ``completes``)
+  apply the same rules to counts, for campaigns that record no history.
 * TLC results: ``tlc_checks`` maps every violated invariant or temporal property and a
   deadlock to a failing check; an error or an invariant it cannot map raises
   ``HarnessError`` (reported, never a verdict, never dropped).
