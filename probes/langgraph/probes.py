@@ -454,7 +454,7 @@ def _stable(fact: dict[str, Any]) -> dict[str, Any]:
 def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """Crash in s1 -> s2 at one point, recover in a fresh interpreter, ``reps`` times.
 
-    Each repetition is one recorded history; EO (exactly-once *and* completion), PC and
+    Each repetition is one recorded history; EO (at most once; exactly once when the run completed), PC and
     LV are judged on every repetition by the history checkers and must hold on all.
     """
     backend, point, mode = spec.args["backend"], spec.args["point"], spec.args["mode"]
