@@ -171,7 +171,9 @@ def test_crashing_and_hanging_racers_are_harness_errors_and_the_campaign_continu
     assert [bool(r.get("harness_error")) for r in reps] == [False, True, True, False]
     # The broken reps are not counted; the verdict rests on the clean ones only.
     assert broken.observations["summary"]["reps_measured"] == 2
-    assert [v.evidence["duplicates_observed"] for v in broken.verdicts] == [True]
+    assert [(v.property.value, v.evidence["duplicates_observed"]) for v in broken.verdicts if v.property.value != "LV"] \
+        == [("CO", True), ("EO", True)]
+    assert [v.evidence["reps"] for v in broken.verdicts] == [2, 2, 2]  # CO, EO, LV: the clean reps only
     # The next cell ran with fresh workers and no errors.
     assert by_id["grid.sqlite.stock.k2.j1.g0"].harness_errors == []
     assert by_id["grid.sqlite.stock.k2.j1.g0"].observations["summary"]["reps_measured"] == 4
