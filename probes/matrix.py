@@ -131,6 +131,39 @@ def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:
     return {k: dict(v) for k, v in sorted(rows.items())}
 
 
+def not_live(cells: list[Cell]) -> dict[tuple[str, str], Label]:
+    """(framework, path) -> the worst LV label of each path whose LV is violated.
+
+    EO is at most once, so a run that never completed can be EO ✓ on the very path whose
+    LV fails; the matrix shows the two side by side (``render_text``, the book's per-path
+    list) so that neither hides the other.
+    """
+    worst_lv: dict[tuple[str, str], list[Label]] = defaultdict(list)
+    for c in cells:
+        if c.property is Property.LV:
+            worst_lv[(c.framework, c.path)].append(c.label)
+    out = {}
+    for key, labels in worst_lv.items():
+        top = checker.collapse(labels)
+        if top is not None and top.violates:
+            out[key] = top
+    return out
+
+
+def eo_beside_lv(cells: list[Cell]) -> dict[str, list[str]]:
+    """framework -> the paths that are EO ✓ (every measurement) and fail LV: safe, but not live."""
+    failing = not_live(cells)
+    eo: dict[tuple[str, str], list[Label]] = defaultdict(list)
+    for c in cells:
+        if c.property is Property.EO:
+            eo[(c.framework, c.path)].append(c.label)
+    out: dict[str, list[str]] = defaultdict(list)
+    for (framework, path), labels in sorted(eo.items()):
+        if checker.collapse(labels) is Label.PASS and (framework, path) in failing:
+            out[framework].append(path)
+    return dict(out)
+
+
 def _missing(cells: list[Cell]) -> list[str]:
     return list(getattr(cells, "missing", []))
 
@@ -159,6 +192,9 @@ def render_text(cells: list[Cell]) -> str:
                  "the book's matrix page or the receipts.")
     if races:
         lines += ["* rests on races; trials and the Wilson 95 % upper bound of the per-trial violation rate:"] + races
+    for framework, paths in eo_beside_lv(cells).items():
+        lines.append(f"{framework}: EO ✓ beside an LV failure (nothing fired twice; the run did not complete) on "
+                     f"{len(paths)} path(s): {', '.join(paths)}")
     return "\n".join(lines + missing)
 
 

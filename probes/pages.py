@@ -312,7 +312,8 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
     """The conformance matrix (a figure, then the count table), then every measured path grouped
     by framework, property and label: a path measured on several backends or repetitions is one
     entry with its count and a link to each receipt (title: what was observed)."""
-    from probes.matrix import COLUMNS, citation, grid, summarise
+    from probes.core.checker import Label, Property
+    from probes.matrix import COLUMNS, citation, grid, not_live, summarise
     from probes.matrix_figure import anchor as cell_anchor
 
     out = [PAGE_HEAD, "# Conformance matrix", "",
@@ -346,6 +347,7 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
             "after it link to each receipt, and hovering shows what was observed.", ""]
     body = []
     cited: dict[str, int] = {}
+    unlive = not_live(cells)  # an EO ✓ path whose run did not complete shows its LV label beside it
     for framework, props in rows.items():
         first = True
         for p in COLUMNS:
@@ -369,8 +371,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
                     count = f" ×{len(cs)}" if len(cs) > 1 else ""
                     bounds = sorted({c.bound for c in cs if c.bound})  # a race: its trials and bound
                     stated = f' <span class="rc-bound">({_e("; ".join(bounds))})</span>' if bounds else ""
+                    beside = (f' <span class="rc-beside">LV {_e(unlive[(framework, path)].value)}</span>'
+                              if p is Property.EO and label == Label.PASS.value and (framework, path) in unlive else "")
                     chips.append(f'<span class="rc-chip" title="{_e(", ".join(backends))}"><code>{_e(path)}</code>'
-                                 f'{count}{stated} <span class="rc-links">{links}</span></span>')
+                                 f'{count}{stated}{beside} <span class="rc-links">{links}</span></span>')
                 if len(paths) > 1:  # a list folds behind its count; the citation stays in view
                     chips = [f'<details class="rc-fold"><summary>{_e(label)}: {len(paths)} paths</summary>'
                              f'{" ".join(chips)}</details>']

@@ -67,7 +67,11 @@ def test_graph_manager_state_is_loaded_unvalidated(verdicts: dict) -> None:
     # completion, after the gated effect fired
     late = verdicts[("CV", "tamper:scalar-for:enqueued_any")]
     assert late.label.value == "U" and late.evidence["effects_before_refusal"] == {"e2": 1}
-    assert verdicts[("EO", "tamper:plus-one:current_turn")].label.value == "✓"
+    # a type-valid edit is no CV question: its outcome is in the undetected-forgery row, never a safety ✓
+    forged = verdicts[("CV", "tamper:plus-one:current_turn")]
+    assert forged.framework.endswith(" · undetected forgery")
+    assert forged.evidence["outcome"] in ("accepted, behaviour unchanged", "accepted, behaviour changed")
+    assert forged.label.value == "U" and verdicts[("LV", "tamper:plus-one:current_turn")].framework == forged.framework.split(" · ")[0]
 
 
 def test_kills_inside_the_application_save_of_the_team_state(verdicts: dict) -> None:

@@ -109,18 +109,40 @@ def test_eo_duplicate_names_the_incarnation_that_fired_it() -> None:
     assert [(e.incarnation, e.effect, e.seq) for e in c.witness] == [("run", "s1", 2), ("recover", "s1", 5)]
 
 
-def test_eo_a_run_that_never_completes_is_not_exactly_once() -> None:
-    """The durability=exit shape: each effect at most once, but recovery never finished."""
+def test_eo_a_run_that_never_completes_holds_eo_and_fails_lv_naming_why() -> None:
+    """The durability=exit shape: each effect at most once, recovery never finished. EO is at most
+    once (the model's effects[t] <= 1): it holds; the non-completion is LV's, with the reason."""
     h = H(("start", "run"), ("effect", "run", "s1"), ("crash", "harness"), ("recover", "harness"),
           ("error", "recover", None, "EmptyInputError"))
     c = check_eo(h, EXPECT)
-    assert not c.holds and c.evidence["completed"] is False and c.evidence["off"] == {"s2": 0}
-    assert [e.kind for e in c.witness] == [Kind.CRASH, Kind.ERROR]
-    # an expected effect that fired once each but no completion after the crash: still not EO
+    assert c.holds and c.witness == () and c.evidence["completed"] is False
+    assert c.evidence["off"] == {} and c.evidence["skipped"] == {} and c.evidence["effect_counts"] == {"s1": 1, "s2": 0}
+    lv = check_lv(h)
+    assert not lv.holds and [e.kind for e in lv.witness] == [Kind.CRASH, Kind.ERROR]
+    assert lv.evidence["why"] == "the run never completed (stopped by crash, error EmptyInputError)"
+    assert lv.evidence["lost_answer"] is False
+    # effects once each, a completion before the crash but none after it: EO holds, LV fails
     h2 = H(("effect", "run", "s1"), ("effect", "run", "s2"), ("complete", "run", None, 1), ("crash", "harness"))
-    c2 = check_eo(h2, EXPECT)
-    assert not c2.holds and c2.evidence["off"] == {} and [e.kind for e in c2.witness] == [Kind.CRASH]
-    assert check_eo(h2, Expectation(effects=("s1", "s2"), complete=False)).holds
+    assert check_eo(h2, EXPECT).holds and not check_lv(h2).holds
+    # ...but a duplicate on a run that never completed still fails EO
+    h3 = H(("effect", "run", "s1"), ("crash", "h"), ("recover", "h"), ("effect", "recover", "s1"),
+           ("error", "recover", None, "X"))
+    c3 = check_eo(h3, EXPECT)
+    assert not c3.holds and c3.evidence["off"] == {"s1": 2} and c3.evidence["skipped"] == {}
+
+
+def test_eo_a_completed_run_that_skipped_an_effect_fails() -> None:
+    """A run that completed but silently never fired s2 is not exactly-once."""
+    h = H(("start", "run"), ("effect", "run", "s1"), ("crash", "h"), ("recover", "h"),
+          ("complete", "recover", None, 1))
+    c = check_eo(h, EXPECT)
+    assert not c.holds and c.evidence["completed"] is True
+    assert c.evidence["off"] == {"s2": 0} and c.evidence["skipped"] == {"s2": 0} and c.evidence["duplicated"] == {}
+    assert [(e.kind, e.seq) for e in c.witness] == [(Kind.COMPLETE, 5)]  # the completion that skipped it
+    # the observation rule agrees, and only on completed runs
+    assert checker.effects_once({"s1": 1}, ["s1", "s2"], completed=True)[0] is False
+    assert checker.effects_once({"s1": 1}, ["s1", "s2"], completed=False)[0] is True
+    assert checker.effects_once({"s1": 2}, ["s1", "s2"], completed=False)[1]["off"] == {"s1": 2}
 
 
 def test_eo_unexpected_effect_twice_fails_once_is_fine() -> None:
@@ -150,13 +172,46 @@ def test_co_double_consumption_witnesses_both_fires() -> None:
     assert not c.holds and c.evidence["duplicate"] and [e.incarnation for e in c.witness] == ["r0", "r1"]
 
 
-def test_co_lost_answer_fails() -> None:
-    """The gate that loses every answer: distribution {0: 3} must not be CO ✓."""
-    h = H(("pause", "park"), ("answer", "r0"), ("answer", "r1"), ("answer", "r2"))
+def test_a_lost_answer_holds_co_and_fails_lv_as_a_lost_answer() -> None:
+    """Answered, the gated effect never fired, no run completed: not a double consume (CO ✓);
+    LV fails and says "lost answer"."""
+    h = H(("pause", "park"), ("answer", "r0"), ("answer", "r1"), ("answer", "r2"),
+          ("refuse", "r0", None, "Busy"))
     c = check_co(h, GATE)
-    assert not c.holds and c.evidence["lost_answer"] and not c.evidence["duplicate"]
-    assert [e.incarnation for e in c.witness] == ["r0", "r1", "r2"]
-    assert every([c, check_co(h, GATE)]).holds is False
+    assert c.holds and c.witness == () and c.evidence["lost_answer"] is True and c.evidence["gate_fires"] == 0
+    lv = check_lv(h, GATE)
+    assert not lv.holds and lv.evidence["lost_answer"] is True
+    assert lv.evidence["why"].startswith("lost answer:")
+    v = lv.verdict(Subject("fw"), "race", f"two resumers: {lv.evidence['why']}")
+    assert v.label is Label.UNDOC and "lost answer" in v.summary and v.evidence["lost_answer"] is True
+    # without a gate in the expectation LV cannot tell, and says only that the run never completed
+    assert check_lv(h).evidence["lost_answer"] is False and "never completed" in check_lv(h).evidence["why"]
+    # a completed run did not lose its answer; one that fired the gate did not either
+    assert check_lv(H(("answer", "a"), ("complete", "a")), GATE).evidence["lost_answer"] is False
+    assert checker.lost_answer(H(("answer", "a"), ("effect", "a", "gate")), "gate") is False
+    assert checker.lost_answer(h, "gate") is True and checker.lost_answer(h, None) is False
+    # the observation rules: CO over a count holds at 0, LV names the loss
+    assert checker.gate_once(0)[0] is True and checker.gate_once(2)[0] is False
+    ok, ev = checker.completes(False, "d", lost=True)
+    assert ok is False and ev["lost_answer"] is True and ev["why"].startswith("lost answer")
+
+
+def test_lv_completed_with_an_error_outcome_fails() -> None:
+    """A run that "completed" with an error string as its outcome is not live."""
+    want = Expectation(result="s2 served 'yes'")
+    good = H(("answer", "h"), ("complete", "a", None, "s2 served 'yes'"))
+    assert check_lv(good, want).holds and check_lv(good, want).evidence["outcome"] == "s2 served 'yes'"
+    bad = H(("answer", "h"), ("complete", "a", None, "Error: tool failed"))
+    c = check_lv(bad, want)
+    assert not c.holds and c.evidence["completed"] is True and [e.seq for e in c.witness] == [2]
+    assert c.evidence["why"] == "completed with outcome 'Error: tool failed', not the workflow's own result " \
+                                "\"s2 served 'yes'\""
+    assert check_lv(bad).holds  # no expectation of the outcome: any completion
+    # the outcome after the last crash is the one judged
+    later = H(("complete", "a", None, "s2 served 'yes'"), ("crash", "h"), ("complete", "b", None, None))
+    assert not check_lv(later, want).holds
+    assert checker.completes(True, "d", outcome="err", result="ok")[0] is False
+    assert checker.completes(True, "d", outcome="ok", result="ok")[0] is True
 
 
 def test_co_no_answer_no_fire_holds_and_needs_a_gate() -> None:
@@ -202,7 +257,8 @@ def test_lv_completion_after_the_last_crash() -> None:
     h = H(("complete", "a"), ("crash", "h"), ("recover", "h"), ("refuse", "b", None, "GraphNodeStatusError"))
     c = check_lv(h)
     assert not c.holds and [e.kind for e in c.witness] == [Kind.CRASH, Kind.REFUSE]
-    assert c.evidence == {"completed": False, "crashes": 1, "stopped_by": ["crash", "refuse"]}
+    assert c.evidence == {"completed": False, "crashes": 1, "stopped_by": ["crash", "refuse"], "lost_answer": False,
+                          "why": "the run never completed (stopped by crash, refuse GraphNodeStatusError)"}
     assert check_lv(H(("crash", "h"), ("recover", "h"), ("complete", "b"))).holds
     assert not check_lv(H(("start", "a"), ("error", "a"))).holds
 
@@ -289,7 +345,7 @@ def test_dispatch_and_every() -> None:
     assert check(Property.LV, h, EXPECT).holds
     with pytest.raises(ValueError):
         check(Property.RD, h, EXPECT)
-    bad = check_eo(H(("effect", "a", "s1")), EXPECT)
+    bad = check_eo(H(("effect", "a", "s1"), ("complete", "a")), EXPECT)  # completed, s2 skipped
     both = every([check_eo(h, EXPECT), bad])
     assert not both.holds and both.witness == bad.witness
     assert both.evidence == {**bad.evidence, "repetitions": 2, "held": 1}
@@ -303,7 +359,9 @@ def test_check_verdict_carries_the_witness() -> None:
     h = H(("effect", "a", "s1"), ("effect", "b", "s1"), ("complete", "b"))
     v = check_eo(h, EXPECT).verdict(Subject("fw"), "p", "summary", extra=1)
     assert v.label is Label.UNDOC and v.evidence["extra"] == 1
-    assert [w["incarnation"] for w in v.evidence["witness"]] == ["a", "b"]
+    # the duplicate's two fires, then the completion that skipped s2
+    assert [(w["kind"], w["incarnation"]) for w in v.evidence["witness"]] == [("effect", "a"), ("effect", "b"),
+                                                                              ("complete", "b")]
     assert "witness" not in check_eo(h, EXPECT).verdict(Subject("fw"), "p", "s", witness_in_evidence=False).evidence
     assert check_eo(h, EXPECT).label(DEVIATION) is Label.DOC
 
@@ -395,12 +453,10 @@ def test_cell_text_counts_paths_worst_first() -> None:
 # --- edges a mutant would move -----------------------------------------------------------------
 
 
-def test_eo_without_completion_requirement_has_no_stop_witness() -> None:
+def test_eo_on_an_incomplete_run_has_no_stop_witness() -> None:
     h = H(("effect", "a", "s1"), ("effect", "a", "s2"), ("crash", "h"), ("error", "b", None, "X"))
-    c = check_eo(h, Expectation(effects=("s1", "s2"), complete=False))
+    c = check_eo(h, Expectation(effects=("s1", "s2")))
     assert c.holds and c.witness == () and c.evidence["completed"] is False
-    strict = check_eo(h, Expectation(effects=("s1", "s2")))
-    assert not strict.holds and [e.kind for e in strict.witness] == [Kind.CRASH, Kind.ERROR]
     assert check_eo(H(("effect", "a", "s1"), ("complete", "a")), Expectation(effects=("s1",))).witness == ()
 
 
@@ -488,9 +544,11 @@ def test_observation_helpers() -> None:
     assert checker.at_most_once({"a": 1, "b": 2}) == (False, {"effect_counts": {"a": 1, "b": 2}, "duplicated": {"b": 2}})
     assert checker.at_most_once({"b": 1, "a": 0}) == (True, {"effect_counts": {"a": 0, "b": 1}, "duplicated": {}})
     assert checker.exactly_once({"a": 1}, ["a", "b"]) == (
-        False, {"effect_counts": {"a": 1, "b": 0}, "expected_once": ["a", "b"], "off": {"b": 0}})
+        False, {"effect_counts": {"a": 1, "b": 0}, "expected_once": ["a", "b"], "off": {"b": 0}, "duplicated": {},
+                "skipped": {"b": 0}, "completed": True})
     assert checker.exactly_once({"a": 1, "x": 1}, ["a"]) == (
-        True, {"effect_counts": {"a": 1, "x": 1}, "expected_once": ["a"], "off": {}})
+        True, {"effect_counts": {"a": 1, "x": 1}, "expected_once": ["a"], "off": {}, "duplicated": {}, "skipped": {},
+               "completed": True})
     assert checker.exactly_once({"a": 1, "x": 2}, ["a"])[1]["off"] == {"x": 2}
     assert checker.exactly_once({"a": 2}, ["a"])[1]["off"] == {"a": 2}
     assert checker.prefix_not_reentered({"s1": 1, "s2": 0}, ["s1", "s2"]) == (
@@ -507,7 +565,8 @@ def test_observation_helpers() -> None:
     assert checker.invalid_state_refused(False, False, None)[0] is False
     assert checker.same_decision({"b": 3, "a": 3}) == (True, {"decisions": {"a": 3, "b": 3}, "distinct": 1})
     assert checker.same_decision({"a": 3, "b": 4}) == (False, {"decisions": {"a": 3, "b": 4}, "distinct": 2})
-    assert checker.completes(False, "d") == (False, {"completed": False, "detail": "d"})
+    assert checker.completes(False, "d") == (False, {"completed": False, "detail": "d", "lost_answer": False,
+                                                     "why": "the run never completed"})
     assert checker.completes(True, "d")[0] is True
 
 
@@ -585,7 +644,7 @@ def test_mutant_edges_round_three() -> None:
     assert check_fi(fi, Expectation(gate="gate", outcome=[1])).holds
     # every: counts
     ok = check_eo(H(("effect", "a", "s1"), ("effect", "a", "s2"), ("complete", "a")), EXPECT)
-    bad = check_eo(H(("effect", "a", "s1")), EXPECT)
+    bad = check_eo(H(("effect", "a", "s1"), ("complete", "a")), EXPECT)
     assert every([ok, ok, bad]).evidence["held"] == 2 and every([ok, ok, bad]).evidence["repetitions"] == 3
     # TLC: an unknown result is never a verdict
     with pytest.raises(HarnessError):

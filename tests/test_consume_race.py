@@ -51,11 +51,14 @@ def test_stock_sqlite_k2_jitter0_fires_twice_and_verdicts_are_stable(tmp_path: P
     assert low <= summary["saturation"] <= high
     # Both racers saw the pending interrupt before the barrier, and resumed without error.
     assert all(o["saw_pending"] and o["outcome"] == "returned" for r in reps for o in r["racers"])
-    [verdict] = cell.verdicts
+    assert [v.property.value for v in cell.verdicts] == ["CO", "EO", "LV"]
+    verdict = cell.verdicts[0]
     assert (verdict.framework, verdict.backend, verdict.property.value, verdict.label.value) == \
         ("langgraph", "sqlite", "CO", "D")
     assert verdict.path == "cross-process k=2 jitter=0ms"
-    assert verdict.evidence["duplicates_observed"] is True and verdict.evidence["lost_answers_observed"] is False
+    assert verdict.evidence["duplicates_observed"] is True and verdict.evidence["unfired_observed"] is False
+    # two fires on a completed run is an EO failure too; both racers completed: LV holds
+    assert cell.verdicts[1].label.violates and cell.verdicts[2].label.value == "✓"
     assert verdict.doc.source == "LG-28" and "double-texting" in verdict.doc.page  # cited, not U
     # Only jitter-0 cells carry a verdict; the others are observations.
     assert not by_id["grid.sqlite.stock.k2.j25.g0"].verdicts
@@ -124,10 +127,11 @@ def test_gate_arm_fires_exactly_once_and_losers_fail_loudly(tmp_path: Path) -> N
                 no_op = o["outcome"] == "returned" and o["fired"] == 0
                 assert [fired, conflicted, no_op].count(True) == 1, (rep, o)
             assert sum(o["fired"] for o in rep["racers"]) == 1
-        [v] = gate.verdicts
+        v = gate.verdicts[0]
+        assert [x.label.value for x in gate.verdicts] == ["✓", "✓", "✓"]  # CO, EO, LV
         assert (v.framework, v.label.value) == ("langgraph+remit", "✓")
         assert v.evidence == {"k": 4, "jitter_ms": 0, "reps": 3, "duplicates_observed": False,
-                              "lost_answers_observed": False}
+                              "unfired_observed": False}
         stock = next(r for r in run.receipts if r.probe == f"grid.{backend}.stock.k4.j0.g0")
         assert stock.observations["summary"]["max_fires"] > 1
     heads = cr.headlines(run.receipts)
@@ -167,7 +171,9 @@ def test_crashing_and_hanging_racers_are_harness_errors_and_the_campaign_continu
     assert [bool(r.get("harness_error")) for r in reps] == [False, True, True, False]
     # The broken reps are not counted; the verdict rests on the clean ones only.
     assert broken.observations["summary"]["reps_measured"] == 2
-    assert [v.evidence["duplicates_observed"] for v in broken.verdicts] == [True]
+    assert [(v.property.value, v.evidence["duplicates_observed"]) for v in broken.verdicts if v.property.value != "LV"] \
+        == [("CO", True), ("EO", True)]
+    assert [v.evidence["reps"] for v in broken.verdicts] == [2, 2, 2]  # CO, EO, LV: the clean reps only
     # The next cell ran with fresh workers and no errors.
     assert by_id["grid.sqlite.stock.k2.j1.g0"].harness_errors == []
     assert by_id["grid.sqlite.stock.k2.j1.g0"].observations["summary"]["reps_measured"] == 4

@@ -79,8 +79,20 @@ def test_a_recovery_with_no_checkpoint_yet_is_no_prefix_verdict(crash_run) -> No
     assert verdicts[("LV", path)].label.value == "✓"  # started over, it completes
 
 
-def test_an_emptied_pending_state_is_accepted_and_the_run_goes_on(verdicts: dict) -> None:
+def test_an_emptied_pending_state_is_valid_so_no_cv_failure(run, verdicts: dict) -> None:
+    """Every field of the flow's state model has a default, so the emptied state validates: accepting
+    it is no CV violation (issue 24; it was ✗ against CR-11). It goes to the forgery row, by outcome."""
     v = verdicts[("CV", "tamper:empty-object")]
-    # every field has a default, so the empty state validates: the answer is served on it (✗ against CR-11)
-    assert v.label.value == "✗" and not v.evidence["refused"]
-    assert verdicts[("EO", "tamper:other-string:id")].label.value == "✓"
+    assert v.framework == "crewai · undetected forgery" and not v.evidence["refused"]
+    assert v.evidence["outcome"] == "accepted, behaviour unchanged" and v.evidence["invalid_edit"] is False
+    assert v.label.value == "U" and v.doc is None  # CR-11 is about validation, not about forgeries
+    assert "no default for no field" in v.summary  # computed from the flow's pydantic state model
+    receipt = next(r for r in run.receipts if r.probe.startswith("tamper.structural"))
+    assert receipt.observations["state_model"] == {"model": "crewai_kit KitState", "required": []}
+    assert not any(x.property.value == "CV" and x.framework == "crewai" and x.label.violates
+                   for r in run.receipts for x in r.verdicts)
+    # a type-valid edit is no CV question: its outcome is in the undetected-forgery row, never a safety ✓
+    forged = verdicts[("CV", "tamper:other-string:id")]
+    assert forged.framework.endswith(" · undetected forgery")
+    assert forged.evidence["outcome"] in ("accepted, behaviour unchanged", "accepted, behaviour changed")
+    assert forged.label.value == "U" and verdicts[("LV", "tamper:other-string:id")].framework == forged.framework.split(" · ")[0]

@@ -52,7 +52,11 @@ def test_concurrent_clients_answer_one_executor_whose_workflow_consumes_once(ver
 def test_an_edited_step_output_is_replayed_without_a_check(verdicts: dict) -> None:
     empty = verdicts[("CV", "tamper:empty-object")]  # s1's recorded output replaced by {}
     assert empty.label.value == "U" and not empty.evidence["refused"]
-    assert verdicts[("EO", "tamper:other-string:s1")].label.value == "✓"
+    # a type-valid edit is no CV question: its outcome is in the undetected-forgery row, never a safety ✓
+    forged = verdicts[("CV", "tamper:other-string:s1")]
+    assert forged.framework.endswith(" · undetected forgery")
+    assert forged.evidence["outcome"] in ("accepted, behaviour unchanged", "accepted, behaviour changed")
+    assert forged.label.value == "U" and verdicts[("LV", "tamper:other-string:s1")].framework == forged.framework.split(" · ")[0]
 
 
 def test_kills_inside_the_record_of_an_operation_output(verdicts: dict) -> None:

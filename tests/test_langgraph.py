@@ -131,8 +131,8 @@ def test_exit_durability_loses_the_run_and_rd_copies_agree(small_run) -> None:
     eo = _verdict(R["durability.exit.A.none.sqlite"], "EO")
     ev = eo.evidence
     assert ev["recovered"] == [False] and ev["effect_counts"]["s2"] == 0
-    # a run that was lost is neither exactly-once nor live; the docs state it (LG-8): D, cited
-    assert ev["completed"] == [False] and eo.label.value == "D" and eo.doc.source == "LG-8"
+    # a lost run fired nothing twice: EO (at most once) ✓; it is not live, which the docs state (LG-8): D, cited
+    assert ev["completed"] == [False] and eo.label.value == "✓" and eo.doc is None
     lv = _verdict(R["durability.exit.A.none.sqlite"], "LV")
     assert lv.label.value == "D" and lv.doc.source == "LG-8"
     assert [w["kind"] for w in lv.evidence["witness"]][0] == "crash"

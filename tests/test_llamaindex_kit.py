@@ -52,8 +52,10 @@ def test_a_kill_after_the_effect_re_runs_the_answered_step(verdicts: dict) -> No
 def test_an_empty_snapshot_is_a_fresh_run_and_a_flipped_flag_restarts(verdicts: dict) -> None:
     empty = verdicts[("CV", "tamper:empty-object")]
     assert empty.label.value == "U" and "accepted" in empty.summary  # every field has a default
-    flipped = verdicts[("EO", "tamper:flip:is_running")]
-    assert flipped.evidence["effect_counts"]["e1"] == 2 and flipped.label.value == "D"  # LI-6: a new run
+    flipped = verdicts[("CV", "tamper:flip:is_running")]  # type-valid: the undetected-forgery row
+    assert flipped.framework.endswith(" · undetected forgery") and flipped.label.value == "U"
+    assert flipped.evidence["outcome"] == "accepted, behaviour changed"  # a new run (LI-6): e1 again
+    assert flipped.evidence["effects_after_edit"]["e1"] == 1
 
 
 def test_kills_inside_the_snapshot_write(verdicts: dict) -> None:

@@ -57,4 +57,6 @@ def test_kills_inside_the_checkpoint_write(verdicts: dict) -> None:
     assert len(kills) >= 4  # the clean run saves at least four checkpoints
     # the write after s1 never landed: recovery starts from the checkpoint before s1 and runs it again
     assert any(v.evidence["effect_counts"].get("e1") == 2 for v in kills.values())
-    assert all(verdicts[("LV", path)].label.value == "✓" for path in kills)
+    # every recovery completes; one that completes without the workflow's result (None) is no LV ✓
+    assert all(verdicts[("LV", path)].label.value == "✓" or "not the workflow's own result" in
+               verdicts[("LV", path)].evidence["why"] for path in kills)

@@ -272,3 +272,23 @@ def test_matrix_page_figure_links_each_measured_cell_to_its_row(tmp_path: Path, 
     assert links == {anchor(f, p) for f, p in measured}
     for target in links:
         assert f'id="{target}"' in page, target
+
+
+def test_an_eo_pass_is_shown_beside_its_lv_failure() -> None:
+    """A run that never completed: EO ✓ (nothing fired twice) and LV U on the same path, side by side."""
+    from probes import pages
+
+    def cell(prop: Property, path: str, label: Label) -> Cell:
+        return Cell("fw", "file", prop, path, label, "s", "receipts/x/p.json")
+
+    cells = Cells([cell(Property.EO, "crash:a", Label.PASS), cell(Property.LV, "crash:a", Label.UNDOC),
+                   cell(Property.EO, "crash:b", Label.PASS), cell(Property.LV, "crash:b", Label.PASS),
+                   cell(Property.EO, "crash:c", Label.UNDOC), cell(Property.LV, "crash:c", Label.DOC)])
+    assert matrix.not_live(cells) == {("fw", "crash:a"): Label.UNDOC, ("fw", "crash:c"): Label.DOC}
+    assert matrix.eo_beside_lv(cells) == {"fw": ["crash:a"]}  # crash:c's EO already fails: nothing hidden
+    text = render_text(cells)
+    assert "fw: EO ✓ beside an LV failure (nothing fired twice; the run did not complete) on 1 path(s): crash:a" in text
+    page = pages.matrix_page(cells)
+    chips = re.findall(r'<code>(crash:[abc])</code>( <span class="rc-beside">LV (.)</span>)?', page)
+    assert ("crash:a", ' <span class="rc-beside">LV U</span>', "U") in chips
+    assert all(not beside for path, beside, _ in chips if path != "crash:a")

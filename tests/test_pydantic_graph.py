@@ -29,8 +29,8 @@ def test_no_harness_errors(run):
 def test_mid_node_crash_is_safe_but_not_live(run, crash):
     c = cells(run)
     eo = c[("EO", f"crash:{crash}")]
-    # nothing fired twice, but the run never completed: exactly-once needs completion (docs silent: U)
-    assert eo.label.value == "U" and eo.evidence["completed"] is False
+    # nothing fired twice: EO (at most once) holds; the run never completed, which LV reports (issue 24)
+    assert eo.label.value == "✓" and eo.evidence["completed"] is False
     assert all(n <= 1 for n in eo.evidence["effect_counts"].values())
     assert c[("PC", f"crash:{crash}")].label.value == "✓"
     lv = c[("LV", f"crash:{crash}")]
@@ -83,3 +83,10 @@ def test_two_concurrent_resumers(run):
     refusals = [e for e in v.evidence["racer_errors"] if e not in (None, "None")]
     assert v.evidence["racers_finished"] + len(refusals) == 2
     assert set(refusals) <= {"GraphRuntimeError", "FileNotFoundError"}
+    # LV on the same path: some racer completed with the graph's own output, else why (a lost answer by name)
+    lv = cells(run)[("LV", "cross-process:two-resumers")]
+    from probes.pydantic_graph.workload import RESULT
+    assert (lv.label.value == "✓") == (lv.evidence.get("outcome") == RESULT)
+    assert lv.evidence["lost_answer"] == (v.evidence["effect_counts"].get("B", 0) == 0 and lv.label.value != "✓")
+    if lv.evidence["lost_answer"]:
+        assert "lost answer" in lv.summary

@@ -64,8 +64,9 @@ def test_tampered_snapshots(verdicts: dict) -> None:
     empty = verdicts[("CV", "tamper:empty-object")]
     assert empty.label.value == "✓" and empty.evidence["error"] == "ValidationError"
     assert verdicts[("CV", "tamper:drop:duration")].label.value == "U"  # a default fills it in: accepted
-    forged_id = verdicts[("EO", "tamper:other-string:id")]
-    assert forged_id.evidence["effect_counts"] == {"e1": 1, "e2": 1}  # load_next goes by status, not id
+    forged_id = verdicts[("CV", "tamper:other-string:id")]  # type-valid: the undetected-forgery row
+    assert forged_id.framework.endswith(" · undetected forgery")
+    assert forged_id.evidence["effects_after_edit"] == {"e2": 1}  # load_next goes by status, not id
 
 
 def test_a_kill_inside_the_save_leaves_its_lock_file_and_blocks_the_run(verdicts: dict) -> None:

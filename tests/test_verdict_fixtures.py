@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.consume_race.verdict import co_verdict, rep_history
+from probes.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
 from probes.core.checker import (Expectation, Label, Property, Subject, check_cv, check_eo, check_lv, check_pc, every,
                                  tlc_checks)
 from probes.core.errors import HarnessError
@@ -40,7 +40,7 @@ def test_stock_race_double_consumption_is_D_with_its_citation() -> None:
                                                            Label.DOC)
     assert v.doc.source == "LG-28" and v.doc.stance == "deviation"
     assert v.evidence == {"k": 2, "jitter_ms": 0, "reps": len(reps), "duplicates_observed": True,
-                          "lost_answers_observed": False}
+                          "unfired_observed": False}
     assert "more than once" in v.summary and "lost" not in v.summary
     assert v.summary.startswith("2 processes answered one interrupt together: ")
     fresh = "".join(["sto", "ck"])  # not the interned literal: the arm is compared by value
@@ -53,15 +53,24 @@ def test_gate_arm_race_holds_and_a_gate_that_loses_every_answer_does_not() -> No
     reps = [History.from_json(h) for h in f["reps"]]
     v = co_verdict("postgres", "gate", 4, 0.0, reps)
     assert (v.framework, v.label, v.doc) == ("langgraph+remit", Label.PASS, None)
-    assert v.evidence["duplicates_observed"] is False and v.evidence["lost_answers_observed"] is False
-    assert v.summary == ("with the read-path consumption gate, 4 racing answers: the gated effect fired exactly once "
+    assert v.evidence["duplicates_observed"] is False and v.evidence["unfired_observed"] is False
+    assert v.summary == ("with the read-path consumption gate, 4 racing answers: the gated effect fired at most once "
                          "in every repetition")
-    # The mutation the issue names: a gate that loses every answer (distribution {0: n}).
+    assert eo_verdict("postgres", "gate", 4, 0.0, reps).label is Label.PASS
+    assert lv_verdict("postgres", "gate", 4, 0.0, reps).label is Label.PASS
+    # The mutation the issue names: a gate that loses every answer (distribution {0: n}). No double
+    # consume, so CO holds; the racer that returned without the gated effect completed having skipped
+    # it (EO), and where no racer completes the answer is lost (LV).
     lost = [History(tuple(e for e in h if e.kind is not Kind.EFFECT)) for h in reps]
-    bad = co_verdict("sqlite", "gate", 4, 0.0, lost)
-    assert bad.label is Label.UNDOC and bad.evidence["lost_answers_observed"] is True
-    assert bad.evidence["duplicates_observed"] is False and "lost answer" in bad.summary
-    assert "more than once" not in bad.summary
+    co = co_verdict("sqlite", "gate", 4, 0.0, lost)
+    assert co.label is Label.PASS and co.evidence["unfired_observed"] is True
+    eo = eo_verdict("sqlite", "gate", 4, 0.0, lost)
+    assert eo.label is Label.UNDOC and eo.evidence["skipped_observed"] is True and eo.evidence["duplicates_observed"] is False
+    assert "completed without firing the gated effect" in eo.summary and "more than once" not in eo.summary
+    refused = [History(tuple(e for e in h if e.kind not in (Kind.EFFECT, Kind.COMPLETE))) for h in reps]
+    lv = lv_verdict("sqlite", "gate", 4, 0.0, refused)
+    assert lv.label is Label.UNDOC and lv.evidence["lost_answers_observed"] is True and "lost answer" in lv.summary
+    assert eo_verdict("sqlite", "gate", 4, 0.0, refused).label is Label.PASS  # nothing completed, nothing twice
 
 
 def test_consume_race_paths_and_rep_slicing() -> None:
@@ -96,14 +105,16 @@ def _lg(name: str) -> tuple[dict, list[History], list[dict]]:
     return f, [History.from_json(r["history"]) for r in f["reps"]], f["reps"]
 
 
-def test_durability_exit_lost_run_is_not_eo_and_not_live() -> None:
+def test_durability_exit_lost_run_holds_eo_and_is_not_live() -> None:
+    """Nothing fired twice and the run never completed: EO ✓ (at most once, the model's invariant),
+    LV D with the reason (issue 24: no EO failure rests on non-completion alone)."""
     f, hs, _ = _lg("langgraph_durability_exit_A_none_sqlite")
-    assert f["recorded_labels"] == {"EO": "✓", "PC": "✓"}  # what the at-most-once definition said
+    assert f["recorded_labels"] == {"EO": "✓", "PC": "✓"}  # the at-most-once definition, again
     eo = every([check_eo(h, Expectation(effects=("s1", "s2"))) for h in hs]).verdict(LG, f["path"], "s")
-    assert eo.label is Label.DOC and eo.doc.source == "LG-8"
-    assert eo.evidence["completed"] is False and eo.evidence["off"] == {"s2": 0}
-    assert [w["kind"] for w in eo.evidence["witness"]] == ["crash", "error"]
+    assert eo.label is Label.PASS and eo.doc is None
+    assert eo.evidence["completed"] is False and eo.evidence["off"] == {} and eo.evidence["witness"] == []
     lv = every([check_lv(h) for h in hs]).verdict(LG, f["path"], "s")
+    assert "never completed" in lv.evidence["why"]
     assert lv.label is Label.DOC and lv.doc.source == "LG-8" and lv.evidence["stopped_by"] == ["crash", "error"]
 
 
@@ -144,7 +155,7 @@ def test_pydantic_kill_after_effect_never_completes() -> None:
     h = History.from_json(f["history"])
     assert f["recorded_labels"] == {"EO": "✓", "PC": "✓", "LV": "✗"}
     eo = check_eo(h, Expectation(effects=("A", "B"))).verdict(PG, "crash:sigkill-after-effect", "s")
-    assert eo.label is Label.UNDOC and eo.evidence["completed"] is False and eo.evidence["off"] == {}
+    assert eo.label is Label.PASS and eo.evidence["completed"] is False and eo.evidence["off"] == {}
     lv = check_lv(h).verdict(PG, "crash:sigkill-after-effect", "s")
     assert lv.label is Label.DOC and lv.doc.source == "PG-2"  # the 1.107.1 status contract (DOCS.md)
     assert check_pc(h, Expectation(prefix=("A",))).holds

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject, exactly_once, prefix_not_reentered
+from probes.core.checker import Property, Subject, completes, effects_once, prefix_not_reentered
 from probes.core.errors import HarnessError
 from probes.core.steps import ProtocolSteps
 from probes.core.receipt import ProbeResult, Receipt
@@ -72,7 +72,7 @@ def _restore(p: _Probe) -> list:
     """One turn, save_state; load into a new agent and continue -- twice, in two processes."""
     p.child("session", "first", state_file=str(p.state_file), orders=["o1"])
     shapes = [p.child("restore", f"restore-{i}", state_file=str(p.state_file)).result["messages"] for i in (1, 2)]
-    ok, ev = exactly_once(p.ledger.counts(), ["charge:o1"])
+    ok, ev = effects_once(p.ledger.counts(), ["charge:o1"], completed=True)  # every child ran its turn to the end
     ev = {**ev, "restored_run_messages": shapes}
     return [SUBJECT.not_applicable(
         Property.FI, "save-load:double-restore",
@@ -113,7 +113,10 @@ def _kill(p: _Probe, turn: int, point: str) -> list:
     total, after = p.ledger.counts(), p.ledger.counts("recover")
     saved_turns = rec["resumed_at_turn"]
     durable = [f"charge:{o}" for o in ORDERS[:saved_turns]]
-    eo_ok, eo_ev = exactly_once(total, [f"charge:{o}" for o in ORDERS])
+    completed = len(rec["turn_messages"]) == len(ORDERS) - saved_turns  # the recovery ran every turn left
+    eo_ok, eo_ev = effects_once(total, [f"charge:{o}" for o in ORDERS], completed=completed)
+    lv_ok, lv_ev = completes(completed, f"the recovered session ran {len(rec['turn_messages'])} turn(s) after "
+                                        f"resuming at turn {saved_turns}")
     pc_ok, pc_ev = prefix_not_reentered({k: after.get(k, 0) for k in durable}, durable)
     eo_ev = {**eo_ev, "killed_turn": turn, "turns_in_saved_state": saved_turns}
     return [
@@ -122,6 +125,7 @@ def _kill(p: _Probe, turn: int, point: str) -> list:
                         f"turn(s); after recovery effects {eo_ev['effect_counts']}"),
         SUBJECT.verdict(Property.PC, f"kill:{point}", pc_ok, pc_ev,
                         f"turns in the saved state re-run after recovery: {pc_ev['reentered'] or 'none'}"),
+        SUBJECT.verdict(Property.LV, f"kill:{point}", lv_ok, lv_ev, lv_ev["why"] or lv_ev["detail"]),
     ]
 
 

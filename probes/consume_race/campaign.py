@@ -35,7 +35,7 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.errors import HarnessError
-from probes.consume_race.verdict import co_verdict, rep_history
+from probes.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
 from probes.core.history import HistoryLog, Kind
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
@@ -403,7 +403,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     if series == "grid" and jitter == 0 and summary["reps_measured"]:
         history = lanes[0].ledger.history()
         clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
-        verdicts.append(co_verdict(backend, arm, k, gate, [rep_history(history, rep) for rep in clean]))
+        reps = [rep_history(history, rep) for rep in clean]
+        verdicts += [decide(backend, arm, k, gate, reps) for decide in (co_verdict, eo_verdict, lv_verdict)]
     return ProbeResult(observations, verdicts, metrics, errors)
 
 

@@ -1,4 +1,4 @@
-"""The consume race's verdict: CO from the recorded history of every repetition.
+"""The consume race's verdicts: CO, EO and LV from the recorded history of every repetition.
 
 Kept apart from the campaign (which drives processes) so the verdict logic is small,
 import-free and mutation-tested on its own (``mutation/consume_race_verdict.toml``).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from probes.core.checker import Expectation, Subject, Verdict, check_co, every
+from probes.core.checker import Expectation, Subject, Verdict, check_co, check_eo, check_lv, every
 from probes.core.history import History
 
 FRAMEWORK = {"stock": "langgraph", "gate": "langgraph+remit"}
@@ -27,25 +27,59 @@ def rep_history(history: History, rep: int) -> History:
     return History(tuple(e for e in history if e.incarnation.startswith(f"rep{rep}.")))
 
 
-def co_verdict(backend: str, arm: str, k: int, gate: float, histories: list[History]) -> Verdict:
-    """CO at jitter 0: every clean repetition must fire the gated effect exactly once.
+def _path(k: int, gate: float) -> str:
+    return f"cross-process k={k} jitter=0ms" + (f" gate={_num(gate)}ms" if gate else "")
 
-    A repetition with two fires is a double consumption, one with none a lost answer
-    (k answers were sent); both fail. Which racer fired is a race, so the witness stays
-    in the observations and the evidence says only what happened, not to whom.
+
+def co_verdict(backend: str, arm: str, k: int, gate: float, histories: list[History]) -> Verdict:
+    """CO at jitter 0: no clean repetition fires the gated effect more than once.
+
+    A repetition with two fires is a double consumption and fails. One with none is no CO
+    violation (``checker.check_co``): a completion that skipped the gate fails EO
+    (``eo_verdict``), a run that never completed fails LV (``lv_verdict``, "lost answer").
+    Which racer fired is a race, so the witness stays in the observations and the evidence
+    says only what happened, not to whom.
     """
     checks = [check_co(h, Expectation(gate=GATE_EFFECT)) for h in histories]
     co = every(checks)
     dup = any(c.evidence["duplicate"] for c in checks)
-    lost = any(c.evidence["lost_answer"] for c in checks)
-    path = f"cross-process k={k} jitter=0ms" + (f" gate={_num(gate)}ms" if gate else "")
+    lost = any(c.evidence["gate_fires"] == 0 for c in checks)
     who = WHO[arm].format(k=k)
     if co.holds:
-        text = f"{who}: the gated effect fired exactly once in every repetition"
+        text = f"{who}: the gated effect fired at most once in every repetition"
     else:
-        text = f"{who}: " + "; ".join(x for x in ("the gated effect fired more than once" if dup else "",
-                                                   "an answered interrupt never fired its effect (lost answer)"
-                                                   if lost else "") if x)
+        text = f"{who}: the gated effect fired more than once"
     stable = replace(co, evidence={})  # how many reps fired twice is a race: not verdict evidence
-    return stable.verdict(Subject(FRAMEWORK[arm], backend), path, text, witness_in_evidence=False,
-                          k=k, jitter_ms=0, reps=len(checks), duplicates_observed=dup, lost_answers_observed=lost)
+    return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
+                          k=k, jitter_ms=0, reps=len(checks), duplicates_observed=dup, unfired_observed=lost)
+
+
+def eo_verdict(backend: str, arm: str, k: int, gate: float, histories: list[History]) -> Verdict:
+    """EO at jitter 0: on every repetition that completed, the gated effect fired exactly once
+    (a racer that returned without it skipped the answer's effect), and never twice."""
+    checks = [check_eo(h, Expectation(effects=(GATE_EFFECT,))) for h in histories]
+    eo = every(checks)
+    skipped = any(c.evidence["skipped"] for c in checks)
+    dup = any(c.evidence["duplicated"] for c in checks)
+    who = WHO[arm].format(k=k)
+    text = (f"{who}: " + ("every completed repetition fired the gated effect exactly once" if eo.holds else
+                          "; ".join(x for x in ("the gated effect fired more than once" if dup else "",
+                                                "a repetition completed without firing the gated effect"
+                                                if skipped else "") if x)))
+    stable = replace(eo, evidence={})
+    return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
+                          k=k, jitter_ms=0, reps=len(checks), duplicates_observed=dup, skipped_observed=skipped)
+
+
+def lv_verdict(backend: str, arm: str, k: int, gate: float, histories: list[History]) -> Verdict:
+    """LV at jitter 0: some racer completed every repetition; an answer accepted whose gated
+    effect never fired while no racer completed is named a lost answer."""
+    checks = [check_lv(h, Expectation(gate=GATE_EFFECT)) for h in histories]
+    lv = every(checks)
+    lost = any(c.evidence["lost_answer"] for c in checks)
+    who = WHO[arm].format(k=k)
+    failing = next((c for c in checks if not c.holds), None)
+    text = f"{who}: " + ("a racer completed in every repetition" if lv.holds else str(failing.evidence["why"]))
+    stable = replace(lv, evidence={})
+    return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
+                          k=k, jitter_ms=0, reps=len(checks), lost_answers_observed=lost)

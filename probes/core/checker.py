@@ -16,13 +16,25 @@ and the stable evidence. ``Check.verdict`` turns it into the label:
 The citation (``DocRef``: statement, source, version read) comes from
 ``probes.citations``; a ``D`` or ``✗`` without one cannot be constructed.
 
-Definitions (CONTRACT.md section 2, made sound where the paper's counting was not):
+Definitions (CONTRACT.md section 2 and the TLA+ model's invariants), each written once here:
 
-* EO is exactly-once *and* completion: every expected effect fired once and the run
-  completed after its last crash. A run that never completes is not EO ✓ (and is
-  reported as LV ✗ by ``check_lv``).
-* CO fails on a lost answer (an answered interrupt whose gated effect never fired) as
-  well as on a double consumption.
+* EO is *at most once*, and *exactly once* on a run that completed: no effect fired more
+  than once (the model's ``effects[t] <= 1``), and -- when the run completed after its last
+  crash -- every expected effect fired exactly once (a completed run that silently skipped
+  an effect fails EO). A run that never completes is no EO failure: it is decided under LV
+  on the same path (``check_lv``), which names why.
+* CO is at most one gated effect per interrupt (EO specialised to the gate). A lost answer
+  (an answer accepted, its gated effect never fired, no run completed) is not a CO
+  violation: it is a liveness failure, and ``check_lv`` names it "lost answer".
+* LV holds only for a completion whose outcome is the workflow's own result
+  (``Expectation.result``): a run that "completed" with an error string as its outcome did
+  not complete its work.
+* A tamper edit of durable state has one of four outcomes (``TamperOutcome``: refused
+  loudly; accepted, behaviour unchanged; accepted, behaviour changed; accepted although
+  invalid). Only an edit invalid under the framework's declared state model is a CV
+  question (``tamper_outcome``); a type-valid forgery is reported apart, never as a ✓.
+* The observation helpers at the bottom (``effects_once``, ``gate_once``, ``completes``)
+  apply the same rules to counts, for campaigns that record no history.
 * TLC results: ``tlc_checks`` maps every violated invariant or temporal property and a
   deadlock to a failing check; an error or an invariant it cannot map raises
   ``HarnessError`` (reported, never a verdict, never dropped).
@@ -205,23 +217,26 @@ class Subject:
 
 
 _UNSET: Any = object()
+# "No expectation" for an ``Expectation`` field (``result``: any completion counts).
+UNSET: Any = _UNSET
 
 
 @dataclass(frozen=True)
 class Expectation:
     """What the contract demands of one recorded protocol run.
 
-    ``effects``: each fires exactly once over the whole history (EO). ``gate``: the
-    interrupt-gated effect (CO). ``prefix``: the durable prefix at recovery (PC: none
-    of it may run after the recovery starts). ``complete``: the run must complete after
-    its last crash (EO and LV). ``outcome``: f(v) a fork must observe (FD).
+    ``effects``: each fires at most once, and exactly once if the run completed (EO).
+    ``gate``: the interrupt-gated effect (CO; LV names a lost answer by it). ``prefix``: the
+    durable prefix at recovery (PC: none of it may run after the recovery starts).
+    ``outcome``: f(v) a fork must observe (FD). ``result``: the workflow's own result, the
+    value its completion must carry (LV); unset, any completion counts.
     """
 
     effects: tuple[str, ...] = ()
     gate: str | None = None
     prefix: tuple[str, ...] = ()
-    complete: bool = True
     outcome: Any = _UNSET
+    result: Any = _UNSET
 
 
 @dataclass(frozen=True)
@@ -267,33 +282,49 @@ def completed_after_last_crash(history: History) -> tuple[bool, tuple[Event, ...
 
 
 def check_eo(history: History, expect: Expectation) -> Check:
-    """EO: every expected effect fired exactly once, nothing fired twice, and the run completed."""
+    """EO: nothing fired twice; on a run that completed, every expected effect fired exactly once.
+
+    A run that did not complete is judged on the safety half only (at most once); its
+    non-completion is LV's to report (``check_lv``), never an EO failure.
+    """
     counts = history.effect_counts()
-    for name in expect.effects:
-        counts.setdefault(name, 0)
-    off = {k: v for k, v in sorted(counts.items()) if (v != 1 if k in expect.effects else v > 1)}
-    witness = [e for e in history.of(Kind.EFFECT) if e.effect in off]
-    completed, stop = completed_after_last_crash(history)
-    if expect.complete and not completed:
-        witness.extend(stop)
-    holds = not off and (completed or not expect.complete)
-    return Check(Property.EO, holds, tuple(sorted(witness, key=lambda e: e.seq)),
-                 {"effect_counts": dict(sorted(counts.items())), "expected_once": list(expect.effects),
-                  "off": off, "completed": completed}, history=history)
+    completed, _stop = completed_after_last_crash(history)
+    duplicated = {k: v for k, v in counts.items() if v > 1}
+    missing = {k: 0 for k in expect.effects if counts.get(k, 0) == 0} if completed else {}
+    shown = {**{k: 0 for k in expect.effects}, **counts}
+    off = dict(sorted({**duplicated, **missing}.items()))
+    witness = [e for e in history.of(Kind.EFFECT) if e.effect in duplicated]
+    if missing:
+        witness.extend(history.of(Kind.COMPLETE)[-1:])  # the completion that skipped them
+    return Check(Property.EO, not off, tuple(sorted(witness, key=lambda e: e.seq)),
+                 {"effect_counts": dict(sorted(shown.items())), "expected_once": list(expect.effects),
+                  "off": off, "duplicated": dict(sorted(duplicated.items())), "skipped": dict(sorted(missing.items())),
+                  "completed": completed}, history=history)
+
+
+def lost_answer(history: History, gate: str | None) -> bool:
+    """An answer was accepted, its gated effect never fired, and no run completed after the last crash."""
+    if gate is None:
+        return False
+    answered = bool(history.of(Kind.ANSWER, Kind.RESUME))
+    fired = any(e.effect == gate for e in history.of(Kind.EFFECT))
+    return answered and not fired and not completed_after_last_crash(history)[0]
 
 
 def check_co(history: History, expect: Expectation) -> Check:
-    """CO: an answered interrupt's gated effect fires exactly once (no double, no lost answer)."""
+    """CO: at most one gated effect per interrupt (none if it was never answered).
+
+    A lost answer (answered, never fired) is no CO violation; ``check_lv`` reports it.
+    """
     if expect.gate is None:
         raise ValueError("check_co needs Expectation.gate")
     fires = [e for e in history.of(Kind.EFFECT) if e.effect == expect.gate]
     answers = history.of(Kind.ANSWER, Kind.RESUME)
-    want = len(answers[:1])  # one consumption if the interrupt was answered at all, else none
-    lost = bool(answers) and not fires
-    witness = fires if len(fires) > want else (answers if lost else [])
+    allowed = len(answers[:1])  # one consumption if the interrupt was answered at all, else none
+    witness = fires if len(fires) > allowed else []
     return Check(Property.CO, not witness, tuple(witness),
                  {"gate": expect.gate, "gate_fires": len(fires), "answers": len(answers),
-                  "duplicate": len(fires) > 1, "lost_answer": lost}, history=history)
+                  "duplicate": len(fires) > 1, "lost_answer": lost_answer(history, expect.gate)}, history=history)
 
 
 def recovery_start(history: History) -> Event | None:
@@ -321,12 +352,39 @@ def check_pc(history: History, expect: Expectation) -> Check:
                   "recovered": start is not None}, history=history)
 
 
+def liveness_reason(completed: bool, stopped_by: Sequence[str], outcome: Any, result: Any,
+                    lost: bool) -> str | None:
+    """Why a run is not live, in words (None when it is): the one sentence every LV verdict uses."""
+    if lost:
+        return "lost answer: the answer was accepted, its gated effect never fired and no run completed"
+    if not completed:
+        return "the run never completed" + (f" (stopped by {', '.join(stopped_by)})" if stopped_by else "")
+    if result is not _UNSET and outcome != result:
+        return f"completed with outcome {outcome!r}, not the workflow's own result {result!r}"
+    return None
+
+
 def check_lv(history: History, expect: Expectation | None = None) -> Check:
-    """LV: the run completed after its last crash (a refusal to resume durable state is a violation)."""
+    """LV: the run completed after its last crash, with the workflow's own result as its outcome.
+
+    A refusal to resume durable state, a lost answer and a completion carrying some other
+    outcome (an error string) are all violations; the evidence's ``why`` names which.
+    """
+    expect = expect or Expectation()
     completed, stop = completed_after_last_crash(history)
-    return Check(Property.LV, completed, stop,
-                 {"completed": completed, "crashes": len(history.of(Kind.CRASH)),
-                  "stopped_by": [e.kind.value for e in stop]}, history=history)
+    crash = _last(history, Kind.CRASH)
+    tail = history.after(crash) if crash is not None else history
+    done = tail.of(Kind.COMPLETE)
+    outcome = done[-1].value if done else None
+    lost = lost_answer(history, expect.gate)
+    stopped_by = [e.kind.value + (f" {e.value}" if e.value is not None else "") for e in stop]
+    why = liveness_reason(completed, stopped_by, outcome, expect.result, lost)
+    witness = stop if not completed else (tuple(done[-1:]) if why else ())
+    evidence: dict[str, Any] = {"completed": completed, "crashes": len(history.of(Kind.CRASH)),
+                                "stopped_by": [e.kind.value for e in stop], "lost_answer": lost, "why": why}
+    if expect.result is not _UNSET:
+        evidence.update(outcome=outcome, expected_result=expect.result)
+    return Check(Property.LV, why is None, witness, evidence, history=history)
 
 
 def check_fd(history: History, expect: Expectation) -> Check:
@@ -364,6 +422,53 @@ def check_cv(history: History, expect: Expectation | None = None) -> Check:
                  {"refused": bool(refusals), "became_durable": bool(invalid),
                   "effects_before_refusal": dict(sorted(_count(e.effect for e in acted).items())),
                   "error": refusals[0].value if refusals else None}, history=history)
+
+
+class TamperOutcome(str, Enum):
+    """The four outcomes of an edit of durable state, named so none looks like another."""
+
+    REFUSED = "refused loudly"
+    UNCHANGED = "accepted, behaviour unchanged"
+    CHANGED = "accepted, behaviour changed"
+    INVALID = "accepted although invalid under the framework's own schema"
+
+
+def tamper_outcome(history: History, expect: Expectation, invalid: bool) -> Check:
+    """What the framework did with an edit of its durable state (the TAMPER event), and CV.
+
+    The behaviour after the edit is compared with the contract's for the answer that follows
+    it: the gated effect (``expect.gate``) once, no other effect again, a completion with the
+    workflow's own ``expect.result``. The outcome is REFUSED (a loud refusal after the edit),
+    else INVALID when ``invalid`` (the edit breaks the framework's declared state model),
+    else CHANGED (naming which effect or state differs) or UNCHANGED.
+
+    ``holds`` is CV's for an invalid edit (``check_cv``: refused loudly, nothing invalid
+    durable, no effect before the refusal); for a type-valid edit, which CV says nothing
+    about, it records whether the forgery was detected (refused), for the forgery row.
+    """
+    cv = check_cv(history, expect)
+    tamper = history.of(Kind.TAMPER)
+    tail = history.after(tamper[0]) if tamper else history
+    refused = bool(tail.of(Kind.REFUSE))
+    after = tail.effect_counts()
+    want = {expect.gate: 1} if expect.gate else {}
+    changed = [f"{name} fired {after.get(name, 0)} time(s) after the edit, not {want.get(name, 0)}"
+               for name in sorted(set(after) | set(want)) if after.get(name, 0) != want.get(name, 0)]
+    done = tail.of(Kind.COMPLETE)
+    if not done:
+        changed.append("the run did not complete")
+    elif expect.result is not _UNSET and done[-1].value != expect.result:
+        changed.append(f"completed with {done[-1].value!r}, not {expect.result!r}")
+    if refused:
+        outcome = TamperOutcome.REFUSED
+    elif invalid:
+        outcome = TamperOutcome.INVALID
+    else:
+        outcome = TamperOutcome.CHANGED if changed else TamperOutcome.UNCHANGED
+    holds = cv.holds if invalid else refused
+    return Check(Property.CV, holds, cv.witness if not holds else (),
+                 {**cv.evidence, "outcome": outcome.value, "invalid_edit": invalid, "effects_after_edit": after,
+                  "changed": [] if refused else changed}, history=history)
 
 
 def _count(items: Iterable[Any]) -> dict[Any, int]:
@@ -537,18 +642,33 @@ def comparable(label: str) -> str:
 
 
 def at_most_once(effect_counts: Mapping[str, int]) -> tuple[bool, dict[str, Any]]:
-    """Every effect fired at most once (a safety half; EO and CO use the history checkers)."""
+    """Every effect fired at most once: EO's safety half, and CO over the gate's count."""
     dup = {k: v for k, v in sorted(effect_counts.items()) if v > 1}
     return not dup, {"effect_counts": dict(sorted(effect_counts.items())), "duplicated": dup}
 
 
+def effects_once(effect_counts: Mapping[str, int], expected: Sequence[str], completed: bool) -> tuple[bool, dict[str, Any]]:
+    """EO over counts (``check_eo``'s rule): nothing fired twice, and on a completed run every
+    expected effect fired exactly once. A run that did not complete fails LV, not EO."""
+    counts = {**{k: 0 for k in expected}, **{k: int(v) for k, v in effect_counts.items()}}
+    duplicated = {k: v for k, v in sorted(counts.items()) if v > 1}
+    skipped = {k: 0 for k in expected if counts[k] == 0} if completed else {}
+    off = dict(sorted({**duplicated, **skipped}.items()))
+    return not off, {"effect_counts": dict(sorted(counts.items())), "expected_once": list(expected), "off": off,
+                     "duplicated": duplicated, "skipped": skipped, "completed": completed}
+
+
 def exactly_once(effect_counts: Mapping[str, int], expected: list[str]) -> tuple[bool, dict[str, Any]]:
-    """EO with liveness: every expected effect fired exactly once, nothing else fired twice."""
-    counts = {k: int(effect_counts.get(k, 0)) for k in expected}
-    extra = {k: v for k, v in effect_counts.items() if k not in counts}
-    counts.update(extra)
-    bad = {k: v for k, v in sorted(counts.items()) if (v != 1 if k in expected else v > 1)}
-    return not bad, {"effect_counts": dict(sorted(counts.items())), "expected_once": list(expected), "off": bad}
+    """The regression atlas's count predicate: ``effects_once`` of a run that completed (the
+    atlas's reproductions run to their end; a campaign passes its run's completion)."""
+    return effects_once(effect_counts, expected, completed=True)
+
+
+def gate_once(fires: int) -> tuple[bool, dict[str, Any]]:
+    """CO over a count (``check_co``'s rule): the gated effect fired at most once. A lost
+    answer (0 fires) holds here; ``completes(..., lost_answer=True)`` reports it under LV."""
+    holds, ev = at_most_once({"gate": fires})
+    return holds, {**ev, "gate_fires": fires, "lost_answer_is_lv": fires == 0}
 
 
 def prefix_not_reentered(
@@ -590,6 +710,14 @@ def same_decision(decisions: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
     return len(distinct) == 1, {"decisions": dict(sorted(decisions.items())), "distinct": len(distinct)}
 
 
-def completes(completed: bool, detail: str) -> tuple[bool, dict[str, Any]]:
-    """LV: the durable state could be resumed to completion."""
-    return completed, {"completed": completed, "detail": detail}
+def completes(completed: bool, detail: str, outcome: Any = _UNSET, result: Any = _UNSET,
+              lost: bool = False) -> tuple[bool, dict[str, Any]]:
+    """LV over observations (``check_lv``'s rule): the durable state was resumed to completion,
+    with the workflow's own ``result`` as its ``outcome`` (when the campaign knows it), and no
+    answer was lost. ``why`` names the failure."""
+    why = liveness_reason(completed, (), outcome, result, lost and not completed)
+    evidence: dict[str, Any] = {"completed": completed, "detail": detail, "lost_answer": lost and not completed,
+                                "why": why}
+    if result is not _UNSET:
+        evidence.update(outcome=outcome, expected_result=result)
+    return why is None, evidence

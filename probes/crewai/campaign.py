@@ -15,8 +15,9 @@ from probes.core.checker import (
     Property,
     Subject,
     completes,
-    exactly_once,
+    effects_once,
     fork_outcome,
+    gate_once,
     prefix_not_reentered,
 )
 from probes.core.errors import HarnessError
@@ -124,7 +125,7 @@ def _persist_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         Property.PC, path, holds, ev,
         "restore by id re-entered the durable prefix: s1 ran again" if not holds else "s1 not re-run",
     ))
-    holds, ev = exactly_once(counts, ["s1", "s2"])
+    holds, ev = effects_once(counts, ["s1", "s2"], completed=rest["counter"] is not None)
     expected = None if before is None else before + 10
     ev = dict(ev, counter=rest["counter"], exactly_once_predicts=expected, persisted_before_restore=before)
     res.verdicts.append(PERSIST.verdict(
@@ -160,7 +161,7 @@ def _persist_completed(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res.verdicts.append(PERSIST.verdict(
         Property.PC, path, holds, ev, "restoring a completed flow by id ran s1 and s2 again" if not holds else "nothing re-ran",
     ))
-    holds, ev = exactly_once(counts, ["s1", "s2"])
+    holds, ev = effects_once(counts, ["s1", "s2"], completed=True)  # the first run completed; so did the restore
     ev = dict(ev, counter_before=rest["counter_before"], counter=rest["counter"])
     res.verdicts.append(PERSIST.verdict(
         Property.EO, path, holds, ev,
@@ -200,7 +201,7 @@ def _checkpoint(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         Property.PC, path, holds, ev,
         "the checkpoint records s1 completed, yet the restored run executed s1 again" if not holds else "s1 not re-run"
     ))
-    holds, ev = exactly_once(counts, ["s1", "s2"])
+    holds, ev = effects_once(counts, ["s1", "s2"], completed=rest["counter"] is not None)
     ev = dict(ev, counter=rest["counter"], checkpoint_counter=cp["counter"])
     res.verdicts.append(CHECKPOINT.verdict(
         Property.EO, path, holds, ev,
@@ -258,12 +259,17 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     else:
         path = "human-feedback pause answered once"
         summary_tail = "answered once"
-    holds, ev = exactly_once(gate, ["gate"])  # a lost answer fails CO too
-    ev = dict(ev, resumed=[bool(a.get("resumed")) for a in answers],
-              refused=[a.get("refused") for a in answers])
+    holds, ev = gate_once(gate["gate"])  # at most once; a lost answer is LV's (below)
+    resumed = [bool(a.get("resumed")) for a in answers]
+    ev = dict(ev, resumed=resumed, refused=[a.get("refused") for a in answers])
     res.verdicts.append(PERSIST.verdict(
         Property.CO, path, holds, ev, f"gated effect fired {gate['gate']} time(s); {summary_tail}",
     ))
+    if racers or spec.args["answers"] == 2:  # answered once: LV is decided on the EO/PC path below
+        lv_ok, lv_ev = completes(any(resumed), f"answers resumed the flow: {resumed}", lost=gate["gate"] == 0)
+        res.verdicts.append(PERSIST.verdict(
+            Property.LV, path, lv_ok, lv_ev, lv_ev["why"] or "an answer resumed the flow to completion",
+        ))
     if not racers and spec.args["answers"] == 2:
         fd_path = "human-feedback pause: second answer with another value after the first was applied"
         if answers[1].get("resumed"):
@@ -286,7 +292,7 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                 "a second answer is refused (No pending feedback found), so there is no fork operation at the pause",
             ))
     if not racers and spec.args["answers"] == 1:
-        holds, ev = exactly_once(counts, ["s1", "review", "gate"])
+        holds, ev = effects_once(counts, ["s1", "review", "gate"], completed=bool(answers[0].get("resumed")))
         res.verdicts.append(PERSIST.verdict(
             Property.EO, "human-feedback pause (from_pending + resume in a fresh process)", holds, ev,
             "each effect exactly once across pause and answer" if holds else "an effect fired more than once",
@@ -298,7 +304,8 @@ def _feedback(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         ))
         res.verdicts.append(PERSIST.verdict(
             Property.LV, "human-feedback pause (from_pending + resume in a fresh process)",
-            *completes(bool(answers[0].get("resumed")), "from_pending + resume completed the flow"),
+            *completes(bool(answers[0].get("resumed")), "from_pending + resume completed the flow",
+                       lost=counts.get("gate", 0) == 0),
             "the paused flow completed after one answer" if answers[0].get("resumed") else "the pause could not be answered",
         ))
     return res

@@ -22,7 +22,7 @@ from probes.citations import PAGES
 from probes.crewai.workload import HERMETIC_ENV  # the paper's campaign's hermetic settings
 from probes.docs_statements import STATEMENTS
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, required_fields
 
 
 def _cite(statement: str, stance: str) -> dict[str, str]:
@@ -30,19 +30,28 @@ def _cite(statement: str, stance: str) -> dict[str, str]:
     return {"page": PAGES.get(statement, source), "quote": quote, "stance": stance}
 
 
-def _flow(db: str) -> Any:
-    from crewai.flow import Flow, HumanFeedbackPending, human_feedback, listen, persist, start
-    from crewai.flow.persistence import SQLiteFlowPersistence
+def _state_model() -> Any:
+    """The flow's state model (a pydantic model, as CrewAI's structured state is): what the
+    pending row's ``state_json`` is validated against."""
     from pydantic import BaseModel
-
-    class Pause:  # an asynchronous provider: the flow pauses, the answer comes later
-        def request_feedback(self, context: Any, flow: Any) -> str:
-            raise HumanFeedbackPending(context=context)
 
     class KitState(BaseModel):
         id: str = ""
         steps: int = 0
         done: list[str] = []
+
+    return KitState
+
+
+def _flow(db: str) -> Any:
+    from crewai.flow import Flow, HumanFeedbackPending, human_feedback, listen, persist, start
+    from crewai.flow.persistence import SQLiteFlowPersistence
+
+    class Pause:  # an asynchronous provider: the flow pauses, the answer comes later
+        def request_feedback(self, context: Any, flow: Any) -> str:
+            raise HumanFeedbackPending(context=context)
+
+    KitState = _state_model()
 
     @persist(SQLiteFlowPersistence(db))
     class KitFlow(Flow[KitState]):
@@ -142,6 +151,11 @@ class CrewAIAdapter(Adapter):
 
     def load_state(self, path: Any) -> Any:
         return json.loads(self._sql("SELECT state_json FROM pending_feedback WHERE flow_uuid=?", path)[0][0])
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """The pending row's state is the flow's pydantic state model (``_state_model``)."""
+        model = _state_model()
+        return {"status": "schema", "required": required_fields(model), "model": f"crewai_kit {model.__name__}"}
 
     def save_state(self, path: Any, data: Any) -> None:
         self._sql("UPDATE pending_feedback SET state_json=? WHERE flow_uuid=?", json.dumps(data), path)

@@ -16,7 +16,8 @@ import random
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
-from probes.core.checker import Property, Subject, at_most_once, completes, exactly_once, fork_outcome, prefix_not_reentered
+from probes.core.checker import (Property, Subject, at_most_once, completes, effects_once, fork_outcome, gate_once,
+                                 prefix_not_reentered)
 from probes.core.errors import HarnessError, UsageError
 from probes.core.nemesis import ChildOutcome, run_child
 from probes.core.oracle import Ledger, cross_check
@@ -114,10 +115,11 @@ def _protocol(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     kill_txt = {"after_s1": "SIGKILL right after s1", "in_recv": "SIGKILL while waiting in recv"}[kill]
     crash_path = f"crash path: {kill_txt}, fresh worker recovers, answer sent"
     # EO on the crash path: before the fork, s1 and the gate fired exactly once.
-    holds, ev = exactly_once(res.observations["ledger_after_recover"], ["s1", "gate"])
+    completed = rec["status"] == "SUCCESS"
+    holds, ev = effects_once(res.observations["ledger_after_recover"], ["s1", "gate"], completed=completed)
     ev = dict(ev, result=rec["result"], expected=f(v1))
     res.verdicts.append(SUBJECT.verdict(
-        Property.EO, crash_path, holds and rec["result"] == f(v1), ev,
+        Property.EO, crash_path, holds, ev,
         "s1 and the gated step each fired once across the crash" if holds else "an effect fired twice across the crash",
     ))
     holds, ev = prefix_not_reentered(
@@ -127,7 +129,8 @@ def _protocol(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         "recovery served s1 from its recorded output" if holds else "recovery re-ran s1",
     ))
     res.verdicts.append(SUBJECT.verdict(
-        Property.LV, crash_path, *completes(rec["status"] == "SUCCESS", "the recovered workflow completed"),
+        Property.LV, crash_path, *completes(completed, "the recovered workflow completed", outcome=rec["result"],
+                                            result=f(v1), lost=res.observations["ledger_after_recover"].get("gate", 0) == 0),
         "the recovered workflow completed after the answer" if rec["status"] == "SUCCESS" else "did not complete",
     ))
     holds, ev = fork_outcome(fork["fork_result"], f(v2), rec["result"])
@@ -182,13 +185,21 @@ def _concurrent(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     counts = ledger.counts()
     res.observations.update(worker=worker, ledger=counts, unconsumed=unconsumed_messages(sysdb),
                             winner=[d for e, _, d in ledger.rows() if e == "gate"])
-    holds, ev = exactly_once({"gate": counts.get("gate", 0)}, ["gate"])  # a lost answer fails CO too
+    holds, ev = gate_once(counts.get("gate", 0))  # at most once; a lost answer is LV's (below)
     served = worker["result"] in [f(v) for v in range(1, k + 1)]
     ev = dict(ev, outcome_is_one_senders_f_v=served, unconsumed_messages=res.observations["unconsumed"])
+    path = f"{k} processes answer one parked workflow concurrently"
     res.verdicts.append(SUBJECT.verdict(
-        Property.CO, f"{k} processes answer one parked workflow concurrently", holds and served, ev,
+        Property.CO, path, holds, ev,
         "one answer consumed, the gate fired once, the others stay unconsumed messages" if holds
         else "the gate fired more than once",
+    ))
+    own = next((f(v) for v in range(1, k + 1) if f(v) == worker["result"]), f(1))  # any one sender's f(v) is its own
+    lv_ok, lv_ev = completes(worker["result"] is not None, f"the parked workflow returned {worker['result']!r}",
+                             outcome=worker["result"], result=own, lost=counts.get("gate", 0) == 0)
+    res.verdicts.append(SUBJECT.verdict(
+        Property.LV, path, lv_ok, {**lv_ev, "outcome": worker["result"], "expected_one_of": [f(v) for v in range(1, k + 1)]},
+        lv_ev["why"] or "the workflow completed with one sender's f(v)",
     ))
     return res
 

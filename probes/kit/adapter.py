@@ -110,6 +110,37 @@ class Adapter:
         import json
         Path(path).write_text(json.dumps(data))
 
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """The framework's declared state model for the durable document ``doc``: which of its
+        top-level keys have no default (``required_fields`` of the framework's own model), so
+        the kit can tell an invalid edit (a required key dropped) from a valid one (a key with
+        a default dropped). Runs in a child, in the framework's environment. ``required`` is
+        ``None`` while the adapter declares no model: structural edits are then taken as
+        invalid, and the verdict says so."""
+        return {"status": "schema", "required": None, "model": "undeclared"}
+
+    @classmethod
+    def result(cls, answer: Any) -> Any:
+        """The workflow's own result for ``answer``: what a completion must carry for LV."""
+        from probes.core.checker import UNSET
+        from probes.kit import runtime
+        return UNSET if answer in cls.declines else runtime.outcome(answer)
+
     # --- the framework's own save --------------------------------------------------
     def hook(self) -> None:
         """Call ``runtime.hook_save(...)`` on the framework's save (with SAVE_HOOK)."""
+
+
+def required_fields(model: Any) -> list[str]:
+    """The fields of a framework's state model that have no default, read from the model itself:
+    a pydantic model (``is_required()``) or a (pydantic or standard) dataclass (no default, no
+    default factory). The JSON keys are the serialisation aliases where the model has them."""
+    import dataclasses
+
+    fields = getattr(model, "model_fields", None)
+    if fields is not None:
+        return sorted((f.serialization_alias or f.alias or name) for name, f in fields.items() if f.is_required())
+    if dataclasses.is_dataclass(model):
+        return sorted(f.name for f in dataclasses.fields(model)
+                      if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    raise TypeError(f"{model!r} is neither a pydantic model nor a dataclass: declare its required fields by hand")

@@ -55,16 +55,18 @@ class Judge:
         return check.verdict(self.subject, path, summary, cite(self.citations, check.property, path),
                              witness_in_evidence=witness, **extra)
 
-    def effects_once(self, prop: Property, path: str, h: History, completed: bool, what: str,
+    def effects_once(self, prop: Property, path: str, h: History, what: str,
                      expected: tuple[str, ...] = ("e1", "e2")) -> Verdict:
-        """EO: every effect at most once; exactly once (the ``expected`` ones) when the run completed."""
-        expect = checker.Expectation(effects=expected if completed else (), complete=completed)
-        counts = h.effect_counts()
-        return self._label(checker.check_eo(h, expect), path, f"{what}: effects {counts}, completed {completed}")
+        """EO (``checker.check_eo``): every effect at most once; exactly once (the ``expected``
+        ones) when the run completed. Whether it completed is read from the history."""
+        check = checker.check_eo(h, checker.Expectation(effects=expected))
+        return self._label(check, path, f"{what}: effects {check.evidence['effect_counts']}, "
+                                        f"completed {check.evidence['completed']}")
 
     def gated_once(self, path: str, h: History, what: str, witness: bool = True) -> Verdict:
-        """CO: the gated effect e2 fired once whatever was delivered to the pause (no double, no loss)."""
-        check = checker.check_co(h, checker.Expectation(gate="e2"))
+        """CO: the gated effect e2 fired at most once whatever was delivered to the pause (a lost
+        answer is LV's: ``live``)."""
+        check = checker.check_co(h, checker.Expectation(gate=GATE))
         consumed = len(h.of(Kind.CONSUME))
         return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} time(s); "
                                         f"the answer was consumed {consumed} time(s)", witness)
@@ -77,21 +79,53 @@ class Judge:
         return self._label(check, path, f"durable prefix {durable or 'empty'} at the crash; re-entered after "
                                         f"recovery: {check.evidence['reentered'] or 'nothing'}")
 
-    def live(self, path: str, h: History, what: str) -> Verdict:
-        check = checker.check_lv(h)
-        return self._label(check, path, f"{what}: {'completed' if check.holds else 'did not complete'}")
+    def live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True) -> Verdict:
+        """LV (``checker.check_lv``): the run completed after its last crash with ``result``, the
+        workflow's own result (the adapter's ``result(answer)``); a lost answer is named as such."""
+        check = checker.check_lv(h, checker.Expectation(gate=GATE, result=result))
+        return self._label(check, path, f"{what}: {check.evidence['why'] or 'completed'}", witness)
 
     def fork(self, h: History, expected: Any) -> Verdict:
         check = checker.check_fd(h, checker.Expectation(outcome=expected))
         return self._label(check, "fork:same-pause", f"second answer at the answered pause gave "
                                                      f"{check.evidence['observed']!r}; its own outcome is {expected!r}")
 
-    def refused(self, path: str, h: History) -> Verdict:
-        """CV: a structurally broken durable state is refused loudly before any effect."""
-        check = checker.check_cv(h)
-        summary = (f"refused loudly ({check.evidence['error']}) before any effect" if check.holds else
-                   f"accepted; effects after the edit {h.after(h.of(Kind.TAMPER)[0]).effect_counts()}")
-        return self._label(check, path, summary)
+    def tampered(self, path: str, h: History, invalid: bool, result: Any, model: str) -> list[Verdict]:
+        """A tamper edit's outcome (``checker.tamper_outcome``), in the row it belongs to.
+
+        An edit invalid under the framework's declared state model is a CV question on the
+        framework's row (✓ only when refused loudly before any effect). A type-valid edit is
+        no CV question: its outcome goes to the framework's "undetected forgery" row, where
+        ✓ means the forgery was detected -- never a ✓ of a safety property. An accepted edit
+        (no refusal) is also decided under LV on the same path.
+        """
+        check = checker.tamper_outcome(h, checker.Expectation(gate=GATE, result=result), invalid)
+        outcome = check.evidence["outcome"]
+        changed = check.evidence["changed"]
+        summary = (f"{outcome} ({check.evidence['error']})" if check.evidence["refused"] else
+                   f"{outcome}" + (f": {'; '.join(changed)}" if changed else "")) + f" [{model}]"
+        if invalid:
+            verdict = check.verdict(self.subject, path, summary, cite(self.citations, Property.CV, path),
+                                    state_model=model)
+        else:  # only the adapter's own "CV forgery:..." statement: no other table speaks of forgeries
+            row = forgery_subject(self.subject)
+            doc = None if check.holds else cite(self.citations, Property.CV, f"forgery:{path}")
+            evidence = {**check.evidence, "witness": [e.to_json() for e in check.witness], "state_model": model}
+            verdict = Verdict(row.framework, row.backend, Property.CV, path, checker.label_for(check.holds, doc),
+                              evidence, summary, doc, h)
+        out = [verdict]
+        if not check.evidence["refused"]:
+            out.append(self.live(path, h, "after the edit", result))
+        return out
+
+
+GATE = "e2"  # the kit workflow's interrupt-gated effect (probes.kit.runtime.step2)
+FORGERY_ROW = "undetected forgery"
+
+
+def forgery_subject(subject: Subject) -> Subject:
+    """The matrix row of type-valid forgeries: outside the contract, so never a property's ✓."""
+    return Subject(f"{subject.framework} · {FORGERY_ROW}", subject.backend)
 
 
 def durable_prefix(h: History, crash: Event) -> list[str]:

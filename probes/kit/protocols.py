@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from probes.core.checker import Property, Verdict
+from probes.core.checker import UNSET, Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import History, HistoryLog, Kind
 from probes.core.nemesis import run_child
@@ -177,8 +177,8 @@ def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     h = p.read()
     path = f"baseline:{answer}"
     expected = ("e1",) if answer in p.target.cls.declines else ("e1", "e2")
-    return [p.judge.effects_once(Property.EO, path, h, bool(h.of(Kind.COMPLETE)), "no fault", expected),
-            p.judge.live(path, h, "no fault")]
+    return [p.judge.effects_once(Property.EO, path, h, "no fault", expected),
+            p.judge.live(path, h, "no fault", p.target.cls.result(answer))]
 
 
 def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -198,10 +198,9 @@ def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     status = run.recover("recover", mode, answer)
     status = run.to_completion(status, answer, "recover-answer")
     h = p.read()
-    done = bool(h.of(Kind.COMPLETE))
-    return [p.judge.effects_once(Property.EO, path, h, done, f"{how} at {point}, recovered by {mode}"),
+    return [p.judge.effects_once(Property.EO, path, h, f"{how} at {point}, recovered by {mode}"),
             _prefix(p, run, path, h),
-            p.judge.live(path, h, f"{how} at {point}, recovered by {mode}")]
+            p.judge.live(path, h, f"{how} at {point}, recovered by {mode}", p.target.cls.result(answer))]
 
 
 def parkkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -215,9 +214,9 @@ def parkkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.note(Kind.RECOVER, detail={"mode": "answer the durable pause"})
     run.answer("answer", None, answer)
     h = p.read()
-    done = bool(h.of(Kind.COMPLETE))
-    return [p.judge.effects_once(Property.EO, path, h, done, "killed while parked, answered after"),
-            p.judge.prefix(path, h), p.judge.live(path, h, "killed while parked, answered after")]
+    return [p.judge.effects_once(Property.EO, path, h, "killed while parked, answered after"),
+            p.judge.prefix(path, h),
+            p.judge.live(path, h, "killed while parked, answered after", p.target.cls.result(answer))]
 
 
 def stray(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -232,7 +231,7 @@ def stray(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.to_completion(run.start(), a, "answer")
     run.answer("stray", None, b)
     h, what = p.read(), "a second answer after completion"
-    return [p.judge.gated_once(path, h, what), p.judge.effects_once(Property.EO, path, h, True, what)]
+    return [p.judge.gated_once(path, h, what), p.judge.effects_once(Property.EO, path, h, what)]
 
 
 def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -273,7 +272,10 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         return [p.judge.not_applicable(prop, path, why) for prop in cell.RACE_PROPERTIES]
     rule = RaceRule(args["threshold"], args["min_trials"], args["max_trials"], args["max_seconds"])
     answer = p.target.cls.answers[0]
+    result = p.target.cls.result(answer)
     record: dict[str, Any] = {"rule": rule.to_json(), "trials": []}
+    if result is not UNSET:  # the workflow's own result LV expects (kept for a re-judge)
+        record["result"] = result
     p.observations["race"] = record
     judged: list[dict[Property, Verdict]] = []
     seconds: list[float] = []
@@ -287,7 +289,7 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         outs = _answer_at_once(p, run, k, handle, answer)
         sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
         h = sub.read()
-        judged.append(cell.judge_trial(p.judge, k, t, h))
+        judged.append(cell.judge_trial(p.judge, k, t, h, result))
         trial = cell.trial_record(t, h, time.monotonic() - t0)
         record["trials"].append(trial)
         seconds.append(trial["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial
@@ -371,24 +373,54 @@ def _edits(doc: Any, kind: str) -> list[tuple[str, Callable[[Any], Any]]]:
     return out
 
 
+def edit_invalid(name: str, required: list[str] | None) -> bool:
+    """Is edit ``name`` invalid under the framework's declared state model (``required``: the keys
+    with no default; ``None``: no model declared, so a structural edit is taken as invalid)?
+
+    A type-valid edit keeps every key and its type: valid. A container replaced by a scalar
+    changes a field's type: invalid. Dropping a key (or every key) is invalid only if a dropped
+    key has no default.
+    """
+    kind, _, key = name.partition(":")
+    if kind in ("flip", "plus-one", "other-string"):
+        return False
+    if kind in ("not-an-object", "scalar-for") or required is None:
+        return True
+    if kind == "empty-object":
+        return bool(required)
+    if kind == "drop":
+        return key in required
+    raise ValueError(f"unknown edit {name!r}")
+
+
 def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """Edit the newest durable document at the pause, then answer from a fresh process.
 
-    Structural edits must be refused loudly before any effect (CV); after a type-valid
-    edit (the state still fits its schema) every effect must still fire at most once (EO).
+    Each edit has one of four outcomes (``checker.TamperOutcome``): refused loudly; accepted,
+    behaviour unchanged; accepted, behaviour changed; accepted although invalid. Whether an
+    edit is invalid is read from the framework's declared state model (the adapter's
+    ``state_required``, computed in a child from the framework's own schema). An invalid edit
+    is a CV question (✓ only if refused loudly before any effect); a type-valid one goes to
+    the "undetected forgery" row. An accepted edit is also judged under LV.
     """
     kind = args["kind"]
     if why := _needs(p, Capability.PAUSE, Capability.TAMPER):
-        return [p.judge.not_applicable(Property.CV if kind == "structural" else Property.EO, f"tamper:{kind}", why)]
+        return [p.judge.not_applicable(Property.CV, f"tamper:{kind}", why)]
     answer = p.target.cls.answers[0]
     probe0, run0 = _isolated(p, "shape")
     run0.start()
     paths = p.target.cls(run0.workdir, p.target.backend, run0.store).state_paths()
     if not paths:  # e.g. a backend whose storage the adapter does not read
-        return [p.judge.not_applicable(Property.CV if kind == "structural" else Property.EO, f"tamper:{kind}",
+        return [p.judge.not_applicable(Property.CV, f"tamper:{kind}",
                                        f"the adapter locates no durable JSON document on backend {p.target.backend}")]
     inst0 = p.target.cls(run0.workdir, p.target.backend, run0.store)
-    edits = _edits(inst0.load_state(paths[-1]), kind)[: args.get("limit") or None]
+    doc0 = inst0.load_state(paths[-1])
+    schema = run0.op("schema", "state_required", doc=doc0)
+    required, model = schema.get("required"), str(schema.get("model"))
+    p.observations["state_model"] = {"model": model, "required": required}
+    shown = (f"state model {model}: no default for {required or 'no field'}" if required is not None else
+             "state model undeclared: structural edits taken as invalid")
+    edits = _edits(doc0, kind)[: args.get("limit") or None]
     verdicts = []
     for i, (name, edit) in enumerate(edits):
         sub, run = _isolated(p, f"edit-{i}")
@@ -398,13 +430,8 @@ def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         inst.save_state(target, edit(copy.deepcopy(inst.load_state(target))))
         run.note(Kind.TAMPER, detail={"edit": name})
         run.answer("answer", handle, answer)  # the pause the caller was given; its state edited underneath
-        h = sub.read()
-        path = f"tamper:{name}"
-        if kind == "structural":
-            verdicts.append(sub.judge.refused(path, h))
-        else:
-            done = bool(h.of(Kind.COMPLETE))
-            verdicts.append(sub.judge.effects_once(Property.EO, path, h, done, f"type-valid edit {name}"))
+        verdicts += sub.judge.tampered(f"tamper:{name}", sub.read(), edit_invalid(name, required),
+                                       p.target.cls.result(answer), shown)
     return verdicts
 
 
@@ -432,10 +459,10 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             status = run.to_completion(run.recover("recover", p.target.cls.recovery_modes[0], a), a,
                                        "recover-answer")
             h = sub.read()
-            done = bool(h.of(Kind.COMPLETE))
             path = f"save-kill:{pt}#{n}"
-            verdicts += [sub.judge.effects_once(Property.EO, path, h, done, f"killed in save {n} at {pt}"),
-                         _prefix(sub, run, path, h), sub.judge.live(path, h, f"killed in save {n} at {pt}")]
+            verdicts += [sub.judge.effects_once(Property.EO, path, h, f"killed in save {n} at {pt}"),
+                         _prefix(sub, run, path, h),
+                         sub.judge.live(path, h, f"killed in save {n} at {pt}", p.target.cls.result(a))]
         if len(verdicts) == before:  # never reached: say so rather than measure nothing silently
             verdicts.append(p.judge.not_applicable(Property.EO, f"save-kill:{pt}",
                                                    f"none of the {saves} saves of a clean run reached {pt} "

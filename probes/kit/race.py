@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from probes.core.checker import Property, Verdict
+from probes.core.checker import UNSET, Property, Verdict
 from probes.core.history import History
 from probes.core.race import RaceRule, cell_verdict, next_step
 from probes.kit.judge import Judge
@@ -24,12 +24,13 @@ def race_path(k: int) -> str:
     return f"race:same-pause×{k}"
 
 
-def judge_trial(judge: Judge, k: int, t: int, h: History) -> dict[Property, Verdict]:
-    """One trial's verdicts (no witness in the evidence: the racers' order varies)."""
+def judge_trial(judge: Judge, k: int, t: int, h: History, result: Any = UNSET) -> dict[Property, Verdict]:
+    """One trial's verdicts (no witness in the evidence: the racers' order varies); ``result`` is the
+    workflow's own result for the answer (LV)."""
     what = f"{k} concurrent answers (trial {t})"
     path = race_path(k)
     return {Property.CO: judge.gated_once(path, h, what, witness=False),
-            Property.LV: judge.live(path, h, what)}
+            Property.LV: judge.live(path, h, what, result, witness=False)}
 
 
 def stop_reason(judged: Sequence[Mapping[Property, Verdict]], seconds: Sequence[float], rule: RaceRule) -> str | None:
@@ -76,7 +77,8 @@ def rejudge(receipt: Any, judge: Judge) -> list[Verdict]:
     for record in race["trials"]:
         if stopped is not None:
             raise ValueError(f"{receipt.probe}: trial {record['trial']} was run after the rule stopped ({stopped})")
-        judged.append(judge_trial(judge, k, int(record["trial"]), History.from_json(record["history"])))
+        judged.append(judge_trial(judge, k, int(record["trial"]), History.from_json(record["history"]),
+                                  race.get("result", UNSET)))
         seconds.append(float(record["seconds"]))
         stopped = stop_reason(judged, seconds, rule)
     if stopped is None:

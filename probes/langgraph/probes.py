@@ -198,7 +198,7 @@ def probe_co_stray(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         stray = second["resume"]
     counts = Ledger(ledger).counts()
     res.observations = {**obs, "effect_counts": counts}
-    holds, ev = checker.exactly_once({"gate": counts.get("gate", 0)}, ["gate"])
+    holds, ev = checker.gate_once(counts.get("gate", 0))
     ev.update({"stray_raised": not stray["ok"], "stray_error": stray.get("error")})
     summary = (f"stray Command(resume=True) on the finished thread ({where}): gate fired {counts.get('gate', 0)}x, "
                f"{'raised ' + str(stray.get('error')).split(':')[0] if not stray['ok'] else 'silent (no error)'}")
@@ -238,10 +238,14 @@ def probe_co_sequential(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         path = "sequential:restart-between"
     counts = Ledger(ledger).counts()
     res.observations = {**obs, "effect_counts": counts}
-    holds, ev = checker.exactly_once(counts, ["g1", "g2"])
+    holds, ev = checker.at_most_once({g: counts.get(g, 0) for g in ("g1", "g2")})  # each interrupt's gate at most once
     ev["final_output"] = final.get("output") if final["ok"] else final.get("error")
     summary = f"two interrupts answered in turn: g1 {counts.get('g1', 0)}x, g2 {counts.get('g2', 0)}x; final {ev['final_output']}"
     res.verdicts.append(subject.verdict(Property.CO, path, holds, ev, summary))
+    lv_ok, lv_ev = checker.completes(bool(final["ok"]), "the second answer ran the thread to its end",
+                                     lost=not counts.get("g1", 0) or not counts.get("g2", 0))
+    res.verdicts.append(subject.verdict(Property.LV, path, lv_ok, lv_ev, lv_ev["why"] or "both answers consumed; "
+                                        "the thread completed"))
     return res
 
 
@@ -254,11 +258,15 @@ def probe_co_fanout(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     if counts is None:
         return res
     res.observations = obs
-    holds, ev = checker.exactly_once(counts, ["b1", "b2"])
+    holds, ev = checker.at_most_once({b: counts.get(b, 0) for b in ("b1", "b2")})  # each interrupt's gate at most once
+    lv_ok, lv_ev = checker.completes(bool(obs["resumed"]["ok"]), "the resume map ran the thread to its end",
+                                     lost=not counts.get("b1", 0) or not counts.get("b2", 0))
     out = obs["resumed"].get("output") if obs["resumed"]["ok"] else obs["resumed"].get("error")
     ev.update({"resumed_output": out, "stray_map_raised": not obs["stray"]["ok"]})
     summary = f"two parallel interrupts, one resume map, then the same map again: b1 {counts.get('b1', 0)}x, b2 {counts.get('b2', 0)}x"
     res.verdicts.append(_subject(spec, backend).verdict(Property.CO, "fan-out:resume-map", holds, ev, summary))
+    res.verdicts.append(_subject(spec, backend).verdict(Property.LV, "fan-out:resume-map", lv_ok, lv_ev,
+                                                        lv_ev["why"] or "one resume map answered both interrupts"))
     return res
 
 
@@ -315,7 +323,7 @@ def probe_eo_interrupt(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return res
     res.observations = obs
     subject = _subject(spec, backend)
-    holds, ev = checker.exactly_once(counts, ["s1", "gate", "s3"])
+    holds, ev = checker.effects_once(counts, ["s1", "gate", "s3"], completed=bool(obs["resumed"]["ok"]))
     path = f"interrupt:{api}"
     res.verdicts.append(subject.verdict(
         Property.EO, path, holds, ev,
@@ -334,7 +342,7 @@ def probe_parkkill(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     res = ProbeResult()
     path = f"park-kill:{api}"
     if backend == "memory":
-        for prop in (Property.EO, Property.PC, Property.CO):
+        for prop in (Property.EO, Property.PC, Property.CO, Property.LV):
             res.verdicts.append(subject.not_applicable(prop, path, NO_KILL_IN_MEMORY))
         return res
     ledger = ctx.workdir / "ledger.sqlite"
@@ -350,8 +358,9 @@ def probe_parkkill(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     ledger_obj = Ledger(ledger)
     counts = ledger_obj.counts()
     res.observations = {"killed": killed, "resumed": resumed, "stray": stray, "effect_counts": counts}
-    holds, ev = checker.exactly_once(counts, ["s1", "gate", "s3"])
-    ev["resumed_output"] = resumed["resume"].get("output") if resumed["resume"]["ok"] else resumed["resume"].get("error")
+    done = bool(resumed["resume"]["ok"])
+    holds, ev = checker.effects_once(counts, ["s1", "gate", "s3"], completed=done)
+    ev["resumed_output"] = resumed["resume"].get("output") if done else resumed["resume"].get("error")
     res.verdicts.append(subject.verdict(
         Property.EO, path, holds, ev,
         f"killed while parked at the interrupt, resumed in a fresh process, stray from a third: "
@@ -360,8 +369,12 @@ def probe_parkkill(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     holds, ev = checker.prefix_not_reentered(after, ["s1"])
     res.verdicts.append(subject.verdict(Property.PC, path, holds, ev,
                                         f"the fresh-process resume re-ran s1 {after.get('s1', 0)}x"))
+    lv_ok, lv_ev = checker.completes(done, "the fresh-process resume ran the thread to its end",
+                                     lost=counts.get("gate", 0) == 0)
+    res.verdicts.append(subject.verdict(Property.LV, path, lv_ok, lv_ev,
+                                        lv_ev["why"] or "the fresh-process resume completed the run"))
     stray_counts = ledger_obj.counts("stray")
-    holds, ev = checker.exactly_once({"gate": counts.get("gate", 0)}, ["gate"])
+    holds, ev = checker.gate_once(counts.get("gate", 0))
     ev.update({"stray_fired": stray_counts, "stray_raised": not stray["resume"]["ok"]})
     res.verdicts.append(subject.verdict(Property.CO, path, holds, ev,
                                         f"stray resume from a third process fired {sum(stray_counts.values())} effect(s)"))
@@ -441,7 +454,7 @@ def _stable(fact: dict[str, Any]) -> dict[str, Any]:
 def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """Crash in s1 -> s2 at one point, recover in a fresh interpreter, ``reps`` times.
 
-    Each repetition is one recorded history; EO (exactly-once *and* completion), PC and
+    Each repetition is one recorded history; EO (at most once; exactly once when the run completed), PC and
     LV are judged on every repetition by the history checkers and must hold on all.
     """
     backend, point, mode = spec.args["backend"], spec.args["point"], spec.args["mode"]
@@ -475,8 +488,8 @@ def probe_crash(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     where = "an exception in s2" if point == "exc" else f"SIGKILL at {point}"
     reps_text = f"{reps} rep{'s' if reps > 1 else ''}, {'identical' if identical else 'NOT identical'}"
     eo = checker.every([checker.check_eo(h, checker.Expectation(effects=CRASH_EFFECTS)) for h in histories])
-    lv = checker.every([checker.check_lv(h) for h in histories])
-    completed = [checker.check_lv(h).holds for h in histories]
+    lv = checker.every([checker.check_lv(h, checker.Expectation(result=CRASH_OUTPUT)) for h in histories])
+    completed = [checker.completed_after_last_crash(h)[0] for h in histories]
     res.verdicts.append(eo.verdict(
         subject, path,
         f"{where}, recovered with {how}: s1 {worst_counts['s1']}x, s2 {worst_counts['s2']}x ({reps_text})"

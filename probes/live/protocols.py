@@ -220,10 +220,10 @@ def approval_trial(caller: Caller, oracle: Oracle, seed: int,
     counts = oracle.cross_check()
     gated = sum(n for k, n in counts.items() if k.startswith("gate:"))
     obs.update({"effects": counts, "node_runs": node_runs, "stray_error": stray_error})
-    co = checker.exactly_once({"gate": gated}, ["gate"])
+    co = checker.gate_once(gated)  # at most once; an approval that never fired the gate is LV's
     co[1]["stray_refused_with"] = stray_error
-    return {"CO": co, "EO": checker.exactly_once(counts, ["gate:ship", "t1", "t3"]),
-            "LV": checker.completes(completed, "approved run reached END")}
+    return {"CO": co, "EO": checker.effects_once(counts, ["gate:ship", "t1", "t3"], completed=completed),
+            "LV": checker.completes(completed, "approved run reached END", lost=gated == 0)}
 
 
 # --- session restore -----------------------------------------------------------------
@@ -305,8 +305,9 @@ def session_trial(caller: Caller, ledger: Path, db: Path, seed: int,
     for e in executions:
         by_id[e["tool_call_id"]] = by_id.get(e["tool_call_id"], 0) + 1
     obs.update({"executions": executions, "messages_after_turn_1": after_1, "messages_restored": restored_len})
-    eo_holds, eo_ev = checker.exactly_once({"invoice A": counts.get(f"invoice:{a}", 0),
-                                            "invoice B": counts.get(f"invoice:{b}", 0)}, ["invoice A", "invoice B"])
+    eo_holds, eo_ev = checker.effects_once({"invoice A": counts.get(f"invoice:{a}", 0),
+                                            "invoice B": counts.get(f"invoice:{b}", 0)}, ["invoice A", "invoice B"],
+                                           completed=bool(fresh))
     eo_ev["tool_calls_executed_twice"] = sum(1 for n in by_id.values() if n > 1)
     reentered = {"turn-1 tool call": sum(1 for e in second if e["tool_call_id"] in first_ids)}
     pc = checker.prefix_not_reentered(reentered, ["turn-1 tool call"] if first_ids else [])

@@ -17,8 +17,10 @@ from probes.core.checker import (
     Property,
     collapse,
     Subject,
-    exactly_once,
+    completes,
+    effects_once,
     fork_outcome,
+    gate_once,
     invalid_state_refused,
     prefix_not_reentered,
 )
@@ -89,11 +91,15 @@ def _etype(info: Mapping[str, Any] | None) -> str | None:
 def _split(p: _Probe) -> list:
     """Snapshot at the input request, cancel, restore in a fresh process, answer, then a stray."""
     p.park()
+    from probes.llamaindex.workload import outcome_of
+
     r = p.resume("resume", ["yes"], stray="no")
     total, after = p.counts(), p.counts("resume")
-    eo_ok, eo_ev = exactly_once(total, ["s1", "gate", "s3"])
+    eo_ok, eo_ev = effects_once(total, ["s1", "gate", "s3"], completed=r["outcome"] is not None)
     pc_ok, pc_ev = prefix_not_reentered({"s1": after.get("s1", 0)}, ["s1"])
-    co_ok, co_ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
+    lv_ok, lv_ev = completes(r["outcome"] is not None, "the restored run, answered once, ran to its StopEvent",
+                             outcome=r["outcome"], result=outcome_of("yes"), lost=total.get("gate", 0) == 0)
+    co_ok, co_ev = gate_once(total.get("gate", 0))
     co_ev = {**co_ev, "stray_error": _etype(r.get("stray_error")), "outcome": r["outcome"]}
     return [
         SUBJECT.verdict(Property.EO, "interrupt:split-steps", eo_ok, {**eo_ev, "outcome": r["outcome"]},
@@ -101,6 +107,8 @@ def _split(p: _Probe) -> list:
                         f"{eo_ev['effect_counts']}"),
         SUBJECT.verdict(Property.PC, "interrupt:split-steps", pc_ok, pc_ev,
                         f"s1 (durable prefix) ran {after.get('s1', 0)} time(s) after recovery"),
+        SUBJECT.verdict(Property.LV, "interrupt:split-steps", lv_ok, lv_ev,
+                        lv_ev["why"] or f"the restored run completed with {r['outcome']!r}"),
         SUBJECT.verdict(Property.CO, "stray-after-completion", co_ok, co_ev,
                         f"answer sent to the finished run: gate fired {total.get('gate', 0)} time(s) in all, "
                         f"error: {_etype(r.get('stray_error')) or 'none (silently inert)'}"),
@@ -114,7 +122,9 @@ def _fork(p: _Probe) -> list:
     b = p.resume("branch-no", ["no"])
     fd_ok, fd_ev = fork_outcome(b["outcome"], "f(no)", a["outcome"])
     per_branch = {inc: p.counts(inc) for inc in ("branch-yes", "branch-no")}
-    eo_ok = all(c.get("gate", 0) == 1 and c.get("s3", 0) == 1 and c.get("s1", 0) == 0 for c in per_branch.values())
+    done = {"branch-yes": a["outcome"] is not None, "branch-no": b["outcome"] is not None}
+    eo_ok = all(effects_once(c, ["gate", "s3"], completed=done[inc])[0] and c.get("s1", 0) == 0
+                for inc, c in per_branch.items())
     return [
         SUBJECT.verdict(Property.FD, "interrupt:split-steps", fd_ok, fd_ev,
                         f"second restore with 'no' observed {b['outcome']!r} (first branch {a['outcome']!r})"),
@@ -129,7 +139,9 @@ def _double(p: _Probe) -> list:
     p.park()
     r = p.resume("resume", ["yes", "no"])
     total = p.counts()
-    ok, ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
+    ok, ev = gate_once(total.get("gate", 0))
+    lv_ok, lv_ev = completes(r["outcome"] is not None, "the restored run, answered twice, ran to its StopEvent",
+                             lost=total.get("gate", 0) == 0)
     ev = {**ev, "outcome": r["outcome"], "first_answer_won": r["outcome"] == "f(yes)",
           "ledger_gate_answers": [d for e, _, d in p.ledger.rows() if e == "gate"]}
     return [SUBJECT.not_applicable(
@@ -140,7 +152,8 @@ def _double(p: _Probe) -> list:
         Property.CO, "double-answer", ok, ev,
         f"two answers back to back: outcome {r['outcome']!r} (first answer "
         f"{'wins' if ev['first_answer_won'] else 'does not win'}), gated effect fired {total.get('gate', 0)} "
-        f"time(s) (answers {ev['ledger_gate_answers']})")]
+        f"time(s) (answers {ev['ledger_gate_answers']})"),
+        SUBJECT.verdict(Property.LV, "double-answer", lv_ok, lv_ev, lv_ev["why"] or f"completed with {r['outcome']!r}")]
 
 
 def _race(p: _Probe) -> list:
@@ -157,8 +170,14 @@ def _race(p: _Probe) -> list:
         raise HarnessError(f"racers were not released or failed: {[(o.status, o.error[-300:]) for o in race.outcomes]}")
     for i, o in enumerate(race.outcomes):
         cross_check(o.value["counter"], p.ledger, f"racer-{i}")
+    from probes.llamaindex.workload import outcome_of
+
     total = p.counts()
-    ok, ev = exactly_once({"gate": total.get("gate", 0)}, ["gate"])
+    ok, ev = gate_once(total.get("gate", 0))
+    outcomes = [o.value["outcome"] for o in race.outcomes]
+    done = next((x for x in outcomes if x is not None), None)
+    lv_ok, lv_ev = completes(done is not None, f"racer outcomes {sorted(map(str, outcomes))}", outcome=done,
+                             result=outcome_of("yes"), lost=total.get("gate", 0) == 0)
     ev = {**ev, "outcomes": sorted(str(o.value["outcome"]) for o in race.outcomes),
           "errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
     return [SUBJECT.verdict(
@@ -166,23 +185,26 @@ def _race(p: _Probe) -> list:
         f"two processes restored the same snapshot and answered 'yes' together: gated effect fired "
         f"{total.get('gate', 0)} time(s), outcomes {ev['outcomes']}. A restored snapshot keeps no record that its "
         f"input request was answered (which is also why forks work, FD), and the resume carries no fork/retry "
-        f"discriminator")]
+        f"discriminator"),
+        SUBJECT.verdict(Property.LV, "cross-process:same-answer", lv_ok, lv_ev,
+                        lv_ev["why"] or f"a racer completed with {done!r}")]
 
 
 def _wait(p: _Probe) -> list:
     """ctx.wait_for_event inside a step: live answer, then snapshot/restore/answer."""
-    p.child("answer_in_process", "live", flavor="wait", answers=["yes"])
+    in_process = p.child("answer_in_process", "live", flavor="wait", answers=["yes"]).result
     live = p.counts("live")
     p.park("wait")
-    p.resume("resume", ["yes"], flavor="wait")
+    restored = p.resume("resume", ["yes"], flavor="wait")
     after = p.counts("resume")
     out = []
-    for path, prefix_runs, counts in (("wait:in-process", live.get("w.prefix", 0) - 1, live),
-                                      ("wait:restore", after.get("w.prefix", 0), {
-                                          "w.prefix": p.counts("park").get("w.prefix", 0) + after.get("w.prefix", 0),
-                                          "w.gate": after.get("w.gate", 0)})):
+    for path, prefix_runs, counts, done in (
+            ("wait:in-process", live.get("w.prefix", 0) - 1, live, in_process.get("outcome") is not None),
+            ("wait:restore", after.get("w.prefix", 0), {
+                "w.prefix": p.counts("park").get("w.prefix", 0) + after.get("w.prefix", 0),
+                "w.gate": after.get("w.gate", 0)}, restored.get("outcome") is not None)):
         pc_ok, pc_ev = prefix_not_reentered({"w.prefix": prefix_runs}, ["w.prefix"])
-        eo_ok, eo_ev = exactly_once(counts, ["w.prefix", "w.gate"])
+        eo_ok, eo_ev = effects_once(counts, ["w.prefix", "w.gate"], completed=done)
         out.append(SUBJECT.verdict(Property.PC, path, pc_ok, pc_ev,
                                    f"the step's code before the wait re-ran {prefix_runs} time(s) after the pause"))
         out.append(SUBJECT.verdict(Property.EO, path, eo_ok, eo_ev,
@@ -197,8 +219,15 @@ def _parkkill(p: _Probe) -> list:
         raise HarnessError("the killed process left no snapshot on disk")
     a = p.resume("branch-yes", ["yes"])
     b = p.resume("branch-no", ["no"])
+    from probes.llamaindex.workload import outcome_of
+
     per_branch = {inc: p.counts(inc) for inc in ("branch-yes", "branch-no")}
-    eo_ok = all(c.get("gate", 0) == 1 and c.get("s3", 0) == 1 for c in per_branch.values())
+    outcomes = {"branch-yes": a["outcome"], "branch-no": b["outcome"]}
+    eo_ok = all(effects_once(c, ["gate", "s3"], completed=outcomes[inc] is not None)[0]
+                for inc, c in per_branch.items())
+    lv = {inc: completes(outcomes[inc] is not None, f"{inc} ran to its StopEvent", outcome=outcomes[inc],
+                         result=outcome_of(inc.split("-", 1)[1]), lost=per_branch[inc].get("gate", 0) == 0)
+          for inc in per_branch}
     pc_ok, pc_ev = prefix_not_reentered({"s1": sum(c.get("s1", 0) for c in per_branch.values())}, ["s1"])
     fd_ok, fd_ev = fork_outcome(b["outcome"], "f(no)", a["outcome"])
     park_counts = p.counts("park")
@@ -209,6 +238,9 @@ def _parkkill(p: _Probe) -> list:
                         if pc_ok else "s1 re-ran after the restore"),
         SUBJECT.verdict(Property.FD, "park-kill", fd_ok, fd_ev,
                         f"branches observed {a['outcome']!r} and {b['outcome']!r}"),
+        SUBJECT.verdict(Property.LV, "park-kill", all(ok for ok, _ in lv.values()),
+                        {inc: ev for inc, (_, ev) in lv.items()},
+                        "; ".join(f"{inc}: {ev['why'] or 'completed with its own result'}" for inc, (_, ev) in lv.items())),
     ]
 
 

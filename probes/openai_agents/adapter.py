@@ -62,6 +62,13 @@ class OpenAIAgentsAdapter(Adapter):
     declines = ("reject",)
     citations = CITATIONS
 
+    @classmethod
+    def result(cls, answer: Any) -> Any:
+        """The scripted model's final message echoes s2's result (``_respond``); a declined call has
+        the SDK's rejection text as its final output, which the kit does not predict (no expectation)."""
+        own = super().result(answer)
+        return own if answer in cls.declines else f"final: {own}"
+
     def hook(self) -> None:
         from agents import SQLiteSession
         runtime.hook_save(SQLiteSession, "add_items")

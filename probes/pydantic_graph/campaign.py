@@ -21,8 +21,9 @@ from probes.core.checker import (
     check_lv,
     check_pc,
     collapse,
+    at_most_once,
     completes,
-    exactly_once,
+    effects_once,
     invalid_state_refused,
 )
 from probes.core.errors import HarnessError
@@ -89,15 +90,18 @@ def _recovery_verdicts(p: _Probe, path: str, crashed: dict[str, Any], rec: dict[
     else:
         p.log.append(Kind.REFUSE, "recover", value=_etype(rec["error"]) or f"returned {rec['outcome']!r}")
     history = p.history()
+    from probes.pydantic_graph.workload import RESULT
+
     eo = check_eo(history, Expectation(effects=("A", "B")))
     pc = check_pc(history, Expectation(prefix=("A",)))
-    lv = check_lv(history)
+    lv = check_lv(history, Expectation(result=RESULT))
     detail = (f"iter_from_persistence finished with output {rec['outcome']}" if done else
               f"iter_from_persistence raised {_etype(rec['error'])}: {rec['error']['message'] if rec['error'] else ''}")
     return [
         eo.verdict(SUBJECT, f"crash:{path}",
-                   (f"recovered to output {rec['outcome']}; " if done else "recovery never completed; ")
-                   + f"effects {eo.evidence['effect_counts']}", recovered=done),
+                   (f"recovered to output {rec['outcome']}; " if done else "recovery never completed (LV); ")
+                   + f"effects {eo.evidence['effect_counts']}"
+                   + ("" if eo.holds else f", off {eo.evidence['off']}"), recovered=done),
         pc.verdict(SUBJECT, f"crash:{path}", f"NodeA ran {after.get('A', 0)} time(s) during recovery"),
         lv.verdict(SUBJECT, f"crash:{path}", detail + f"; snapshot statuses after the crash {crashed['statuses']}",
                    detail=detail, statuses_after_crash=crashed["statuses"], outcome=rec["outcome"]),
@@ -126,11 +130,13 @@ def _crash(p: _Probe, crash: str) -> list:
 
 def _stray(p: _Probe) -> list:
     first = p.child("start", "first").result
-    if first["outcome"] != 11:
-        raise HarnessError(f"the clean run did not end with 11: {first}")
+    from probes.pydantic_graph.workload import RESULT
+
+    if first["outcome"] != RESULT:
+        raise HarnessError(f"the clean run did not end with {RESULT}: {first}")
     rec = p.child("recover", "stray").result
     total = p.ledger.counts()
-    ok, ev = exactly_once(total, ["A", "B"])
+    ok, ev = effects_once(total, ["A", "B"], completed=True)  # the first run completed (checked above)
     ev = {**ev, "stray_error": _etype(rec["error"]), "stray_outcome": rec["outcome"]}
     return [SUBJECT.not_applicable(
         Property.FI, "stray-after-completion",
@@ -155,14 +161,24 @@ def _race(p: _Probe) -> list:
         raise HarnessError(f"racers were not released or failed: {[(o.status, o.error[-300:]) for o in race.outcomes]}")
     for i, o in enumerate(race.outcomes):
         cross_check(o.value["counter"], p.ledger, f"racer-{i}")
+    from probes.pydantic_graph.workload import RESULT
+
     total = p.ledger.counts()
-    ok, ev = exactly_once(total, ["A", "B"])
+    ok, ev = at_most_once(total)  # CO: neither racer fired an effect the other already fired
     finished = sum(1 for o in race.outcomes if o.value["error"] is None)
+    outcomes = [o.value.get("outcome") for o in race.outcomes]
     ev = {**ev, "racers_finished": finished,
           "racer_errors": sorted(str(_etype(o.value["error"])) for o in race.outcomes)}
-    return [SUBJECT.verdict(Property.CO, "cross-process:two-resumers", ok, ev,
+    completed = any(o.value["error"] is None and o.value.get("outcome") is not None for o in race.outcomes)
+    done = next((x for x in outcomes if x is not None), None)
+    lv_ok, lv_ev = completes(completed, f"racer outcomes {outcomes}", outcome=done, result=RESULT,
+                             lost=total.get("B", 0) == 0)
+    path = "cross-process:two-resumers"
+    return [SUBJECT.verdict(Property.CO, path, ok, ev,
                             f"two processes resumed the paused file together: {finished} finished, errors "
-                            f"{ev['racer_errors']}; effects {total}")]
+                            f"{ev['racer_errors']}; effects {total}"),
+            SUBJECT.verdict(Property.LV, path, lv_ok, {**lv_ev, "effect_counts": total},
+                            f"two resumers: {lv_ev['why'] or f'one completed with {done}'}")]
 
 
 def _claimed(p: _Probe) -> list:
@@ -171,10 +187,12 @@ def _claimed(p: _Probe) -> list:
     p.child("recover", "claimer", park_at="claimed", claim_only=True)
     claimed = p.statuses()
     rec = p.child("recover", "recover").result
+    from probes.pydantic_graph.workload import RESULT
+
     done = rec["error"] is None and rec["outcome"] is not None
     detail = (f"took over and finished with output {rec['outcome']}" if done else
               f"iter_from_persistence raised {_etype(rec['error'])}: {rec['error']['message']}")
-    ok, ev = completes(done, detail)
+    ok, ev = completes(done, detail, outcome=rec["outcome"], result=RESULT)
     ev = {**ev, "statuses_after_claim": claimed, "effect_counts": p.ledger.counts()}
     return [SUBJECT.verdict(Property.LV, "claimed-pause", ok, ev,
                             f"paused after NodeA, claimed by a process that was SIGKILLed (status "
@@ -252,7 +270,9 @@ def _not_applicable(spec: ProbeSpec, why: str) -> list:
                 for prop in (Property.EO, Property.PC, Property.LV)]
     if family == "tamper":
         return [TAMPERED.not_applicable(Property.CV, f"tamper:{kind}", why) for kind in TAMPERS]
-    prop, path = {"stray": (Property.CO, "stray-after-completion"), "race": (Property.CO, "cross-process:two-resumers"),
+    if family == "race":
+        return [SUBJECT.not_applicable(prop, "cross-process:two-resumers", why) for prop in (Property.CO, Property.LV)]
+    prop, path = {"stray": (Property.CO, "stray-after-completion"),
                   "claimed-pause": (Property.LV, "claimed-pause"),
                   "invalid-write": (Property.CV, "write:invalid-state")}[family]
     return [SUBJECT.not_applicable(prop, path, why)]
@@ -297,16 +317,18 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
              "restore_refused": all("refuse" in (e.get("stopped_by") or ()) for e in lv_evidence),
              "completed": any(bool(e.get("completed")) for e in lv_evidence),
              "mid_node_crash_probes": len(lv)}
-    unfinished = sorted(v.path for v in safety if v.property is Property.EO and v.label.violates
-                        and v.evidence.get("completed") is False)
+    unfinished = sorted({v.path for r in receipts for v in r.verdicts
+                         if v.path in mid and v.property is Property.LV and v.evidence.get("completed") is False})
     docs = sorted({f"{v.doc.source} ({'documents the deviation' if v.doc.stance == 'deviation' else 'claims'})"
                    for r in receipts for v in r.verdicts
                    if v.path in mid and v.property is Property.LV and v.doc is not None})
     why = f"LV {value['LV']} rests on {', '.join(docs)} in ../shared/DOCS.md. " if docs else ""
     if unfinished:
-        why += (f"EO is exactly-once and completion: the runs on {', '.join(unfinished)} never completed (LV "
-               f"{value['LV']}), so their EO is not ✓ even though no effect fired twice "
-               f"(effect counts {sorted({str(v.evidence.get('effect_counts')) for v in safety if v.path in unfinished})})")
+        counts = sorted({str(v.evidence.get("effect_counts")) for v in safety
+                         if v.property is Property.EO and v.path in unfinished})
+        why += (f"The runs on {', '.join(unfinished)} never completed (LV {value['LV']}) with effect counts "
+                f"{', '.join(counts)}; safety (EO at most once, PC) {value['safety']}"
+                + (": the non-completion is a liveness failure only" if value["safety"] == "✓" else ""))
     return {"pydantic_graph.liveness": Measured(value, why=why, compare_keys=("LV", "safety"),
                                                 receipts=tuple(r.probe for r in receipts))}
 

@@ -23,6 +23,10 @@ from probes.core import oracle
 from probes.core.nemesis import FailOnce, park
 
 
+A_ADDS, B_ADDS = 1, 10  # what NodeA and NodeB add to the counter
+RESULT = A_ADDS + B_ADDS  # the graph's own output when each node ran once (what LV expects)
+
+
 def _error(exc: BaseException) -> dict[str, str]:
     first = (str(exc).splitlines() or [""])[0]
     first = re.sub(r" at 0x[0-9a-f]+", "", first)
@@ -44,7 +48,7 @@ def _graph(fail_dir: str | None, invalid_state: bool = False):
             if invalid_state:
                 ctx.state.counter = "eleven"  # type: ignore[assignment]  # violates the declared int
             else:
-                ctx.state.counter += 1
+                ctx.state.counter += A_ADDS
             return NodeB()
 
     @dataclass
@@ -55,7 +59,7 @@ def _graph(fail_dir: str | None, invalid_state: bool = False):
             park("nodeB.before-effect")
             oracle.fire("B")
             park("nodeB.after-effect")
-            ctx.state.counter += 10
+            ctx.state.counter += B_ADDS
             return End(ctx.state.counter)
 
     # The return annotation of NodeA names NodeB: resolve it in this scope.

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, required_fields
 
 FILE = "graph-run.json"
 
@@ -125,6 +125,14 @@ class PydanticGraphAdapter(Adapter):
 
     def load_state(self, path: Any) -> Any:
         return json.loads((self.workdir / FILE).read_text())[int(path.rpartition("#")[2])]
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """A document is one snapshot of the file: pydantic-graph's ``NodeSnapshot`` or
+        ``EndSnapshot`` dataclass (by its ``kind``), whose fields without a default are required."""
+        from pydantic_graph.persistence import EndSnapshot, NodeSnapshot
+        model = EndSnapshot if isinstance(doc, dict) and doc.get("kind") == "end" else NodeSnapshot
+        return {"status": "schema", "required": required_fields(model),
+                "model": f"pydantic_graph.persistence.{model.__name__}"}
 
     def save_state(self, path: Any, data: Any) -> None:
         snapshots = json.loads((self.workdir / FILE).read_text())

@@ -153,12 +153,18 @@ def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     lost = sum(1 for r in results if r["outcome"] not in ("completed", "conflict"))
     res.observations = {"racers": results, "outcomes": outcomes}
     res.metrics = {"conflicts": outcomes.get("conflict", 0)}
-    holds, ev = checker.exactly_once({"gate": fires}, ["gate"])
-    holds = holds and lost == 0
+    holds, ev = checker.gate_once(fires)  # CO: at most once; racers left without an answer are LV's (below)
     ev.update({"racers": k, "lost_answers": lost})
     res.verdicts.append(_subject(backend).verdict(
         Property.CO, path, holds, ev, f"{k} racers, gate on: the gated effect fired {fires}x; "
         f"every racer got the winner's answer or ConsumeConflict ({lost} lost)"))
+    lv_ok, lv_ev = checker.completes(fires == 1 and lost == 0, f"{outcomes.get('completed', 0)} racer(s) completed, "
+                                     f"{outcomes.get('conflict', 0)} got ConsumeConflict, {lost} neither",
+                                     lost=fires == 0)
+    lv_ev.update({"racers": k, "lost_answers": lost, "gate_fires": fires})
+    res.verdicts.append(_subject(backend).verdict(
+        Property.LV, path, lv_ok, lv_ev, lv_ev["why"] or f"the run completed once and every other racer was "
+        f"told ConsumeConflict"))
     return res
 
 
@@ -184,14 +190,14 @@ def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     fires = Ledger(ledger).counts().get("gate", 0)
     res.observations = {"reader_saw": seen, "recovery": rec}
     subject = _subject(backend)
-    holds, ev = checker.exactly_once({"gate": fires}, ["gate"])
+    holds, ev = checker.gate_once(fires)  # a lost answer is the takeover LV's (below)
     ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"]})
     holds = holds and seen["claims"] == 1
     res.verdicts.append(subject.verdict(
         Property.CO, "cross-process:dead-claim-owner", holds, ev,
         f"claim owner SIGKILLed before the effect; state reads took no claim; gated effect fired {fires}x"))
     done = rec["outcome"] == "completed"
-    holds, ev = checker.completes(done, "resume after the owner's SIGKILL took the stale claim over")
+    holds, ev = checker.completes(done, "resume after the owner's SIGKILL took the stale claim over", lost=fires == 0)
     res.verdicts.append(subject.verdict(Property.LV, "dead-claim-owner:takeover", holds, ev,
                                         "the interrupt stayed resumable after its claim owner died"
                                         if done else "the dead owner's claim blocked every later resume"))

@@ -1,0 +1,202 @@
+"""The kit's judge on hand-made histories: each rule of issue 24 pinned, no framework needed.
+
+EO is at most once, exactly once on a completed run; a run that never completes is LV's,
+with its reason; a lost answer holds CO and fails LV by name; LV needs the workflow's own
+result; a tamper edit has one of four named outcomes, and only an edit invalid under the
+framework's declared state model is a CV question. Each test fails against the mutants the
+issue names (an EO check that drops the expected set, a durable prefix cut to one step).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from probes.core.checker import UNSET, Label, Property, TamperOutcome
+from probes.core.history import Event, History, Kind
+from probes.kit.adapter import required_fields
+from probes.kit.judge import FORGERY_ROW, Judge, durable_prefix
+from probes.kit.protocols import edit_invalid
+
+RESULT = "s2 served 'yes'"
+CLAIM = {"page": "https://example.invalid", "quote": "state is validated on load", "stance": "claims"}
+
+
+def H(*events: tuple) -> History:
+    """(kind, incarnation, step-or-effect, value) tuples; effect names start with 'e'."""
+    out = []
+    for kind, inc, *rest in events:
+        name = rest[0] if rest else None
+        value = rest[1] if len(rest) > 1 else None
+        if kind is Kind.EFFECT:
+            out.append(Event(kind, inc, step=None, effect=name, value=value))
+        elif kind is Kind.TAMPER:
+            out.append(Event(kind, inc, detail={"edit": name}))
+        else:
+            out.append(Event(kind, inc, step=name, value=value))
+    return History.of_events(out)
+
+
+def judge(citations: dict[str, Any] | None = None) -> Judge:
+    return Judge("fw", "file", citations or {})
+
+
+START = ((Kind.START, "harness"), (Kind.STEP_BEGIN, "run/start", "s1"), (Kind.EFFECT, "run/start", "e1"),
+         (Kind.STEP_END, "run/start", "s1"), (Kind.PERSIST, "run/start"), (Kind.PAUSE, "run/start", "s2"))
+
+
+# --- EO -------------------------------------------------------------------------------------
+
+
+def test_a_completed_run_that_skipped_an_effect_fails_eo() -> None:
+    """Kills the mutant ``Expectation(effects=())`` in ``Judge.effects_once``."""
+    h = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.COMPLETE, "run/answer", None, RESULT))
+    v = judge().effects_once(Property.EO, "baseline:yes", h, "no fault")
+    assert v.label is Label.UNDOC and v.evidence["skipped"] == {"e2": 0} and v.evidence["completed"] is True
+    assert "completed True" in v.summary
+    # the same run with e2 fired holds; a declined answer expects only e1
+    ok = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
+           (Kind.COMPLETE, "run/answer", None, RESULT))
+    assert judge().effects_once(Property.EO, "baseline:yes", ok, "no fault").label is Label.PASS
+    assert judge().effects_once(Property.EO, "baseline:no", h, "declined", ("e1",)).label is Label.PASS
+
+
+def test_an_incomplete_run_with_no_duplicate_holds_eo_and_fails_lv_naming_why() -> None:
+    h = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"),
+          (Kind.REFUSE, "run/recover", None, "GraphRuntimeError"))
+    eo = judge().effects_once(Property.EO, "crash:kill@s2/latest", h, "killed")
+    assert eo.label is Label.PASS and eo.evidence["completed"] is False
+    lv = judge().live("crash:kill@s2/latest", h, "killed", RESULT)
+    assert lv.label is Label.UNDOC
+    assert lv.evidence["why"] == ("lost answer: the answer was accepted, its gated effect never fired and no run "
+                                  "completed")
+    # with e2 fired before the crash it is no lost answer: the reason is the refusal
+    fired = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
+              (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"), (Kind.REFUSE, "run/recover", None, "E"))
+    lv2 = judge().live("crash", fired, "killed", RESULT)
+    assert lv2.label is Label.UNDOC and lv2.evidence["why"] == "the run never completed (stopped by crash, refuse E)"
+    assert "never completed" in lv2.summary
+    # a duplicate on a run that never completed is still an EO failure
+    dup = H(*START, (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"), (Kind.EFFECT, "run/recover", "e1"),
+            (Kind.ERROR, "run/recover", None, "X"))
+    assert judge().effects_once(Property.EO, "crash", dup, "killed").evidence["duplicated"] == {"e1": 2}
+
+
+def test_a_lost_answer_holds_co_and_fails_lv_as_a_lost_answer() -> None:
+    h = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.REFUSE, "run/racer-0", None, "Busy"),
+          (Kind.REFUSE, "run/racer-1", None, "Busy"))
+    co = judge().gated_once("race:same-pause×2", h, "2 concurrent answers")
+    assert co.label is Label.PASS and co.evidence["lost_answer"] is True and co.evidence["gate_fires"] == 0
+    lv = judge().live("race:same-pause×2", h, "2 concurrent answers", RESULT)
+    assert lv.label is Label.UNDOC and lv.evidence["lost_answer"] is True and "lost answer" in lv.summary
+
+
+def test_a_completion_with_an_error_outcome_fails_lv() -> None:
+    err = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
+            (Kind.COMPLETE, "run/answer", None, "Error: the tool raised"))
+    lv = judge().live("baseline:yes", err, "no fault", RESULT)
+    assert lv.label is Label.UNDOC and lv.evidence["outcome"] == "Error: the tool raised"
+    assert "not the workflow's own result" in lv.summary
+    good = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
+             (Kind.COMPLETE, "run/answer", None, RESULT))
+    assert judge().live("baseline:yes", good, "no fault", RESULT).label is Label.PASS
+    assert judge().live("baseline:no", err, "declined", UNSET).label is Label.PASS  # no expectation: any completion
+
+
+# --- PC: the durable prefix ---------------------------------------------------------------
+
+
+def test_durable_prefix_longer_than_one_step() -> None:
+    """Kills the mutant that returns nothing for prefixes longer than one step."""
+    h = H((Kind.STEP_END, "a", "s1"), (Kind.PERSIST, "a"), (Kind.STEP_END, "a", "s2"), (Kind.PERSIST, "a"),
+          (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"), (Kind.STEP_BEGIN, "b", "s2"))
+    assert durable_prefix(h, h.of(Kind.CRASH)[0]) == ["s1", "s2"]
+    pc = judge().prefix("save-kill:save.exit#2", h)
+    assert pc.label is Label.UNDOC and pc.evidence["durable_prefix"] == ["s1", "s2"]
+    assert pc.evidence["reentered"] == {"s2": 1}
+
+
+# --- tamper: four named outcomes ------------------------------------------------------------
+
+
+def _tampered(*after: tuple) -> History:
+    return H(*START, (Kind.TAMPER, "harness", "drop:x"), (Kind.ANSWER, "harness", None, "yes"), *after)
+
+
+def test_refused_loudly() -> None:
+    h = _tampered((Kind.REFUSE, "run/answer", None, "ValidationError"))
+    [cv] = judge().tampered("tamper:drop:x", h, True, RESULT, "m")
+    assert (cv.framework, cv.property, cv.label) == ("fw", Property.CV, Label.PASS)
+    assert cv.evidence["outcome"] == TamperOutcome.REFUSED.value and "refused loudly (ValidationError)" in cv.summary
+    # a type-valid edit refused: the forgery was detected, in the forgery row, and no LV is decided
+    [fv] = judge().tampered("tamper:plus-one:x", h, False, RESULT, "m")
+    assert fv.framework == f"fw · {FORGERY_ROW}" and fv.label is Label.PASS
+
+
+def test_accepted_behaviour_unchanged_is_an_undetected_forgery_not_a_safety_pass() -> None:
+    h = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.COMPLETE, "run/answer", None, RESULT))
+    fv, lv = judge({"CV tamper:*": CLAIM}).tampered("tamper:plus-one:steps", h, False, RESULT, "m")
+    assert fv.framework == f"fw · {FORGERY_ROW}" and fv.property is Property.CV
+    assert fv.label is Label.UNDOC and fv.doc is None  # the framework's CV citation is not about forgeries
+    assert fv.evidence["outcome"] == TamperOutcome.UNCHANGED.value and fv.evidence["changed"] == []
+    assert (lv.framework, lv.property, lv.label) == ("fw", Property.LV, Label.PASS)
+
+
+def test_accepted_behaviour_changed_names_the_effect_and_the_state() -> None:
+    h = _tampered((Kind.EFFECT, "run/answer", "e1"), (Kind.EFFECT, "run/answer", "e2"),
+                  (Kind.COMPLETE, "run/answer", None, "s2 served 'no'"))
+    fv, lv = judge().tampered("tamper:other-string:answer", h, False, RESULT, "m")
+    assert fv.evidence["outcome"] == TamperOutcome.CHANGED.value and fv.framework.endswith(FORGERY_ROW)
+    assert fv.evidence["changed"] == ["e1 fired 1 time(s) after the edit, not 0",
+                                      "completed with \"s2 served 'no'\", not \"s2 served 'yes'\""]
+    assert "e1 fired 1 time(s)" in fv.summary
+    assert lv.label is Label.UNDOC and "not the workflow's own result" in lv.summary
+
+
+def test_accepted_although_invalid_is_cv_on_the_framework_row() -> None:
+    h = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.COMPLETE, "run/answer", None, RESULT))
+    cv, lv = judge({"CV tamper:*": CLAIM}).tampered("tamper:drop:x", h, True, RESULT, "m")
+    assert (cv.framework, cv.property, cv.label) == ("fw", Property.CV, Label.FAIL)
+    assert cv.evidence["outcome"] == TamperOutcome.INVALID.value and cv.doc.quote == CLAIM["quote"]
+    assert lv.label is Label.PASS
+    # an invalid edit refused only after an effect ran on it is no ✓
+    late = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.REFUSE, "run/answer", None, "E"))
+    [bad] = judge().tampered("tamper:drop:x", late, True, RESULT, "m")
+    assert bad.label is Label.UNDOC and bad.evidence["outcome"] == TamperOutcome.REFUSED.value
+
+
+def test_edit_validity_follows_the_declared_state_model() -> None:
+    assert edit_invalid("drop:steps", []) is False  # every field has a default: the document is still valid
+    assert edit_invalid("empty-object", []) is False
+    assert edit_invalid("drop:state", ["node", "state"]) is True
+    assert edit_invalid("drop:duration", ["node", "state"]) is False
+    assert edit_invalid("empty-object", ["state"]) is True
+    assert edit_invalid("scalar-for:done", []) is True  # a list replaced by 0 breaks its type
+    assert edit_invalid("not-an-object", []) is True
+    assert edit_invalid("plus-one:steps", ["steps"]) is False
+    assert edit_invalid("drop:steps", None) is True  # no model declared: taken as invalid (and said so)
+    with pytest.raises(ValueError):
+        edit_invalid("rename:x", [])
+
+
+def test_required_fields_are_read_from_the_model() -> None:
+    from pydantic import BaseModel, Field
+
+    class Model(BaseModel):
+        a: int
+        b: int = 0
+        c: list[str] = Field(default_factory=list)
+        d: str = Field(alias="D")
+
+    @dataclasses.dataclass
+    class Plain:
+        x: int
+        y: int = 1
+        z: list[int] = dataclasses.field(default_factory=list)
+
+    assert required_fields(Model) == ["D", "a"]
+    assert required_fields(Plain) == ["x"]
+    with pytest.raises(TypeError):
+        required_fields(dict)

@@ -1,0 +1,53 @@
+"""Re-judging stored receipts in memory (``probes.rejudge``): the reference's labels under today's judge.
+
+The reference run (``data/reference``) was judged by the old checker; these tests pin what
+the issue-24 definitions change in it, read-only, from the receipts' own histories and
+evidence: pydantic-graph's mid-node crashes are EO ✓ beside their LV failure, its race's
+lost answer is no CO ✗ but an LV failure named "lost answer", and CrewAI's structural
+tamper that dropped defaulted fields is no CV ✗ but an undetected forgery.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from probes.core.checker import Label, Property
+from probes.core.receipt import load_campaign
+from probes.rejudge import main, rejudge_campaign, rejudge_receipt
+
+REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
+
+
+def _receipt(campaign: str, probe: str):
+    return next(r for r in load_campaign(REFERENCE / campaign) if r.probe == probe)
+
+
+def test_pydantic_graph_crash_is_eo_pass_beside_its_lv_failure() -> None:
+    r = _receipt("pydantic_graph", "crash.exception.rep1")
+    assert {v.property: v.label for v in r.verdicts}[Property.EO] is Label.UNDOC  # what the old judge said
+    new, reasons = rejudge_receipt("pydantic_graph", r)
+    by = {v.property: v for v in new}
+    assert by[Property.EO].label is Label.PASS and by[Property.EO].evidence["completed"] is False
+    assert by[Property.LV].label is Label.DOC and "never completed" in by[Property.LV].evidence["why"]
+    assert any(x.startswith("EO from the history") for x in reasons)
+
+
+def test_pydantic_graph_race_lost_answer_moves_from_co_to_lv() -> None:
+    r = _receipt("pydantic_graph", "race.rep3")
+    assert [(v.property, v.label) for v in r.verdicts] == [(Property.CO, Label.FAIL)]
+    new, reasons = rejudge_receipt("pydantic_graph", r)
+    assert [(v.property, v.label) for v in new] == [(Property.CO, Label.PASS), (Property.LV, Label.UNDOC)]
+    assert new[1].evidence["lost_answer"] is True and "lost answer" in new[1].summary
+
+
+def test_crewai_kit_structural_tamper_of_defaulted_fields_is_no_cv_failure() -> None:
+    changes, before, after = rejudge_campaign(REFERENCE / "crewai_kit")
+    assert before[("CV", "✗")] == 4 and after[("CV", "✗")] == 0
+    forged = [c for c in changes if c.framework == "crewai · undetected forgery"]
+    assert len(forged) == 6 and {c.after for c in forged} == {"U"}
+    assert all("accepted, behaviour unchanged" in c.why and "required []" in c.why for c in forged)
+
+
+def test_rejudge_cli_rejects_a_missing_directory(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path / "nowhere")]) == 2
+    assert "not a directory" in capsys.readouterr().err
