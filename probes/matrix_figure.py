@@ -21,11 +21,12 @@ COLOURS: Mapping[Label, tuple[str, str]] = {
     Label.DOC: ("#ffe082", "#6d4c00"),
     Label.FAIL: ("#ef9a9a", "#7f0000"),
     Label.UNDOC: ("#b71c1c", "#ffffff"),
+    Label.UNDECIDED: ("#bbdefb", "#0d47a1"),
     Label.NA: ("#eceff1", "#546e7a"),
 }
 LEGEND = {Label.PASS: "✓ holds on every measured path", Label.DOC: "D violated, deviation documented",
           Label.FAIL: "✗ violated, documentation claims it", Label.UNDOC: "U violated, documentation silent",
-          Label.NA: "n/a nothing to measure"}
+          Label.UNDECIDED: "? race undecided within its budget", Label.NA: "n/a nothing to measure"}
 
 
 def anchor(framework: str, prop: Property | str) -> str:
@@ -69,7 +70,7 @@ def figure(rows: Mapping[str, Mapping[Property, list[Any]]], columns: list[Prope
             ax.add_patch(rect)
             ax.text(j + 0.5, i + 0.42, facts["label"].value, ha="center", va="center", fontsize=12,
                     fontweight="bold", color=ink)
-            if facts["label"] is not Label.NA:
+            if facts["label"] not in (Label.NA,):
                 ax.text(j + 0.5, i + 0.8, f"{facts['violating']}/{facts['paths']}", ha="center", va="center",
                         fontsize=6.5, color=ink)
     ax.set_xlim(0, len(columns))

@@ -576,7 +576,8 @@ def test_property_titles_and_dispatch_table() -> None:
     assert set(checker.CHECKS) == set(Property) - {Property.RD}
     assert Label.NA.violates is False and Label.PASS.violates is False
     assert Label.UNDOC.violates and Label.DOC.violates and Label.FAIL.violates
-    assert checker.WORST_FIRST == (Label.UNDOC, Label.FAIL, Label.DOC, Label.PASS, Label.NA)
+    assert checker.WORST_FIRST == (Label.UNDOC, Label.FAIL, Label.DOC, Label.UNDECIDED, Label.PASS, Label.NA)
+    assert Label.UNDECIDED.violates is False  # undecided is no violation, and never a ✓
 
 
 def test_tlc_holds_details() -> None:
