@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from probes.core.checker import DocRef, Property
 from probes.docs_statements import STATEMENTS
@@ -200,3 +200,16 @@ def cite_in(table: Table | None, framework: str, prop: Property | str, path: str
     """The citation of a subject: from its own table when it has one (a kit adapter's), else the
     paper campaigns' rows for its framework. A table that has no entry is silent: no other is consulted."""
     return lookup(entries(table), prop, path) if table is not None else doc_for(framework, prop, path)
+
+
+def uncited_violations(view: Mapping[str, object]) -> list[tuple[str, str, str, str]]:
+    """The ✗ and D verdicts of a verdict view (``verdicts.json``) without a source or a version:
+    (probe, framework, property, path) each. Empty for a view measured with these tables."""
+    out: list[tuple[str, str, str, str]] = []
+    probes: Mapping[str, Any] = view.get("probes") or {}  # type: ignore[assignment]
+    for probe, entry in sorted(probes.items()):
+        for v in entry["verdicts"]:
+            doc_json = v.get("doc") or {}
+            if v["label"] in ("✗", "D") and not (doc_json.get("source") and doc_json.get("version")):
+                out.append((probe, v["framework"], v["property"], v["path"]))
+    return out

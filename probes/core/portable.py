@@ -144,3 +144,21 @@ def absolute_paths(value: Any, root: str | os.PathLike[str] | None = PROJECT_ROO
 
     walk(value)
     return found
+
+
+def receipts_with_absolute_paths(directory: str | os.PathLike[str]) -> dict[str, list[str]]:
+    """Every JSON file under ``directory`` (receipts, views, indexes) naming a machine's path:
+    its path relative to ``directory`` -> the offending strings (``absolute_paths``)."""
+    import json
+
+    base = Path(directory)
+    found: dict[str, list[str]] = {}
+    for path in sorted(base.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue  # not a receipt: a malformed one is load_receipt's to report
+        bad = absolute_paths(data)
+        if bad:
+            found[str(path.relative_to(base))] = bad
+    return found
