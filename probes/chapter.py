@@ -215,7 +215,7 @@ def verdict_rows(receipts: Iterable[Receipt], framework: str | None = None) -> l
                 continue
             g = groups.setdefault((v.property.value, v.path), {
                 "labels": defaultdict(lambda: defaultdict(int)), "summary": v.summary,
-                "doc": Raw(_doc_link(v.doc)) if v.doc else "", "receipts": []})
+                "doc": Raw(_doc_link(v.doc)) if v.doc else v.evidence.get("citation", ""), "receipts": []})
             g["labels"][v.backend][v.label.value] += 1
             g["receipts"].append(f"receipts/{r.campaign}/{r.probe}.json")
     rows = []
@@ -270,9 +270,11 @@ def _label_class(label: str) -> str:
 
 
 def _doc_link(doc: Any) -> str:
+    """The statement a label rests on, shortened, with its source and the version it was read for."""
     page = getattr(doc, "page", "")
     quote = getattr(doc, "quote", "")
-    text = _e(_short(quote, 80)) if quote else _e(page)
+    read = "; ".join(x for x in (getattr(doc, "source", ""), getattr(doc, "version", "")) if x)
+    text = (_e(_short(quote, 80)) if quote else _e(page)) + (f" <small>[{_e(read)}]</small>" if read else "")
     if page.startswith("http"):
         return f'<a href="{_e(page)}" title="{_e(quote)}">{text}</a>'
     return text

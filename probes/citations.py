@@ -6,16 +6,29 @@ statements themselves (verbatim quotes with their sources, from ``../shared/DOCS
 are in ``probes.docs_statements``; this module says, per framework, which statement
 applies to which cell and with which stance, and for which version it was read.
 
-``doc_for(framework, property, path)`` is consulted by ``Subject.verdict`` for every
-violation a campaign does not cite itself. A cell that matches no row stays ``U``:
-that is the claim "the documentation is silent here", and DOCS.md says where it is.
-Rows are tried in order; the first whose framework, property and path globs match wins.
+There is one lookup, ``lookup``, and one matching rule, used for every table: the paper
+campaigns' rows below (``doc_for``, which ``Subject.verdict`` consults for a subject without
+a table of its own) and each kit adapter's ``citations`` (``probes.kit.judge``, whose
+subjects carry their adapter's table and never fall back to these rows). Among the
+entries naming the property whose path glob matches, the longest glob wins; of equally
+long ones, the first declared. A cell no entry matches is ``U``, and the verdict says
+"no citation declared": the claim that the documentation is silent there (DOCS.md says
+where it looked).
+
+Every citation has a ``source`` and a ``version``: a DOCS.md statement (``doc``: its id,
+and the version the statement was read for, ``VERSIONS``), or a docstring of the
+installed package (``docstring``: ``module:qualname``, and the distribution's version
+pinned beside the quote -- pinned, not read from the package metadata at import time,
+because it records which release the sentence was read in, and the judge may run where
+the framework is not installed; ``tests/test_citations.py`` checks every pin against
+the installed package and the quote against its docstring).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Any, Iterable, Mapping
 
 from probes.core.checker import DocRef, Property
 from probes.docs_statements import STATEMENTS
@@ -67,7 +80,12 @@ PAGES: dict[str, str] = {
     "DB-2": "https://docs.dbos.dev/python/tutorials/workflow-tutorial (Workflow Guarantees)",
     "DB-5": "https://docs.dbos.dev/explanations/concurrent-executions",
     "DB-6": "https://docs.dbos.dev/python/tutorials/workflow-communication (Recv)",
+    "DB-3": "https://docs.dbos.dev/python/tutorials/workflow-tutorial (Workflow Guarantees)",
     "DB-10": "https://docs.dbos.dev/python/tutorials/workflow-management (Forking Workflows)",
+    "CR-3": "https://docs.crewai.com/v1.15.2/en/concepts/checkpointing (Note on auto-checkpoint writes)",
+    "CR-17": "crewai/flow/runtime/__init__.py::Flow.from_pending docstring",
+    "LI-6": "https://developers.llamaindex.ai/python/llamaagents/workflows/managing_state (intro); "
+            "workflows/context/context.py::Context.to_dict and Workflow.run docstrings",
 }
 
 
@@ -80,7 +98,7 @@ class Row:
     stance: str  # "claims" | "deviation"
 
 
-# First match wins: specific paths before a framework's fallback rows.
+# The longest matching path glob wins (``lookup``); rows are kept specific-first for the reader.
 CELLS: tuple[Row, ...] = (
     # LangGraph. durability=exit / async: the page states the loss (LG-8, LG-7).
     Row("langgraph", "EO PC LV", "crash:*/durability=exit/*", "LG-8", "deviation"),
@@ -134,10 +152,64 @@ def doc(statement: str, stance: str) -> DocRef:
                   version=VERSIONS[statement.partition("-")[0]])
 
 
-def doc_for(framework: str, prop: Property | str, path: str) -> DocRef | None:
-    """The citation for one cell, or None where the documentation is silent (the label stays U)."""
+def docstring(location: str, quote: str, stance: str, distribution: str, version: str) -> DocRef:
+    """A docstring of an installed package: ``location`` is ``module:qualname``, ``version`` the
+    release of ``distribution`` the quote was read in (checked against the installed one by the tests)."""
+    return DocRef(page=f"{location} docstring", quote=quote, stance=stance, source=location,
+                  version=f"{distribution} {version}")
+
+
+# One entry of a citation table: the property names it labels, its path glob, the statement.
+Entry = tuple[frozenset[str], str, DocRef]
+# A kit adapter's table: "PROP path-glob" -> the statement (see probes.kit.adapter.Adapter.citations).
+Table = Mapping[str, DocRef]
+
+
+def entries(table: Table) -> list[Entry]:
+    """A kit adapter's table as lookup entries (its keys are "PROP path-glob"; no glob means "*")."""
+    out: list[Entry] = []
+    for key, ref in table.items():
+        name, _, pattern = key.partition(" ")
+        out.append((frozenset({Property(name).value}), pattern or "*", ref))
+    return out
+
+
+def lookup(table: Iterable[Entry], prop: Property | str, path: str) -> DocRef | None:
+    """The one matching rule: the longest matching path glob naming ``prop`` wins (ties: the first declared)."""
     name = Property(prop).value
-    for row in CELLS:
-        if fnmatchcase(framework, row.framework) and name in row.properties.split() and fnmatchcase(path, row.path):
-            return doc(row.statement, row.stance)
-    return None
+    best: Entry | None = None
+    for entry in table:
+        names, pattern, _ref = entry
+        if name in names and fnmatchcase(path, pattern) and (best is None or len(pattern) > len(best[1])):
+            best = entry
+    return best[2] if best else None
+
+
+def campaign_entries(framework: str) -> list[Entry]:
+    """The paper campaigns' rows for ``framework`` (``CELLS``), as lookup entries."""
+    return [(frozenset(row.properties.split()), row.path, doc(row.statement, row.stance))
+            for row in CELLS if fnmatchcase(framework, row.framework)]
+
+
+def doc_for(framework: str, prop: Property | str, path: str) -> DocRef | None:
+    """The paper campaigns' citation for one cell, or None where the documentation is silent (U)."""
+    return lookup(campaign_entries(framework), prop, path)
+
+
+def cite_in(table: Table | None, framework: str, prop: Property | str, path: str) -> DocRef | None:
+    """The citation of a subject: from its own table when it has one (a kit adapter's), else the
+    paper campaigns' rows for its framework. A table that has no entry is silent: no other is consulted."""
+    return lookup(entries(table), prop, path) if table is not None else doc_for(framework, prop, path)
+
+
+def uncited_violations(view: Mapping[str, object]) -> list[tuple[str, str, str, str]]:
+    """The ✗ and D verdicts of a verdict view (``verdicts.json``) without a source or a version:
+    (probe, framework, property, path) each. Empty for a view measured with these tables."""
+    out: list[tuple[str, str, str, str]] = []
+    probes: Mapping[str, Any] = view.get("probes") or {}  # type: ignore[assignment]
+    for probe, entry in sorted(probes.items()):
+        for v in entry["verdicts"]:
+            doc_json = v.get("doc") or {}
+            if v["label"] in ("✗", "D") and not (doc_json.get("source") and doc_json.get("version")):
+                out.append((probe, v["framework"], v["property"], v["path"]))
+    return out

@@ -110,3 +110,206 @@ def test_rows_are_records() -> None:
 
     with pytest.raises(dataclasses.FrozenInstanceError):
         CELLS[0].statement = "LG-1"  # type: ignore[misc]
+
+
+# --- one lookup, one source per table, every citation with its source and version ------------------
+
+import importlib  # noqa: E402
+import importlib.metadata  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from probes.citations import (campaign_entries, cite_in, entries, lookup,  # noqa: E402
+                              uncited_violations)
+from probes.core.checker import NO_CITATION, DocRef, Label, Subject  # noqa: E402
+
+REFERENCE = ROOT / "data" / "reference"
+
+
+def _kit_tables() -> dict[str, type]:
+    """Every kit adapter a campaign names (and the generic --saver one): name -> class."""
+    from probes import campaigns
+    from probes.kit.langgraph_saver import SaverAdapter
+    from probes.kit.suite import KIT_ADAPTERS, adapter_class
+
+    for name in campaigns.available():
+        campaigns.get(name)  # a kit campaign registers its adapter in KIT_ADAPTERS
+    tables = {name: adapter_class(spec) for name, spec in sorted(KIT_ADAPTERS.items())}
+    tables["--saver"] = SaverAdapter
+    return tables
+
+
+KIT = _kit_tables()
+
+
+def test_the_one_lookup_takes_the_longest_matching_glob_then_the_first_declared() -> None:
+    a, b, c = doc("LG-1", "claims"), doc("LG-5", "deviation"), doc("LG-8", "deviation")
+    table = [(frozenset({"EO"}), "*", a), (frozenset({"EO", "PC"}), "crash:*/resume", b),
+             (frozenset({"EO"}), "crash:*/resum?", c)]
+    assert lookup(table, "EO", "crash:kill@s1/resume") is b  # longest; the equally long later one loses
+    assert lookup(table, "PC", "crash:kill@s1/resume") is b and lookup(table, "PC", "park-kill") is None
+    assert lookup(table, "EO", "park-kill") is a
+    # the kit's "PROP glob" keys are the same entries: the kit and the campaigns share the rule
+    from probes.kit.judge import cite
+
+    kit = {"EO *": a, "EO crash:*/resume": b}
+    assert entries(kit)[1] == (frozenset({"EO"}), "crash:*/resume", b)
+    assert cite(kit, Property.EO, "crash:x/resume") is b and cite(kit, Property.CV, "x") is None
+    assert doc_for("langgraph", "EO", "crash:A/recover=none") == lookup(campaign_entries("langgraph"), "EO",
+                                                                         "crash:A/recover=none")
+
+
+def test_a_subject_with_a_table_is_labelled_from_it_alone() -> None:
+    """No silent fallback: a kit subject whose adapter cites nothing for a cell gets U, visibly, even
+    where the paper campaigns' rows for the same framework name would cite a statement."""
+    path = "retry:same-pause×2"
+    assert doc_for("langgraph", "CO", path) is not None  # the campaign rows would label it (LG-15)
+    kit = Subject("langgraph", "sqlite", citations={}).verdict(Property.CO, path, False, {"n": 2}, "s")
+    assert kit.label is Label.UNDOC and kit.doc is None and kit.evidence == {"n": 2, "citation": NO_CITATION}
+    campaign = Subject("langgraph", "sqlite").verdict(Property.CO, path, False, {}, "s")
+    assert campaign.label is Label.FAIL and campaign.doc.source == "LG-15" and "citation" not in campaign.evidence
+    assert cite_in({"CO retry:*": doc("LG-28", "deviation")}, "langgraph", "CO", path).source == "LG-28"
+    assert Subject("x", citations={}).verdict(Property.CO, path, True, {}, "s").evidence == {}
+
+
+def test_the_judge_gives_its_subject_the_adapters_table() -> None:
+    from probes.kit.judge import Judge
+
+    judge = Judge("langgraph", "sqlite", KIT["langgraph_kit"].citations)
+    assert judge.subject.citations is KIT["langgraph_kit"].citations
+    bare = Judge("langgraph", "sqlite", {})
+    assert bare.verdict(Property.EO, "crash:kill@s1.effect/none-input", False, {}, "s").label is Label.UNDOC
+
+
+@pytest.mark.parametrize("name", sorted(KIT))
+def test_every_kit_citation_has_a_source_and_a_version(name: str) -> None:
+    """A kit ✗/D is labelled from its adapter's table only, so checking the tables checks them all."""
+    for key, ref in KIT[name].citations.items():
+        prop, _, pattern = key.partition(" ")
+        assert Property(prop) and pattern, (name, key)
+        assert isinstance(ref, DocRef) and ref.source and ref.version and ref.quote and ref.page, (name, key)
+        if ref.source in STATEMENTS:  # a DOCS.md statement: verbatim, with the version it was read for
+            assert ref == doc(ref.source, ref.stance), (name, key)
+        else:  # an installed package's docstring: module:qualname and "distribution version"
+            module, _, qualname = ref.source.partition(":")
+            assert module and qualname and len(ref.version.split()) == 2, (name, key, ref.source, ref.version)
+
+
+def _docstring_citations() -> dict[str, dict[str, object]]:
+    """distribution -> {"version": pinned, "quotes": {location: [quotes]}} over every kit table."""
+    out: dict[str, dict[str, object]] = {}
+    for cls in KIT.values():
+        for ref in cls.citations.values():
+            if ref.source not in STATEMENTS:
+                dist, version = ref.version.split()
+                entry = out.setdefault(dist, {"version": version, "quotes": {}})
+                assert entry["version"] == version, f"{dist} cited as {entry['version']} and {version}"
+                entry["quotes"].setdefault(ref.source, []).append(ref.quote)  # type: ignore[union-attr]
+    return out
+
+
+_READ = """
+import importlib, importlib.metadata, inspect, json, sys
+dist, locations = sys.argv[1], json.loads(sys.argv[2])
+docs = {}
+for loc in locations:
+    module, _, qualname = loc.partition(":")
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    docs[loc] = " ".join((inspect.getdoc(obj) or "").split())
+print(json.dumps({"version": importlib.metadata.version(dist), "docs": docs}))
+"""
+
+
+def _python_for(dist: str) -> str | None:
+    """The interpreter that has ``dist``: this one, or a kit campaign's side environment (if built)."""
+    try:
+        importlib.metadata.version(dist)
+        return sys.executable
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    from probes.core.envs import SideEnv
+
+    for cls_name in KIT:
+        module = importlib.import_module(f"probes.{cls_name}.campaign") if cls_name != "--saver" else None
+        env = getattr(module, "ENV", None)
+        if isinstance(env, SideEnv) and any(r.startswith(f"{dist}==") for r in env.requirements):
+            return str(env.python) if env.ready else None
+    return None
+
+
+@pytest.mark.parametrize("dist", sorted(_docstring_citations()))
+def test_docstring_citations_are_verbatim_in_the_release_they_name(dist: str) -> None:
+    """The pinned version is the installed one, and every quote is in the installed docstring."""
+    cited = _docstring_citations()[dist]
+    python = _python_for(dist)
+    if python is None:
+        pytest.skip(f"{dist} is installed neither here nor in a built side environment")
+    quotes: dict[str, list[str]] = cited["quotes"]  # type: ignore[assignment]
+    proc = subprocess.run([python, "-c", _READ, dist, json.dumps(sorted(quotes))], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.splitlines()[-1])
+    assert found["version"] == cited["version"], f"{dist}: cited for {cited['version']}, installed {found['version']}"
+    for location, texts in quotes.items():
+        for quote in texts:
+            for fragment in quote.split("…"):
+                assert " ".join(fragment.split()) in found["docs"][location], (location, fragment)
+
+
+def test_side_environments_install_the_release_their_citations_name() -> None:
+    from probes.google_adk import campaign as adk, citations as adk_citations
+    from probes.openai_agents import campaign as oa, citations as oa_citations
+
+    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations)):
+        assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in env.requirements
+
+
+def test_statement_versions_name_the_installed_releases() -> None:
+    """VERSIONS says which release each DOCS.md family was read for: those are the installed ones."""
+    checked = 0
+    for family, text in VERSIONS.items():
+        for dist, version in re.findall(r"([a-z][a-z0-9-]*[a-z]) (\d+\.\d+\.\d+)", text):
+            try:
+                installed = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            assert installed == version, f"{family}: statements read for {dist} {version}, installed {installed}"
+            checked += 1
+    assert checked >= 6  # langgraph, langgraph-checkpoint, crewai, llama-index-workflows, pydantic-graph, ...
+
+
+def test_openai_agents_cites_its_concurrent_resume_warning_for_the_races() -> None:
+    ref = lookup(entries(KIT["openai_agents"].citations), "CO", "race:same-pause×2")
+    assert ref is not None and ref.stance == "deviation" and ref.source == "agents.run_state:RunState"
+    assert "must not be resumed concurrently against the same Session" in ref.quote
+    assert ref.version == "openai-agents 0.24.0"
+
+
+def test_uncited_violations_are_found_in_a_verdict_view() -> None:
+    ok = {"label": "D", "framework": "f", "property": "EO", "path": "p",
+          "doc": {"page": "x", "quote": "q", "stance": "deviation", "source": "LG-8", "version": "v"}}
+    view = {"probes": {"a": {"verdicts": [ok, {**ok, "doc": {**ok["doc"], "version": ""}},
+                                          {**ok, "label": "U", "doc": None}, {**ok, "label": "✗", "doc": None}]}}}
+    assert uncited_violations(view) == [("a", "f", "EO", "p"), ("a", "f", "EO", "p")]
+
+
+def _reference_uncited() -> dict[str, int]:
+    out: dict[str, int] = {}
+    for path in sorted(REFERENCE.glob("*/verdicts.json")):
+        n = len(uncited_violations(json.loads(path.read_text())))
+        if n:
+            out[path.parent.name] = n
+    return out
+
+
+_UNCITED = _reference_uncited()
+
+
+@pytest.mark.xfail(bool(_UNCITED), strict=False,
+                   reason=f"✗/D without source or version in data/reference (measured before the citation "
+                          f"tables carried them; read-only until re-measured): {_UNCITED}; drop after promotion")
+def test_every_reference_violation_cites_a_source_and_a_version() -> None:
+    assert _UNCITED == {}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.core.checker import Property
+from probes.core.checker import DocRef, Property
 from probes.core.history import Event, History, Kind
 from probes.kit.judge import cite, durable_prefix
 from probes.kit.protocols import _edits
@@ -37,8 +37,8 @@ def test_durable_prefix_needs_a_write_after_the_step_ended() -> None:
 
 
 def test_citation_lookup_takes_the_most_specific_pattern() -> None:
-    refs = {"EO *": {"page": "p1", "quote": "q1", "stance": "claims"},
-            "EO crash:*/resume": {"page": "p2", "quote": "q2", "stance": "deviation"}}
+    refs = {"EO *": DocRef("p1", "q1", "claims", "X-1", "x 1"),
+            "EO crash:*/resume": DocRef("p2", "q2", "deviation", "X-2", "x 1")}
     assert cite(refs, Property.EO, "crash:kill@s1.effect/resume").page == "p2"
     assert cite(refs, Property.EO, "park-kill").page == "p1"
     assert cite(refs, Property.CV, "park-kill") is None

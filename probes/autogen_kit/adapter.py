@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from probes.citations import doc
 from probes.core.atomic import atomic_write_json
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
@@ -80,6 +81,9 @@ class AutoGenAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
                               Capability.SAVE_HOOK})
     recovery_modes = ("latest-team-state",)
+    # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the
+    # documentation is silent on crashes (AG-5), on validity (AG-7) and on consume-once (AG-8).
+    citations = {"LV *": doc("AG-3", "claims")}
 
     def hook(self) -> None:
         runtime.hook_save(sys.modules[__name__], "_save", writes=((os, "replace"),))

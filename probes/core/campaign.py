@@ -28,10 +28,10 @@ from probes.core.atomic import remove_stale_temp_files
 from probes.core.backends import StoreFactory
 from probes.core.errors import UsageError
 from probes.core.manifest import build_manifest
+from probes.core.portable import run_directory
 from probes.core.runs import (REFERENCE_DIR, RUNS_DIR, campaign_fingerprint, profile_of, provenance, run_dir,
                               write_latest)
-from probes.core.receipt import (INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index,
-                                 recorded_histories, write_index)
+from probes.core.receipt import INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index, write_index
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -355,6 +355,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
     bar = _progress(len(specs), campaign.name)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"rc-{campaign.name}-")))
+        stack.enter_context(run_directory(scratch))  # "<run>" in every receipt's text (probes.core.portable)
         stores = StoreFactory(scratch / "stores", stack)
         for spec in specs:
             if spec.id in existing:
@@ -372,9 +373,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
             result = campaign.run_probe(spec, ProbeContext(workdir, stores, seed, params))
             manifest = build_manifest(params, seed, campaign)
             manifest["probe_seconds"] = round(time.monotonic() - t0, 3)
-            receipt = Receipt(campaign.name, spec.id, spec.args, manifest, result.observations,
-                              result.verdicts, result.metrics, result.harness_errors,
-                              histories=recorded_histories(result.verdicts))
+            receipt = Receipt.measured(campaign.name, spec.id, spec.args, manifest, result, scratch)
             receipt.write(directory)
             shutil.rmtree(workdir, ignore_errors=True)
             receipts.append(receipt)

@@ -170,12 +170,23 @@ def label_for(holds: bool, doc: DocRef | None) -> Label:
     return {"deviation": Label.DOC, "claims": Label.FAIL}[doc.stance]
 
 
+# The evidence of a violation no documentation statement is declared for (its label is U).
+NO_CITATION = "no citation declared"
+
+
 @dataclass(frozen=True)
 class Subject:
-    """Who a verdict is about: the framework (and arm) and the backend it ran on."""
+    """Who a verdict is about: the framework (and arm) and the backend it ran on.
+
+    ``citations`` is the subject's own citation table (a kit adapter's, ``"PROP glob" ->
+    DocRef``); a subject without one (``None``) is a paper campaign's, labelled from the
+    rows of ``probes.citations`` for its framework. A subject with a table is labelled
+    from it alone: no other framework's or campaign's table is consulted.
+    """
 
     framework: str
     backend: str = "-"
+    citations: Mapping[str, DocRef] | None = field(default=None, compare=False, hash=False, repr=False)
 
     def verdict(
         self,
@@ -190,16 +201,20 @@ class Subject:
         """Label an observation: holds -> ✓; otherwise ✗ / D / U by the documentation.
 
         The documentation matters only for a violation: a holding cell carries no
-        citation. Without an explicit ``doc`` the citation table (``probes.citations``,
-        the one home of documentation statements) is consulted; no row means U.
+        citation. Without an explicit ``doc`` the subject's table is consulted
+        (``probes.citations.cite_in``, the one lookup); a violation nothing cites is U and
+        says so in its evidence ("no citation declared").
         """
+        evidence = dict(evidence)
         if holds:
             doc = None
         elif doc is None:
-            from probes.citations import doc_for  # data about frameworks, kept out of the core
+            from probes.citations import cite_in  # data about frameworks, kept out of the core
 
-            doc = doc_for(self.framework, prop, path)
-        return Verdict(self.framework, self.backend, prop, path, label_for(holds, doc), dict(evidence), summary, doc,
+            doc = cite_in(self.citations, self.framework, prop, path)
+        if not holds and doc is None:
+            evidence["citation"] = NO_CITATION
+        return Verdict(self.framework, self.backend, prop, path, label_for(holds, doc), evidence, summary, doc,
                        history)
 
     def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from probes import PROJECT_ROOT
 from probes.core.errors import HarnessError
+from probes.core.portable import tail
 
 
 class InjectedCrash(RuntimeError):
@@ -197,7 +198,7 @@ def run_child(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        stderr_tail = stderr_path.read_text(errors="replace")[-4000:]
+        stderr_tail = tail(stderr_path.read_text(errors="replace"), 60)  # whole lines: paths are never cut
         result = None
         if status == "ok":
             if returncode == 0 and result_path.exists():

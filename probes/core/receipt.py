@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from probes.core.atomic import atomic_write_json, canonical_json
 from probes.core.checker import Verdict
 from probes.core.errors import ReceiptError
+from probes.core.portable import portable, portable_text
 
 SCHEMA = "resume-contract-receipt/1"
 INDEX_NAME = "_campaign.json"
@@ -54,6 +55,17 @@ class Receipt:
     # The recorded histories the verdicts were decided on, per verdict path (see
     # ``recorded_histories``): the input of trace validation (``probes.tla.trace``).
     histories: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def measured(cls, campaign: str, probe: str, args: dict[str, Any], manifest: dict[str, Any],
+                 result: ProbeResult, run_dir: Path | None = None) -> "Receipt":
+        """The receipt of a probe just measured, with no path of the measuring machine in it:
+        every string passes through ``probes.core.portable.portable`` (``run_dir`` is ``<run>``)."""
+        verdicts = [replace(v, evidence=portable(dict(v.evidence), run_dir), summary=portable_text(v.summary, run_dir))
+                    for v in result.verdicts]
+        return cls(campaign, probe, portable(args, run_dir), manifest, portable(result.observations, run_dir),
+                   verdicts, portable(result.metrics, run_dir), portable(result.harness_errors, run_dir),
+                   histories=portable(recorded_histories(result.verdicts), run_dir))
 
     def to_json(self) -> dict[str, Any]:
         data = {

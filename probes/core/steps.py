@@ -16,6 +16,7 @@ from probes.core.checker import Subject, Verdict, check_cv
 from probes.core.history import History, HistoryLog, Kind
 from probes.core.nemesis import ChildOutcome, run_child
 from probes.core.oracle import Ledger, cross_check
+from probes.core.portable import portable_text, tail
 
 
 class ProtocolSteps:
@@ -42,7 +43,7 @@ class ProtocolSteps:
                         park_at=park_at, timeout=self.timeout)
         self.observations["children"][incarnation] = {
             "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
-            "result": out.result, "stderr_tail": out.stderr_tail[-600:] if out.status != "ok" else "",
+            "result": out.result, "stderr_tail": tail(portable_text(out.stderr_tail), 10) if out.status != "ok" else "",
         }
         if park_at:
             out.require_killed()

@@ -18,16 +18,10 @@ import os
 import sqlite3
 from typing import Any, Callable
 
-from probes.citations import PAGES
+from probes.citations import doc as _cite
 from probes.crewai.workload import HERMETIC_ENV  # the paper's campaign's hermetic settings
-from probes.docs_statements import STATEMENTS
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
-
-
-def _cite(statement: str, stance: str) -> dict[str, str]:
-    _prop, quote, source = STATEMENTS[statement]
-    return {"page": PAGES.get(statement, source), "quote": quote, "stance": stance}
 
 
 def _state_model() -> Any:

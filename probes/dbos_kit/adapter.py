@@ -28,18 +28,12 @@ import sys
 import threading
 from typing import Any
 
-from probes.citations import PAGES
-from probes.docs_statements import STATEMENTS
+from probes.citations import doc as _doc
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
 
 WID, TOPIC = "kit-run", "answer"
 _registered: list[Any] = []
-
-
-def _doc(statement: str, stance: str) -> dict[str, str]:
-    page = PAGES.get(statement, PAGES["DB-2"])  # DB-3 is on DB-2's page and section
-    return {"page": page, "quote": STATEMENTS[statement][1], "stance": stance}
 
 
 def _workflow() -> Any:
@@ -67,7 +61,11 @@ class DBOSAdapter(Adapter):
                               Capability.SAVE_HOOK, Capability.CLIENT})
     recovery_modes = ("launch",)
     answers = ("yes", "no")
-    citations = {  # where probes/citations.py's row for the property is about another situation
+    citations = {
+        # the statements the paper's DBOS campaign cites for each property (probes/citations.py)...
+        "PC *": _doc("DB-1", "claims"), "EO *": _doc("DB-5", "deviation"), "LV *": _doc("DB-2", "claims"),
+        "CO *": _doc("DB-6", "claims"), "FD *": _doc("DB-10", "claims"),
+        # ...and where the kit's path is another situation
         "LV crash:raise@*": _doc("DB-3", "deviation"),  # a workflow that raised is ERROR, never recovered
         "FD fork:same-pause": _doc("DB-10", "deviation"),  # another answer needs a fork (new id), not a resend
     }

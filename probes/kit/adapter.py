@@ -30,6 +30,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
+from probes.core.checker import DocRef
+
 
 class Capability(str, Enum):
     PAUSE = "pause"            # the workflow can pause for a human answer and resume with it
@@ -56,9 +58,13 @@ class Adapter:
     recovery_modes: ClassVar[tuple[str, ...]] = ("latest",)  # each mode the documentation gives
     answers: ClassVar[tuple[Any, Any]] = ("yes", "no")       # two answers the pause accepts; the first
     declines: ClassVar[tuple[Any, ...]] = ()                 # lets s2 run; answers here decline it (reject)
-    # Documentation sentences, keyed "PROP path-pattern" (fnmatch), e.g. "EO crash:*".
-    # value: {"page": url, "quote": verbatim sentence, "stance": "claims" | "deviation"}
-    citations: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+    # Documentation sentences, keyed "PROP path-pattern" (fnmatch), e.g. "EO crash:*"; the longest
+    # matching pattern wins (probes.citations.lookup). Each value has a source and a version:
+    # probes.citations.doc("LG-8", stance) for a DOCS.md statement, or probes.citations.docstring(
+    # "module:qualname", quote, stance, distribution, version) for the installed package's docstring.
+    # The verdicts of this adapter are labelled from this table alone: a violation with no entry is U
+    # ("no citation declared"), never labelled from another table.
+    citations: ClassVar[Mapping[str, DocRef]] = {}
     # Why a capability is missing, shown as the reason of an n/a verdict.
     missing: ClassVar[Mapping[Capability, str]] = {}
 

@@ -97,14 +97,17 @@ def matrix_figure(run: Any, name: str):
 
 
 def citations_markdown(run: Any) -> str:
-    seen: dict[tuple[str, str], set[str]] = {}
+    """Every statement a label of this run rests on, with its source and the version it was read for."""
+    seen: dict[tuple[str, str, str, str], set[str]] = {}
     for r in run.receipts:
         for v in r.verdicts:
             if v.doc:
-                seen.setdefault((v.doc.page, v.doc.quote), set()).add(f"{v.property.value} ({v.doc.stance})")
+                key = (v.doc.page, v.doc.quote, v.doc.source, v.doc.version)
+                seen.setdefault(key, set()).add(f"{v.property.value} ({v.doc.stance})")
     if not seen:
         return "No verdict of this run rests on a documentation sentence: every violation is U."
-    return "\n".join(f"* {', '.join(sorted(props))}: “{quote}” — {page}" for (page, quote), props in sorted(seen.items()))
+    return "\n".join(f"* {', '.join(sorted(props))}: “{quote}” — {page} [{source or 'no source'}; "
+                     f"{version or 'no version'}]" for (page, quote, source, version), props in sorted(seen.items()))
 
 
 # --- the one notebook template -------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 from probes.core.history import Kind
 from probes.core.manifest import package_versions
 from probes.core.nemesis import InjectedCrash, park
+from probes.core.portable import portable_text, tail
 from probes.kit import runtime
 
 
@@ -65,8 +66,8 @@ def op(adapter: str, workdir: str, backend: str, store: str | None, ledger: str,
     except Exception as exc:  # the framework refused or failed: data, not a harness error
         if _raised_by(exc, inspect.getsourcefile(cls)):
             raise  # the adapter's own bug: a harness error (the child exits non-zero), never a verdict
-        out.update(status="raised", error=type(exc).__name__, message=str(exc)[:300],
-                   traceback=traceback.format_exc()[-1500:])
+        out.update(status="raised", error=type(exc).__name__, message=portable_text(str(exc))[:300],
+                   traceback=tail(portable_text(traceback.format_exc()), 24))
         runtime.record(Kind.REFUSE, value=type(exc).__name__)
     out["counter"] = runtime.counter()
     return out

@@ -11,9 +11,9 @@ no handles), so verdict files stay byte-identical across runs.
 
 from __future__ import annotations
 
-from fnmatch import fnmatchcase
 from typing import Any, Mapping
 
+from probes.citations import entries, lookup
 from probes.core import checker
 from probes.core.checker import DocRef, Property, Subject, Verdict
 from probes.core.history import Event, History, Kind
@@ -26,22 +26,16 @@ def witness(history: History, kinds: tuple[Kind, ...] = _WITNESS_KINDS) -> list[
     return [e.to_json() for e in history.of(*kinds)]
 
 
-def cite(citations: Mapping[str, Mapping[str, str]], prop: Property, path: str) -> DocRef | None:
-    """The adapter's citation for ``prop`` on ``path``: the longest matching pattern wins."""
-    best: tuple[int, DocRef] | None = None
-    for key, ref in citations.items():
-        name, _, pattern = key.partition(" ")
-        if name == prop.value and fnmatchcase(path, pattern or "*"):
-            if best is None or len(pattern) > best[0]:
-                best = (len(pattern), DocRef(ref["page"], ref["quote"], ref["stance"]))
-    return best[1] if best else None
+def cite(citations: Mapping[str, DocRef], prop: Property, path: str) -> DocRef | None:
+    """The adapter's citation for ``prop`` on ``path`` (``probes.citations.lookup``, the one rule)."""
+    return lookup(entries(citations), prop, path)
 
 
 class Judge:
-    """Verdicts for one framework and backend, labelled from the adapter's citations."""
+    """Verdicts for one framework and backend, labelled from the adapter's citations alone."""
 
-    def __init__(self, framework: str, backend: str, citations: Mapping[str, Mapping[str, str]]) -> None:
-        self.subject = Subject(framework, backend)
+    def __init__(self, framework: str, backend: str, citations: Mapping[str, DocRef]) -> None:
+        self.subject = Subject(framework, backend, citations=citations)
         self.citations = citations
 
     def verdict(self, prop: Property, path: str, holds: bool, evidence: Mapping[str, Any], summary: str) -> Verdict:

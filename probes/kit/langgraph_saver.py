@@ -14,11 +14,11 @@ import importlib
 import os
 from typing import Any
 
+from probes.citations import doc
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
 
 THREAD = {"configurable": {"thread_id": "kit"}}
-_DOCS = "https://docs.langchain.com/oss/python/langgraph/durable-execution"
 
 
 def sqlite_saver(location: str) -> Any:
@@ -41,11 +41,12 @@ class SaverAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK})
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     recovery_modes = ("none-input",)
+    # As the paper's LangGraph campaign cites each property (probes/citations.py), and LG-4 where a crash
+    # restarts the node that was running (recovery is invoke(None): the node's top, its effect again).
     citations = {
-        "EO crash:*": {"page": _DOCS, "quote": "If you're using a StateGraph (Graph API), the starting point is "
-                       "the beginning of the node where execution stopped.", "stance": "deviation"},
-        "EO save-kill:*": {"page": _DOCS, "quote": "If you're using a StateGraph (Graph API), the starting point "
-                           "is the beginning of the node where execution stopped.", "stance": "deviation"},
+        "EO *": doc("LG-15", "claims"), "CO *": doc("LG-15", "claims"), "PC *": doc("LG-1", "claims"),
+        "LV *": doc("LG-23", "claims"), "RD *": doc("LG-30", "claims"), "CV *": doc("LG-21", "deviation"),
+        "EO crash:*": doc("LG-4", "deviation"), "EO save-kill:*": doc("LG-4", "deviation"),
     }
 
     def hook(self) -> None:

@@ -25,6 +25,7 @@ from probes.core.errors import HarnessError
 from probes.core.history import History, HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
+from probes.core.portable import portable_text, tail
 from probes.kit.adapter import NOTHING_DURABLE, Adapter, Capability
 from probes.kit.judge import Judge
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
@@ -72,7 +73,7 @@ class Run:
         self.obs.setdefault("children", {})[inc] = {
             "op": name, "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
             "result": {k: v for k, v in result.items() if k not in ("counter", "versions")},
-            "stderr_tail": out.stderr_tail[-800:] if out.status != "ok" else ""}
+            "stderr_tail": tail(portable_text(out.stderr_tail), 12) if out.status != "ok" else ""}
         if result.get("versions"):
             self.obs["framework_versions"] = result["versions"]
         if park_at:

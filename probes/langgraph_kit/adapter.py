@@ -11,6 +11,7 @@ k processes at once on the stock savers, and kills inside each checkpoint write.
 import sqlite3
 from typing import Any
 
+from probes.citations import doc
 from probes.kit import runtime
 from probes.kit.adapter import Capability
 from probes.kit.langgraph_saver import SaverAdapter
@@ -33,14 +34,6 @@ def stock_saver(backend: str, location: str) -> Any:
     return saver
 
 
-def _statement(statement: str, stance: str) -> dict[str, str]:
-    """A DOCS.md statement (probes.citations) as a kit citation, so both LangGraph campaigns cite alike."""
-    from probes.citations import doc
-
-    ref = doc(statement, stance)
-    return {"page": ref.page, "quote": ref.quote, "stance": ref.stance}
-
-
 class StockSaverAdapter(SaverAdapter):
     packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
     missing = {Capability.TAMPER: "the stock savers store checkpoints as msgpack blobs (JsonPlusSerializer), not "
@@ -49,8 +42,8 @@ class StockSaverAdapter(SaverAdapter):
 
     # as the paper's campaign cites them: a fork at an answered pause (LG-16, the claim #6663
     # breaks) and answers racing from other processes (LG-28, the documented deviation)
-    citations = {**SaverAdapter.citations, "FD fork:*": _statement("LG-16", "claims"),
-                 "CO race:*": _statement("LG-28", "deviation")}
+    citations = {**SaverAdapter.citations, "FD fork:*": doc("LG-16", "claims"),
+                 "CO race:*": doc("LG-28", "deviation")}
 
     def hook(self) -> None:
         self._saver = stock_saver(self.backend, self.store)

@@ -27,12 +27,6 @@ from probes.kit.adapter import Adapter, Capability
 TIMEOUT = 20.0  # the framework's own run timeout: a restored run that never finishes raises
 
 
-def _cite(statement: str) -> dict[str, str]:
-    """A DOCS.md statement (verbatim, from probes.docs_statements) read as a documented deviation."""
-    ref = doc(statement, "deviation")
-    return {"page": ref.page, "quote": ref.quote, "stance": ref.stance}
-
-
 def _workflow() -> Any:
     from workflows import Context, Workflow, step
     from workflows.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
@@ -74,9 +68,12 @@ class LlamaIndexAdapter(Adapter):
                               Capability.SAVE_HOOK})
     recovery_modes = ("latest-snapshot",)
     answers = ("yes", "no")
-    # LI-2 (at-least-once resume) for a raised crash too (probes/citations.py's row matches "*kill*"); LI-6: a
-    # context whose run ended (is_running false) restores as state carried into a new run, from StartEvent.
-    citations = {"EO crash:raise@*": _cite("LI-2"), "EO tamper:flip:is_running": _cite("LI-6")}
+    # As the paper's campaign cites them (probes/citations.py): LI-2 (at-least-once resume) for a kill, and here
+    # for a raised crash too; LI-1 completed steps do not re-run; LI-7 a snapshot is resumable. LI-6: a context
+    # whose run ended (is_running false) restores as state carried into a new run, from StartEvent.
+    citations = {"EO *kill*": doc("LI-2", "deviation"), "EO crash:raise@*": doc("LI-2", "deviation"),
+                 "PC *": doc("LI-1", "claims"), "LV *": doc("LI-7", "claims"),
+                 "EO tamper:flip:is_running": doc("LI-6", "deviation")}
 
     def hook(self) -> None:
         runtime.hook_save(sys.modules[__name__], "save_context", writes=((os, "replace"),))

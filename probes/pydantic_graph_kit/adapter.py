@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from probes.citations import doc
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
 
@@ -73,6 +74,9 @@ class PydanticGraphAdapter(Adapter):
                               Capability.SAVE_HOOK})
     recovery_modes = ("iter-from-persistence",)
     answers = ("yes", "no")
+    # As the paper's campaign cites them (probes/citations.py): the 1.107.1 status contract refuses a
+    # snapshot left running by a crash (PG-2); load_next hands a 'created' snapshot out once (PG-4).
+    citations = {"LV crash:*": doc("PG-2", "deviation"), "CO *": doc("PG-4", "claims")}
 
     def hook(self) -> None:
         from pydantic_graph.persistence.file import FileStatePersistence
