@@ -14,14 +14,15 @@ from typing import Any
 
 import pytest
 
-from probes.core.checker import UNSET, Label, Property, TamperOutcome
+from probes.core.checker import UNSET, DocRef, Label, Property, TamperOutcome
 from probes.core.history import Event, History, Kind
 from probes.kit.adapter import required_fields
 from probes.kit.judge import FORGERY_ROW, Judge, durable_prefix
 from probes.kit.protocols import edit_invalid
 
 RESULT = "s2 served 'yes'"
-CLAIM = {"page": "https://example.invalid", "quote": "state is validated on load", "stance": "claims"}
+CLAIM = DocRef(page="https://example.invalid", quote="state is validated on load", stance="claims", source="X-1",
+              version="1.0")
 
 
 def H(*events: tuple) -> History:
