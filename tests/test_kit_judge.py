@@ -160,7 +160,7 @@ def test_accepted_although_invalid_is_cv_on_the_framework_row() -> None:
     h = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.COMPLETE, "run/answer", None, RESULT))
     cv, lv = judge({"CV tamper:*": CLAIM}).tampered("tamper:drop:x", h, True, RESULT, "m")
     assert (cv.framework, cv.property, cv.label) == ("fw", Property.CV, Label.FAIL)
-    assert cv.evidence["outcome"] == TamperOutcome.INVALID.value and cv.doc.quote == CLAIM["quote"]
+    assert cv.evidence["outcome"] == TamperOutcome.INVALID.value and cv.doc.quote == CLAIM.quote
     assert lv.label is Label.PASS
     # an invalid edit refused only after an effect ran on it is no ✓
     late = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.REFUSE, "run/answer", None, "E"))
