@@ -142,6 +142,17 @@ def session(arm: str, backend: str, location: str, label: str, n: int) -> dict[s
         conn.close()
 
 
+def _die_with_parent() -> None:
+    """Linux: this forked child is killed when its parent dies (a stopped campaign leaves no child behind)."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def count_run(arm: str, backend: str, location: str, sizes: list[int]) -> int:
     """Counting mode: warm up, then one forked child per size, in order, each running a :func:`session`.
 
@@ -162,6 +173,7 @@ def count_run(arm: str, backend: str, location: str, sizes: list[int]) -> int:
         pid = os.fork()
         if pid == 0:
             code = 0
+            _die_with_parent()
             try:
                 label = f"child{k}-{os.getpid()}"
                 res = {"pid": os.getpid(), "size": n, **session(arm, backend, where(label), label, n)}

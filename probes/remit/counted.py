@@ -203,24 +203,22 @@ def count_instructions(arm: str, backend: str, location: str, workdir: Path, pro
 
 
 def count_syscalls(arm: str, backend: str, location: str, workdir: Path, protocols: int, runs: int) -> dict[str, Any]:
-    """``runs`` pairs of strace processes (0 protocols, then ``protocols``): per-run calls per protocol."""
+    """One strace process of 0 protocols, then ``runs`` of ``protocols``: per-run calls per protocol."""
     strace = _tool("strace")
-    per_run: dict[str, list[float]] = {name: [] for name in TRACED}
-    for r in range(runs):
-        counts = []
-        for size in (0, protocols):
-            out = workdir / f"strace-{arm}-{r}-{size}.txt"
-            cmd = [strace, "-f", "-c", "-o", str(out), "-e", "trace=" + ",".join(TRACED),
-                   *_worker_cmd(arm, backend, _location(backend, location, workdir, f"st-{arm}-{r}-{size}"), [size])]
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(), cwd=str(PROJECT_ROOT))
-            if proc.returncode != 0:
-                raise CountError(f"strace run of {arm} exited {proc.returncode}: {proc.stderr[-400:]!r}")
-            _children(proc.stdout, [size])
-            counts.append(parse_strace_summary(out.read_text()))
-            out.unlink()
-        for name in TRACED:
-            per_run[name].append(round(per_protocol(counts[1].get(name, 0), counts[0].get(name, 0), protocols), 3))
-    return {"per_run": per_run}
+    counts = []
+    for r, size in enumerate([0] + [protocols] * runs):
+        out = workdir / f"strace-{arm}-{r}.txt"
+        cmd = [strace, "-f", "-c", "-o", str(out), "-e", "trace=" + ",".join(TRACED),
+               *_worker_cmd(arm, backend, _location(backend, location, workdir, f"st-{arm}-{r}"), [size])]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(), cwd=str(PROJECT_ROOT))
+        if proc.returncode != 0:
+            raise CountError(f"strace run of {arm} exited {proc.returncode}: {proc.stderr[-400:]!r}")
+        _children(proc.stdout, [size])
+        counts.append(parse_strace_summary(out.read_text()))
+        out.unlink()
+    return {"startup": counts[0],
+            "per_run": {name: [round(per_protocol(c.get(name, 0), counts[0].get(name, 0), protocols), 3)
+                               for c in counts[1:]] for name in TRACED}}
 
 
 def probe_counted(arm: str, backend: str, location: str, workdir: Path,
