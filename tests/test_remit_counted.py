@@ -45,7 +45,7 @@ def _arm(arm: str, per_run: list[float], fdatasync: list[float], annotation: dic
 def test_counted_table_ratio_range_and_syscalls_from_receipts() -> None:
     table = counted.counted_table([_receipt("sqlite", {
         "stock": _arm("stock", [1000.0, 990.0, 1010.0], [4.0, 4.0, 4.0], {"a.c:f": 600.0, "b.c:g": 400.0}),
-        "remit_gate": _arm("remit_gate", [1030.0, 1010.0, 1040.0], [4.0, 5.0, 5.0],
+        "remit_gate": _arm("remit_gate", [1030.0, 1010.0, 1040.0], [5.0, 5.0, 5.0],
                            {"a.c:f": 610.0, "b.c:g": 400.0, "c.c:h": 10.0}),
     })])["sqlite"]
     gate = table["remit_gate"]
@@ -61,9 +61,14 @@ def test_counted_table_ratio_range_and_syscalls_from_receipts() -> None:
 
     findings = report.counted_findings({"sqlite": table})
     assert any("`remit_gate`: 1.0300x" in f and "met at the median, not in every run" in f for f in findings)
-    assert any("more durable-write syscalls per protocol than stock: `remit_gate` fdatasync 5 vs 4" in f
+    assert any("than stock in every run: `remit_gate` fdatasync 5 vs 4" in f
                for f in findings)
     assert report.counted_explained({"sqlite": table}) == [("sqlite", "remit_gate")]
+    within = counted.counted_table([_receipt("sqlite", {
+        "stock": _arm("stock", [1000.0], [4.0, 4.0, 5.0], {}),
+        "remit_bare": _arm("remit_bare", [1001.0], [4.0, 5.0, 5.0], {})})])
+    line = report.counted_findings(within)[-1]
+    assert "no arm makes more" in line and "within the runs' spread of stock: `remit_bare` fdatasync 5 vs 4" in line
     frame = report.counted_frame({"sqlite": table})
     assert list(frame["arm"]) == ["stock", "remit_gate"]
 

@@ -243,9 +243,11 @@ def counted_table(receipts: Sequence[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for m in metrics:
         ins = median_range(m["instructions"]["per_run"])
-        sys_med = {name: statistics.median(v) for name, v in m["syscalls"]["per_run"].items() if v}
+        calls = {name: v for name, v in m["syscalls"]["per_run"].items() if v}
+        sys_med = {name: statistics.median(v) for name, v in calls.items()}
         out.setdefault(m["backend"], {})[m["arm"]] = {
             "protocols": m["protocols"], "runs": m["runs"], "instructions": ins, "syscalls": sys_med,
+            "syscalls_range": {name: [min(v), max(v)] for name, v in calls.items()},
             "per_run": m["instructions"]["per_run"], "annotation": m["instructions"]["annotation"]}
     for arms in out.values():
         stock = arms.get("stock")
