@@ -45,11 +45,39 @@ class ReadContext:
     resume_write: ResumeWrite | None = None  # the write the loop will make for a bare resume (see below)
     graph: Any = None                 # the compiled graph, when found
     found_loop: bool = False
+    walked: bool = True               # False: the saver skipped the walk, nothing it finds could matter
+
+
+# Reads whose walk the saver skips (``RemitSaver._read_context``); shared, never mutated.
+STATE_READ = ReadContext()
+UNWALKED_EXECUTION_READ = ReadContext(execution=True, walked=False)
 
 
 _LOOP_METHODS = frozenset({"__enter__", "__aenter__"})  # where PregelLoop reads its checkpoint
 _GRAPH_METHODS = frozenset({"stream", "astream"})       # where the compiled graph runs the loop
 _LANGGRAPH: tuple[Any, Any] | None = None
+# id(graph.channels) -> the graph, weakly: a loop's ``specs`` *is* its graph's ``channels`` dict
+# (``Pregel.stream`` passes ``specs=self.channels``), so a graph seen once is found from its loop
+# without reading the ``stream`` frame's locals (which copies all of them). Checked by identity.
+_GRAPH_OF_SPECS: dict[int, "weakref.ref[Any]"] = {}
+_MAX_GRAPHS = 256
+
+
+def _known_graph(loop: Any) -> Any:
+    specs = getattr(loop, "specs", None)
+    ref = _GRAPH_OF_SPECS.get(id(specs))
+    graph = ref() if ref is not None else None
+    return graph if graph is not None and getattr(graph, "channels", None) is specs else None
+
+
+def _note_graph(graph: Any) -> None:
+    channels = getattr(graph, "channels", None)
+    if channels is None:
+        return
+    if len(_GRAPH_OF_SPECS) >= _MAX_GRAPHS:
+        _GRAPH_OF_SPECS.clear()
+    with contextlib.suppress(TypeError):  # a graph that cannot be weakly referenced is walked to every time
+        _GRAPH_OF_SPECS[id(channels)] = weakref.ref(graph)
 
 
 def _langgraph_types() -> tuple[Any, Any]:
@@ -63,12 +91,14 @@ def _langgraph_types() -> tuple[Any, Any]:
     return _LANGGRAPH
 
 
-def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
+def inspect_read(config: dict[str, Any], start_depth: int = 2, want_graph: bool = True) -> ReadContext:
     """What the caller of ``get_tuple`` is, read off the calling frames.
 
     Only frames running one of the loop's or the graph's methods are looked into: reading
     a frame's ``f_locals`` copies all its locals (``Pregel.stream`` has dozens), so the
-    code name is tested first and the walk costs a few attribute reads per frame.
+    code name is tested first and the walk costs a few attribute reads per frame. The
+    graph of a loop seen before is found from the loop (``_known_graph``), and without
+    ``want_graph`` the walk stops at the loop.
     """
     conf = config.get("configurable", {}) or {}
     ctx = ReadContext(execution=RUNTIME_KEY in conf)
@@ -89,10 +119,17 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2) -> ReadContext:
             me = frame.f_locals.get("self")
             if isinstance(me, pregel_loop):
                 loop = me
+                if not want_graph:
+                    break
+                known = _known_graph(me)
+                if known is not None:
+                    ctx.graph = known
+                    break
         elif loop is not None and name in _GRAPH_METHODS:
             me = frame.f_locals.get("self")
             if hasattr(me, "channels"):
                 ctx.graph = me
+                _note_graph(me)
                 break
         frame = frame.f_back
         depth += 1
@@ -150,6 +187,10 @@ def interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) -> list[str
             if isinstance(iid, str):
                 ids.add(iid)
     return sorted(ids)
+
+
+def has_interrupt(pending_writes: list[tuple[str, str, Any]] | None) -> bool:
+    return any(channel == INTERRUPT_CHANNEL for _t, channel, _v in pending_writes or [])
 
 
 def has_recorded_answer(pending_writes: list[tuple[str, str, Any]] | None) -> bool:

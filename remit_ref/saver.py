@@ -34,9 +34,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from remit_ref import core
 from remit_ref._langgraph import (
+    RUNTIME_KEY,
+    STATE_READ,
+    UNWALKED_EXECUTION_READ,
     ReadContext,
     SchemaChecker,
     graph_checker,
+    has_interrupt,
     has_recorded_answer,
     inspect_read,
     interrupt_ids,
@@ -134,6 +138,10 @@ class RemitSaver(BaseCheckpointSaver):
         self._carried: dict[tuple[str, str, str], Any] = {}
         self._lock = threading.Lock()
         self._ownership = WriteOwnership(ownership_store_for(base)) if write_ownership else None
+        # Cost at the floor: only the work an option can need is done. Validation runs only with a
+        # validator; LangGraph's per-channel get_next_version goes straight to the wrapped saver.
+        self._validating = self._use_graph_schema or self._explicit is not None
+        self.get_next_version = base.get_next_version  # type: ignore[method-assign]
 
     # ---- attribute forwarding ----------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -261,25 +269,44 @@ class RemitSaver(BaseCheckpointSaver):
         if closed is not None:
             raise closed from exc
 
+    def _read_context(self, config: dict[str, Any], tup: CheckpointTuple | None) -> ReadContext:
+        """The frame walk (``inspect_read``), only where what it finds can change this read or what is
+        remembered from it: the graph's schema for the default validator; whether this is a resume where
+        a claim could be taken (gate on, interrupts recorded), where a fork could drop a recorded answer
+        (an addressed read with an answer recorded), or where ``remit_intent`` is given (it is checked)."""
+        conf = config.get("configurable") or {}
+        if RUNTIME_KEY not in conf:
+            return STATE_READ
+        want_graph = self._use_graph_schema and conf.get("thread_id") is not None
+        pending = tup.pending_writes if tup is not None else None
+        want_resume = bool(pending) and not conf.get("checkpoint_ns", "") and (
+            conf.get("remit_intent") is not None
+            or (self._claims is not None and has_interrupt(pending))
+            or (self.fork_intent and self.addressed_is_fork and bool(conf.get("checkpoint_id"))
+                and has_recorded_answer(pending)))
+        if not (want_graph or want_resume):
+            return UNWALKED_EXECUTION_READ
+        return inspect_read(config, start_depth=3, want_graph=want_graph)
+
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
-        ctx = inspect_read(config)
         try:
             tup = self.base.get_tuple(config)
         except Exception as exc:
             self._raise_closed(exc)
             raise
+        ctx = self._read_context(config, tup)
         tup = self._after_read(config, tup, ctx)
         if self._ownership is not None:
             self._take_ownership(config, ctx)
         return tup
 
     async def aget_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
-        ctx = inspect_read(config)
         try:
             tup = await self.base.aget_tuple(config)
         except Exception as exc:
             self._raise_closed(exc)
             raise
+        ctx = self._read_context(config, tup)
         tup, wanted = self._read_view(config, tup, ctx)
         for thread_id, checkpoint_id, iid, carry in wanted:
             await self._aclaim(thread_id, checkpoint_id, iid, carry)
@@ -347,7 +374,8 @@ class RemitSaver(BaseCheckpointSaver):
             raise InvalidCheckpoint("put_writes", bad[0], bad[1])
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        self._validate_checkpoint(config, checkpoint)
+        if self._validating:
+            self._validate_checkpoint(config, checkpoint)
         try:
             if self._ownership is not None:
                 return self._ownership.write(config, self.base.put, config, checkpoint, metadata, new_versions)
@@ -357,7 +385,8 @@ class RemitSaver(BaseCheckpointSaver):
             raise
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        self._validate_checkpoint(config, checkpoint)
+        if self._validating:
+            self._validate_checkpoint(config, checkpoint)
         try:
             if self._ownership is not None:
                 return await self._ownership.awrite(config, self.base.aput, config, checkpoint, metadata, new_versions)
@@ -378,9 +407,10 @@ class RemitSaver(BaseCheckpointSaver):
         return channel == core.RESUME_CHANNEL and written is value
 
     def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
-        if self._was_carried(config, writes, task_id):
+        if self._carried and self._was_carried(config, writes, task_id):
             return None
-        self._validate_writes(config, writes)
+        if self._validating:
+            self._validate_writes(config, writes)
         try:
             if self._ownership is not None:
                 return self._ownership.write(config, self.base.put_writes, config, writes, task_id, task_path)
@@ -391,9 +421,10 @@ class RemitSaver(BaseCheckpointSaver):
 
     async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
-        if self._was_carried(config, writes, task_id):
+        if self._carried and self._was_carried(config, writes, task_id):
             return None
-        self._validate_writes(config, writes)
+        if self._validating:
+            self._validate_writes(config, writes)
         try:
             if self._ownership is not None:
                 return await self._ownership.awrite(config, self.base.aput_writes, config, writes, task_id, task_path)

@@ -36,7 +36,7 @@ def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
 
 def test_bench_campaign_small(tmp_path: Path) -> None:
     params = BENCH.resolve(dict(overhead_n=3, overhead_block=3, arms=["stock", "remit_default", "remit_gate", "rc_gate"],
-                                concurrency_k=[3], concurrency_n=6), quick=True)
+                                concurrency_k=[3], concurrency_n=6, parts=["overhead", "concurrency"]), quick=True)
     run = run_campaign(BENCH, params, receipts_root=tmp_path)
     assert not run.harness_errors, run.harness_errors
     table = overhead_table(run.receipts, bootstrap=20)
@@ -44,6 +44,25 @@ def test_bench_campaign_small(tmp_path: Path) -> None:
     assert table["arms"]["remit_gate"]["total_ms"]["ratio"] > 0 and set(table["pairs"]) == {"remit_gate/rc_gate"}
     conc = concurrency_table(run.receipts)
     assert [c["exactly_once"] for c in conc] == [True, True] and all(c["protocols"] == 6 for c in conc)
+
+
+def test_bench_campaign_counted_part_small(tmp_path: Path) -> None:
+    """The counted part alone, through the campaign: two arms, each in its own valgrind and strace processes,
+    two runs of two protocols; the chapter's table comes from the receipts."""
+    from probes.remit import report
+    from probes.remit.counted import counted_table
+
+    params = BENCH.resolve(dict(parts=["counted"], counted_arms=["stock", "remit_bare"], counted_protocols=2,
+                                counted_runs=2), quick=True)
+    run = run_campaign(BENCH, params, receipts_root=tmp_path)
+    assert not run.harness_errors, run.harness_errors
+    assert [r.probe for r in run.receipts] == ["counted.sqlite"]
+    table = counted_table(run.receipts)["sqlite"]
+    assert table["stock"]["ratio"] == 1.0 and 0.9 < table["remit_bare"]["ratio"] < 1.2
+    assert all(len(e["per_run"]) == 2 and e["instructions"]["median"] > 1e6 for e in table.values())
+    assert table["stock"]["syscalls"]["fdatasync"] > 0 and table["stock"]["syscalls"]["pwrite64"] > 0
+    assert report.counted_findings({"sqlite": table})[0].startswith("sqlite `remit_bare`: ")
+    assert len(report.counted_annotation({"sqlite": table}, "sqlite", "remit_bare")) > 0
 
 
 def test_notebook_parameters_match_campaigns() -> None:

@@ -9,6 +9,11 @@ Protocol: JSON lines on stdin ``{"arm", "db"}`` -> JSON lines on stdout with
 protocol's CPU time, ``time.process_time``: every thread of this process, LangGraph's
 background writer included, and none of the time spent waiting for the disk), ``fired``.
 Stand-alone on purpose: it imports nothing from ``probes``.
+
+Counting mode (``bench_worker.py --count ARM BACKEND LOCATION N1,N2,...``, used by
+``probes/remit/counted.py`` under cachegrind and strace): the process imports and warms
+up once, then forks one child per size (see :func:`count_run`); the harness differences
+a child of N protocols against a child of 0, so what it divides by N is N protocols.
 """
 
 from __future__ import annotations
@@ -51,19 +56,22 @@ def build(saver: Any) -> Any:
     return g.compile(checkpointer=saver)
 
 
-def make_saver(arm: str, conn: sqlite3.Connection) -> Any:
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def make_saver(arm: str, conn: Any, backend: str = "sqlite") -> Any:
+    if backend == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver as saver_class
+    else:
+        from langgraph.checkpoint.postgres import PostgresSaver as saver_class
 
     if arm == "stock":
-        return SqliteSaver(conn)
+        return saver_class(conn)
     if arm.startswith("remit:"):
         from remit_ref import wrap
 
-        return wrap(SqliteSaver(conn), **json.loads(arm.split(":", 1)[1]))
+        return wrap(saver_class(conn), **json.loads(arm.split(":", 1)[1]))
     if arm == "rc:default":
         import remit
 
-        return remit.wrap(SqliteSaver, conn)
+        return remit.wrap(saver_class, conn)
     if arm == "rc:validator":
         import remit
 
@@ -72,11 +80,11 @@ def make_saver(arm: str, conn: sqlite3.Connection) -> Any:
             if items is not None and not all(isinstance(x, str) for x in items):
                 raise ValueError("items must be a list of str")
 
-        return remit.wrap(SqliteSaver, conn, validator=validate)
+        return remit.wrap(saver_class, conn, validator=validate)
     if arm == "rc:gate":
         import remit
 
-        return remit.wrap(SqliteSaver, conn, cross_process_gate=True)
+        return remit.wrap(saver_class, conn, cross_process_gate=True)
     raise ValueError(f"unknown arm {arm!r}")
 
 
@@ -101,7 +109,88 @@ def protocol(arm: str, db: str) -> dict[str, Any]:
         conn.close()
 
 
+WARMUP = 3  # protocols the counting parent runs before it forks (imports, first-use paths)
+
+
+def _connect(backend: str, location: str) -> Any:
+    if backend == "sqlite":
+        return sqlite3.connect(location, check_same_thread=False)
+    import psycopg
+    from psycopg.rows import dict_row
+
+    return psycopg.connect(location, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+
+
+def session(arm: str, backend: str, location: str, label: str, n: int) -> dict[str, Any]:
+    """One connection, saver and compiled graph; one warm protocol, then n: each on its own thread id."""
+    from langgraph.types import Command
+
+    conn = _connect(backend, location)
+    try:
+        saver = make_saver(arm, conn, backend)
+        if backend == "postgres":
+            saver.setup()
+        app = build(saver)
+        before, bad = len(FIRED), 0
+        for i in range(1 + n):
+            cfg = {"configurable": {"thread_id": f"{label}-{i}"}}
+            app.invoke({"value": 0, "items": []}, cfg)
+            out = app.invoke(Command(resume=True), cfg)
+            bad += out.get("answer") is not True
+        return {"protocols": 1 + n, "fired": len(FIRED) - before, "ok": bad == 0}
+    finally:
+        conn.close()
+
+
+def _die_with_parent() -> None:
+    """Linux: this forked child is killed when its parent dies (a stopped campaign leaves no child behind)."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def count_run(arm: str, backend: str, location: str, sizes: list[int]) -> int:
+    """Counting mode: warm up, then one forked child per size, in order, each running a :func:`session`.
+
+    Every child starts from the same warmed parent, so two children's counts differ by
+    their sessions only: a size-0 child measures everything but the protocols. Each child
+    prints ``{"pid", "size", ...}`` and leaves with ``os._exit`` (no finaliser of the
+    inherited state runs twice). SQLite: ``location`` is a directory, a fresh database per
+    session; PostgreSQL: a DSN, thread ids unique per session.
+    """
+    import os
+
+    def where(label: str) -> str:
+        return os.path.join(location, f"{label}.sqlite") if backend == "sqlite" else location
+
+    session(arm, backend, where("warmup"), "warmup", WARMUP - 1)
+    for k, n in enumerate(sizes):
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            _die_with_parent()
+            try:
+                label = f"child{k}-{os.getpid()}"
+                res = {"pid": os.getpid(), "size": n, **session(arm, backend, where(label), label, n)}
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent as a harness error
+                res, code = {"pid": os.getpid(), "size": n, "error": f"{type(exc).__name__}: {exc}"[:500]}, 1
+            print(json.dumps(res), flush=True)
+            os._exit(code)
+        _pid, status = os.waitpid(pid, 0)
+        if status != 0:
+            return 1
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--count"]:
+        arm, backend, location, sizes = sys.argv[2:6]
+        return count_run(arm, backend, location, [int(x) for x in sizes.split(",")])
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)

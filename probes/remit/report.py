@@ -189,3 +189,115 @@ def concurrency_figure(rows: list[dict[str, Any]]) -> Any:
     a1.legend(fontsize=6)
     fig.tight_layout()
     return fig
+
+
+# ---- the counted part (probes/remit/counted.py) -------------------------------------------------------
+
+
+def counted_frame(table: dict[str, Any]) -> Any:
+    """One row per (backend, arm): instructions per protocol (median of runs), ratio to stock with the
+    runs' range, and the traced syscalls per protocol (medians), all from receipts."""
+    import pandas as pd
+
+    from probes.remit.counted import COUNT_ARMS, TRACED
+
+    order = {a: i for i, a in enumerate(COUNT_ARMS)}
+    rows = []
+    for backend, arms in sorted(table.items()):
+        for arm, e in sorted(arms.items(), key=lambda kv: order.get(kv[0], 99)):
+            lo, hi = e.get("ratio_range", [None, None])
+            rows.append({"backend": backend, "arm": arm, "runs x protocols": f"{e['runs']} x {e['protocols']}",
+                         "instructions / protocol (M)": round(e["instructions"]["median"] / 1e6, 4),
+                         "x stock": round(e["ratio"], 4) if "ratio" in e else None,
+                         "range x stock": f"{lo:.4f} – {hi:.4f}" if lo is not None else None,
+                         **{f"{n} / protocol": e["syscalls"].get(n) for n in TRACED}})
+    return pd.DataFrame(rows)
+
+
+def counted_findings(table: dict[str, Any]) -> list[str]:
+    """The counted targets per backend: met or missed (by how much), and durable writes against stock."""
+    from probes.remit.counted import DURABLE, INSTRUCTION_TARGETS
+
+    out = []
+    for backend, arms in sorted(table.items()):
+        if "stock" not in arms:
+            continue
+        for arm, target in INSTRUCTION_TARGETS.items():
+            e = arms.get(arm)
+            if e is None:
+                continue
+            lo, hi = e["ratio_range"]
+            if hi <= target:
+                verdict = "met in every run"
+            elif e["ratio"] <= target:
+                verdict = f"met at the median, not in every run (highest run {hi:.4f})"
+            else:
+                extra = (e["ratio"] - target) * arms["stock"]["instructions"]["median"]
+                verdict = (f"missed by {(e['ratio'] - target) * 100:.2f} points of stock "
+                           f"({extra / 1e3:,.0f} k instructions per protocol over the target)")
+            out.append(f"{backend} `{arm}`: {e['ratio']:.4f}x stock instructions [{lo:.4f}, {hi:.4f}] over "
+                       f"{e['runs']} runs of {e['protocols']} protocols, target <= {target}: {verdict}.")
+        # More than stock: every run of the arm above every run of stock; a higher median inside the
+        # runs' spread (SQLite's page writes move by a fraction per protocol between runs) is said as such.
+        stock = arms["stock"]
+        worse, spread = [], []
+        for arm, e in sorted(arms.items()):
+            for n in DURABLE:
+                lo = e.get("syscalls_range", {}).get(n, [0, 0])[0]
+                hi_stock = stock.get("syscalls_range", {}).get(n, [0, 0])[1]
+                text = f"`{arm}` {n} {e['syscalls'].get(n, 0):g} vs {stock['syscalls'].get(n, 0):g}"
+                if lo > hi_stock:
+                    worse.append(text)
+                elif e["syscalls"].get(n, 0) > stock["syscalls"].get(n, 0):
+                    spread.append(text)
+        line = (f"no arm makes more durable-write syscalls per protocol than stock ({', '.join(DURABLE)})"
+                if not worse else "more durable-write syscalls per protocol than stock in every run: " + "; ".join(worse))
+        if spread:
+            line += "; a higher median within the runs' spread of stock: " + "; ".join(spread)
+        out.append(f"{backend}: {line}.")
+    return out
+
+
+def counted_annotation(table: dict[str, Any], backend: str, arm: str, top: int = 12) -> Any:
+    """Where an arm's extra instructions go: cachegrind's per-function counts (cg_annotate), per protocol,
+    this arm minus stock, largest first (CPython's C functions: cachegrind does not see Python's)."""
+    import pandas as pd
+
+    from probes.remit.counted import function_delta
+
+    delta = function_delta(table, backend, arm)
+    extra = table[backend][arm]["instructions"]["median"] - table[backend]["stock"]["instructions"]["median"]
+    rows = [{"function (file:function)": fn, "instructions / protocol over stock": round(v),
+             "share of the arm's extra": f"{v / extra * 100:.1f} %" if extra > 0 else ""}
+            for fn, v in list(delta.items())[:top]]
+    return pd.DataFrame(rows)
+
+
+def counted_explained(table: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (backend, arm) pairs the annotation explains: each targeted arm that misses its target in any
+    run; where none does, the gate (the costliest targeted arm) on each backend."""
+    from probes.remit.counted import INSTRUCTION_TARGETS
+
+    missed = [(b, a) for b, arms in sorted(table.items()) for a, t in INSTRUCTION_TARGETS.items()
+              if a in arms and "ratio_range" in arms[a] and arms[a]["ratio_range"][1] > t]
+    if missed:
+        return missed
+    return [(b, "remit_gate") for b, arms in sorted(table.items()) if "ratio" in arms.get("remit_gate", {})]
+
+
+# (arm, baseline arm): what one feature adds on top of another, in instructions per protocol
+FEATURE_STEPS = (("remit_bare", "stock"), ("remit_fork", "remit_bare"), ("remit_validator", "remit_bare"),
+                 ("remit_gate_alone", "remit_bare"), ("remit_default", "remit_bare"), ("remit_gate", "remit_default"))
+
+
+def counted_features(table: dict[str, Any]) -> list[str]:
+    """REMIT's instructions feature by feature: the difference of the arms' medians, per backend."""
+    out = []
+    for backend, arms in sorted(table.items()):
+        steps = [f"`{a}` − `{b}` {(arms[a]['instructions']['median'] - arms[b]['instructions']['median']) / 1e3:+,.1f} k"
+                 for a, b in FEATURE_STEPS if a in arms and b in arms]
+        if steps:
+            stock = arms.get("stock", {}).get("instructions", {}).get("median")
+            base = f" (stock: {stock / 1e6:.3f} M per protocol)" if stock else ""
+            out.append(f"{backend}, instructions per protocol feature by feature{base}: " + "; ".join(steps) + ".")
+    return out
