@@ -63,9 +63,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         raise UsageError("name a campaign (python -m probes list) or give --adapter module:Class")
     overrides = _overrides(args.param)
+    if args.smoke:
+        from probes.kit.suite import KIT_ADAPTERS, SMOKE
+
+        if campaign.name not in KIT_ADAPTERS:
+            raise UsageError(f"--smoke is a profile of the conformance kit's campaigns; {campaign.name} is not one")
+        overrides = {**SMOKE, **overrides}
     if args.versions is not None:  # shorthand for -p versions=[...] (atlas, langgraph, drift)
         overrides["versions"] = [v.strip() for v in args.versions.split(",") if v.strip()]
-    params = campaign.resolve(overrides, quick=args.quick)
+    params = campaign.resolve(overrides, quick=args.quick or args.smoke)
     backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any probe
     fail_on = junit.parse_fail_on(args.fail_on) if args.fail_on is not None else None
     junit_path = Path(args.junit_xml) if args.junit_xml else None
@@ -145,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="also write a JUnit XML report: one test case per property x path x backend; "
                           "failures are the --fail-on labels (default ✗ and U), with witness and citation")
     run.add_argument("--quick", action="store_true", help="small bounds (minutes) instead of the paper's")
+    run.add_argument("--smoke", action="store_true",
+                     help="kit campaigns: every protocol once (quick, one cell each), for a pull-request check")
     run.add_argument("--versions", metavar="X,Y", default=None,
                      help="comma-separated releases (or local wheel/checkout paths) for campaigns with a "
                           "`versions` parameter, e.g. `run atlas --versions 1.2.9,./dist/langgraph.whl`")

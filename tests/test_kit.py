@@ -172,3 +172,18 @@ def test_race_budgets_are_checked_before_any_work(tmp_path: Path) -> None:
         out = _run("probes.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', bad)
         assert out.returncode == 2 and words in out.stderr, out.stderr[-500:]
         assert not (tmp_path / "kit_test").exists()
+
+
+def test_the_smoke_profile_runs_every_protocol_in_one_or_two_cells() -> None:
+    """--smoke: each protocol once (baseline's two answers and tamper's two kinds are its cells)."""
+    from collections import Counter
+
+    from probes.kit.suite import PROTOCOL_NAMES, SMOKE, kit_campaign
+
+    campaign = kit_campaign("plain_smoke", "smoke", "tests.fixtures.plain_adapter:PlainAdapter")
+    specs = campaign.plan(campaign.resolve(SMOKE, quick=True))
+    per_protocol = Counter(s.args["protocol"] for s in specs)
+    assert set(per_protocol) == set(PROTOCOL_NAMES)
+    assert {p: n for p, n in per_protocol.items() if n > 1} == {"baseline": 2, "tamper": 2}
+    race = next(s for s in specs if s.args["protocol"] == "race")
+    assert (race.args["min_trials"], race.args["max_trials"]) == (1, 1)

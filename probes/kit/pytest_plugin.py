@@ -29,6 +29,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--resume-contract", metavar="MODULE:CLASS", default=None,
                     help="run the conformance kit's protocols on this adapter, one test per probe")
     group.addoption("--resume-contract-quick", action="store_true", help="the kit's quick profile")
+    group.addoption("--resume-contract-smoke", action="store_true",
+                    help="the smoke profile: every protocol once (a pull-request check)")
     group.addoption("--resume-contract-param", action="append", default=[], metavar="NAME=VALUE",
                     help="a kit parameter (as resume-contract run -p)")
     group.addoption("--resume-contract-out", metavar="DIR", default="kit-results",
@@ -79,14 +81,16 @@ class ProbeError(RuntimeError):
 
 def _campaign_and_params(config: pytest.Config) -> tuple[Any, dict[str, Any]]:
     from probes.__main__ import _overrides, importable_from_here
-    from probes.kit.suite import kit_campaign
+    from probes.kit.suite import SMOKE, kit_campaign
 
     importable_from_here()
     adapter = config.getoption("resume_contract")
     name = adapter.partition(":")[0].split(".")[-1]
     campaign = kit_campaign(name, f"conformance kit: {adapter}", adapter)
-    params = campaign.resolve(_overrides(config.getoption("resume_contract_param")),
-                              quick=config.getoption("resume_contract_quick"))
+    smoke = config.getoption("resume_contract_smoke")
+    overrides = {**(SMOKE if smoke else {}),
+                 **_overrides(config.getoption("resume_contract_param"))}
+    params = campaign.resolve(overrides, quick=config.getoption("resume_contract_quick") or smoke)
     return campaign, params
 
 

@@ -76,6 +76,13 @@ def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
     )
 
 
+# The smoke profile: the quick profile cut to one cell per protocol, for a pull-request check
+# (``resume-contract run ... --smoke``, ``pytest --resume-contract-smoke``). Every protocol runs
+# once; a race gets one trial, so its cell is a violation or undecided, never a ✓.
+SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
+                         "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"]}
+
+
 def kit_check(params: Mapping[str, Any]) -> None:
     """Combinations one parameter cannot judge, before any work."""
     if params["race_min_trials"] > params["race_max_trials"]:
