@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from probes.core import stats
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.errors import HarnessError
 from probes.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
@@ -154,13 +155,9 @@ def _max_k(params: Mapping[str, Any]) -> int:
 
 
 def wilson(successes: int, trials: int) -> list[float] | None:
-    """Wilson 95 % interval (statsmodels) for a proportion; None without trials."""
-    if trials <= 0:
-        return None
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(successes, trials, alpha=0.05, method="wilson")
-    return [round(float(low), 4), round(float(high), 4)]
+    """The Wilson 95 % interval (``probes.core.stats``) as a receipt stores it; None without trials."""
+    interval = stats.wilson(successes, trials)
+    return None if interval is None else list(interval)
 
 
 def summarise_reps(reps: list[dict[str, Any]], k: int) -> dict[str, Any]:

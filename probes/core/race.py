@@ -29,6 +29,7 @@ from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
 from probes.core.checker import WORST_FIRST, Property, Subject, Verdict
+from probes.core.stats import wilson_interval
 
 # The documented defaults (the kit's parameters carry them; see probes/kit/suite.py).
 DEFAULT_THRESHOLD = 0.10
@@ -39,13 +40,8 @@ DEFAULT_MAX_SECONDS = 300.0
 
 def wilson_upper(violations: int, trials: int) -> float:
     """Upper end of the Wilson score 95 % interval for ``violations`` of ``trials`` (1.0 without trials)."""
-    if trials <= 0:
-        return 1.0
-    if not 0 <= violations <= trials:
-        raise ValueError(f"{violations} violations of {trials} trials")
-    from statsmodels.stats.proportion import proportion_confint
-
-    return float(proportion_confint(violations, trials, alpha=0.05, method="wilson")[1])
+    interval = wilson_interval(violations, trials)
+    return 1.0 if interval is None else interval[1]
 
 
 @dataclass(frozen=True)

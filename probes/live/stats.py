@@ -12,15 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-
-def wilson(successes: int, trials: int, digits: int = 4) -> tuple[float, float] | None:
-    """Wilson score 95 % interval via statsmodels (None when there are no trials)."""
-    if trials <= 0:
-        return None
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(successes, trials, alpha=0.05, method="wilson")
-    return (round(float(lo), digits), round(float(hi), digits))
+from probes.core.stats import wilson  # noqa: F401 (the one interval; imported from here by the live report)
 
 
 @dataclass
