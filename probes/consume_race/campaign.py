@@ -35,7 +35,7 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.errors import HarnessError
-from probes.consume_race.verdict import co_verdict, rep_history
+from probes.consume_race.verdict import co_verdict, concurrency_verdict, rep_history
 from probes.core.history import HistoryLog, Kind
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
@@ -43,7 +43,7 @@ from probes.core.receipt import ProbeResult, Receipt
 NAME = "consume_race"
 RACER_TARGET = "probes.consume_race.racer:Racer"
 PARKER_TARGET = "probes.consume_race.racer:Parker"
-ARMS = ("stock", "gate")
+ARMS = ("stock", "gate", "contract")
 BACKENDS = ("sqlite", "postgres")
 
 PARAMS = (
@@ -56,9 +56,18 @@ PARAMS = (
     Param("reps", "int", 10, 3, "repetitions per cell", minimum=1),
     Param("backends", "list[str]", ["sqlite", "postgres"], ["sqlite", "postgres"],
           "shared savers the racers use", choices=BACKENDS),
-    Param("arms", "list[str]", ["stock", "gate"], ["stock", "gate"],
-          "stock LangGraph, and REMIT's read-path consumption gate (remit_ref.wrap(consume_gate=True))",
-          choices=ARMS),
+    Param("arms", "list[str]", ["stock", "gate", "contract"], ["stock", "gate", "contract"],
+          "stock LangGraph; REMIT's read-path consumption gate, this project's (gate: "
+          "remit_ref.wrap(consume_gate=True)) and the paper's build (contract: remit-contract 0.1.2, "
+          "remit.wrap(SaverClass, conn, cross_process_gate=True))", choices=ARMS),
+    Param("concurrency_arms", "list[str]", ["stock", "gate", "contract"], ["stock", "gate", "contract"],
+          "concurrency protocol: the arms whose k clients resume the same thread's interrupt together, "
+          "concurrency_trials times per backend (empty: not run)", choices=ARMS, allow_empty=True),
+    Param("concurrency_k", "int", 4, 4, "concurrency protocol: clients (processes) per trial", minimum=2),
+    Param("concurrency_trials", "int", 60, 10,
+          "concurrency protocol: trials per arm and backend, each a fresh parked thread and k clients released "
+          "at a barrier; every trial is recorded, a clean arm states the Wilson 95 % upper bound of its "
+          "per-trial duplicate rate (60 trials: < 6 %)", minimum=1),
     # 8, where every other campaign uses 0: the value the campaign was first committed with (f52b614); neither
     # that commit nor any later one records a reason, and no result depends on it being 8 -- it only fixes the
     # jitter offsets. It stays 8 so the committed reference run (seed 8) remains this campaign's default profile;
@@ -104,6 +113,11 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             arms.remove("gate")
             specs.append(ProbeSpec("gate.unavailable", {"arm": "gate", "available": False, "why": why}))
     for backend in params["backends"]:
+        for arm in [a for a in params.get("concurrency_arms", []) if a in arms]:
+            k = int(params["concurrency_k"])
+            specs.append(ProbeSpec(cell_id("concurrency", backend, arm, k, 0.0, 0.0), {
+                "series": "concurrency", "backend": backend, "arm": arm, "k": k, "jitter_ms": 0.0, "gate_ms": 0.0,
+                "reps": int(params["concurrency_trials"])}))
         for arm in arms:
             for k in params["k"]:
                 for jitter in params["jitter_ms"]:
@@ -355,7 +369,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     series, backend, arm, k = a["series"], a["backend"], a["arm"], int(a["k"])
     jitter, gate = float(a["jitter_ms"]), float(a["gate_ms"])
     params = ctx.params
-    reps, base_seed = int(params["reps"]), int(params["seed"])
+    reps, base_seed = int(a.get("reps", params["reps"])), int(params["seed"])
     timeout = float(params["racer_timeout_s"])
     started = time.monotonic()
     n_lanes = lanes_for(params, series, gate)
@@ -404,6 +418,11 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         history = lanes[0].ledger.history()
         clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
         verdicts.append(co_verdict(backend, arm, k, gate, [rep_history(history, rep) for rep in clean]))
+    if series == "concurrency" and summary["reps_measured"]:
+        history = lanes[0].ledger.history()
+        clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
+        bound = summary["duplicate_rep_wilson95"][1] if summary["duplicate_reps"] == 0 else None
+        verdicts.append(concurrency_verdict(backend, arm, k, [rep_history(history, rep) for rep in clean], bound))
     return ProbeResult(observations, verdicts, metrics, errors)
 
 
