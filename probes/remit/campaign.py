@@ -39,8 +39,8 @@ BUILDS = ("remit_ref", "remit-contract")
 
 def contract_options(backend: str, kind: str = "") -> dict[str, Any]:
     """remit-contract's documented options for a probe: its cross-process gate on the durable
-    savers; in memory the default wrap (measured: ``cross_process_gate=True`` raises RuntimeError
-    at first use on an InMemorySaver, which has no ``.conn``; ``tests/test_remit_contract_row.py``).
+    savers; in memory the default wrap (measured: ``remit.wrap(InMemorySaver, cross_process_gate=True)``
+    raises RuntimeError -- the saver has no ``.conn`` -- ``tests/test_remit_contract_row.py``).
     CV passes the workload's state model as ``validator=`` (README: "With a state validator, CV
     becomes loud"); FI keys fork intent on the explicit ``remit_fork`` flag
     (``fork_on_explicit_checkpoint=False``, the README's configuration for declared intent)."""
