@@ -75,6 +75,6 @@ def concurrency_verdict(backend: str, arm: str, k: int, histories: list[History]
         text = f"{who}, {n} trials: {dup} of {n} trials fired the gated effect more than once" + \
             (f"; {lost} of {n} never fired it (lost answer)" if lost else "")
     stable = replace(co, evidence={})
-    return stable.verdict(Subject(FRAMEWORK[arm], backend), f"concurrent-resume:same-thread k={k}", text,
+    return stable.verdict(Subject(FRAMEWORK[arm], backend), f"cross-process:concurrent-resume same-thread k={k}", text,
                           witness_in_evidence=False, k=k, trials=n, duplicate_trials=dup, lost_trials=lost,
                           duplicate_rate_wilson95_upper=duplicate_bound)
