@@ -74,3 +74,20 @@ def test_remit_row_headline_scores_the_papers_build() -> None:
     assert "remit_ref" in alone.build and "reimplementation" not in alone.value
     assert isinstance(rc.remit_row_headline({}, {}, [], []), str)
     assert FRAMEWORK != CONTRACT
+
+
+def test_contract_row_on_the_papers_build_is_not_a_reimplementation() -> None:
+    """With receipts recording remit-contract 0.1.2, remit.row is compared as the paper's build."""
+    from types import SimpleNamespace
+
+    from probes.headline import REIMPLEMENTATION, compare, load_published
+
+    rec = SimpleNamespace(probe="lg.fd.bare.sqlite.remit-contract",
+                          manifest={"fingerprint_inputs": {"packages": {"remit-contract": "0.1.2"}, "code": "c0de"}})
+    entry = next(e for e in load_published() if e["id"] == "remit.row")
+    labels = {"FD": "✓", "CV": "✓", "CO": "✓", "EO": "✓", "PC": "✓", "RD": "✓"}
+    on_build = rc.remit_row_headline(labels, labels, [rec], [])
+    assert on_build.build == "remit-contract 0.1.2"
+    assert compare(entry, on_build, "").status != REIMPLEMENTATION
+    ours = rc.remit_row_headline({}, labels, [], [rec])
+    assert compare(entry, ours, "").status == REIMPLEMENTATION
