@@ -41,6 +41,7 @@ VERSIONS: dict[str, str] = {
     "PG": "pydantic-graph 1.107.1",
     "AG": "autogen-agentchat 0.7.5",
     "DB": "dbos 2.27.0 (docs.dbos.dev, dbos-docs HEAD 2026-08-21)",
+    "RC": "remit-contract 0.1.2 (its README, as shipped in the distribution's METADATA)",
 }
 
 # The page each cited statement is on (DOCS.md writes "same page" for repeats; resolved here).
@@ -86,6 +87,8 @@ PAGES: dict[str, str] = {
     "CR-17": "crewai/flow/runtime/__init__.py::Flow.from_pending docstring",
     "LI-6": "https://developers.llamaindex.ai/python/llamaagents/workflows/managing_state (intro); "
             "workflows/context/context.py::Context.to_dict and Workflow.run docstrings",
+    "RC-1": "remit_contract-0.1.2.dist-info/METADATA (README: LangGraph quick start, validator example)",
+    "RC-2": "remit_contract-0.1.2.dist-info/METADATA (README: LangGraph quick start)",
 }
 
 
@@ -100,6 +103,10 @@ class Row:
 
 # The longest matching path glob wins (``lookup``); rows are kept specific-first for the reader.
 CELLS: tuple[Row, ...] = (
+    # remit-contract 0.1.2 (the paper's REMIT build) through the LangGraph probes: a validator raises before
+    # persistence (claimed); a declared retry is an ordinary-address resume, byte-identical to stock (stated).
+    Row("langgraph+remit-contract", "CV", "*", "RC-1", "claims"),
+    Row("langgraph+remit-contract", "FI", "second-resume:declared-intent", "RC-2", "deviation"),
     # LangGraph. durability=exit / async: the page states the loss (LG-8, LG-7).
     Row("langgraph", "EO PC LV", "crash:*/durability=exit/*", "LG-8", "deviation"),
     Row("langgraph", "EO PC", "crash:*/durability=async/*", "LG-7", "deviation"),

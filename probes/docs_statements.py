@@ -285,4 +285,12 @@ STATEMENTS: dict[str, tuple[str, str, str]] = {
     'DB-14': ('CV',
         '(nothing found)',
         '—'),
+    # remit-contract 0.1.2 (the paper's build): not in DOCS.md; quoted verbatim from its README as shipped in the
+    # installed distribution's metadata (remit_contract-0.1.2.dist-info/METADATA, "LangGraph quick start").
+    'RC-1': ('CV',
+        'an invalid state now raises remit.RemitValidityError *before* persistence',
+        'remit_contract-0.1.2.dist-info/METADATA (README, "LangGraph quick start", the validator example)'),
+    'RC-2': ('FI / CO (ordinary-address resumes)',
+        'Ordinary-address resumes (retry, replay, stray re-delivery) are byte-identical to the stock saver — replay idempotence and consume-once are untouched.',
+        'remit_contract-0.1.2.dist-info/METADATA (README, "LangGraph quick start")'),
 }

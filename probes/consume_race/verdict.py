@@ -11,10 +11,11 @@ from dataclasses import replace
 from probes.core.checker import Expectation, Subject, Verdict, check_co, check_eo, check_lv, every
 from probes.core.history import History
 
-FRAMEWORK = {"stock": "langgraph", "gate": "langgraph+remit"}
+FRAMEWORK = {"stock": "langgraph", "gate": "langgraph+remit", "contract": "langgraph+remit-contract"}
 GATE_EFFECT = "gate"  # the gated node's effect (probes.consume_race.racer.GATE_EFFECT)
 WHO = {"stock": "{k} processes answered one interrupt together",
-       "gate": "with the read-path consumption gate, {k} racing answers"}
+       "gate": "with the read-path consumption gate, {k} racing answers",
+       "contract": "with remit-contract's cross-process gate, {k} racing answers"}
 
 
 def _num(x: float) -> str:
@@ -83,3 +84,33 @@ def lv_verdict(backend: str, arm: str, k: int, gate: float, histories: list[Hist
     stable = replace(lv, evidence={})
     return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
                           k=k, jitter_ms=0, reps=len(checks), lost_answers_observed=lost)
+
+
+def concurrency_verdict(backend: str, arm: str, k: int, histories: list[History],
+                        duplicate_bound: float | None) -> Verdict:
+    """CO of the concurrency protocol: ``k`` clients resume one thread's interrupt together, once
+    per trial, over many trials; any trial that fired the gated effect twice fails (a trial that
+    never fired it is a lost answer: counted in the evidence, an LV matter, not CO).
+
+    Unlike the grid's verdict this one is statistical and says so: the evidence states how many
+    trials duplicated (k of n) and, with none, ``duplicate_bound`` -- the Wilson 95 % upper bound
+    of the per-trial duplicate rate, computed by the campaign -- so a ✓ reads "0 of n, rate < x".
+    """
+    checks = [check_co(h, Expectation(gate=GATE_EFFECT)) for h in histories]
+    co = every(checks)
+    n = len(checks)
+    dup = sum(1 for c in checks if c.evidence["duplicate"])
+    lost = sum(1 for c in checks if c.evidence["lost_answer"])
+    who = WHO[arm].format(k=k)
+    if co.holds:
+        bound = "" if duplicate_bound is None else f", per-trial duplicate rate < {duplicate_bound * 100:.1f} % " \
+                                                   "(Wilson 95 % upper bound)"
+        text = (f"{who}, {n} trials: the gated effect fired at most once in every trial (0 of {n} duplicated{bound})"
+                + (f"; {lost} of {n} never fired it (a lost answer: LV, not CO)" if lost else ""))
+    else:
+        text = f"{who}, {n} trials: {dup} of {n} trials fired the gated effect more than once" + \
+            (f"; {lost} of {n} never fired it (a lost answer: LV, not CO)" if lost else "")
+    stable = replace(co, evidence={})
+    return stable.verdict(Subject(FRAMEWORK[arm], backend), f"cross-process:concurrent-resume same-thread k={k}", text,
+                          witness_in_evidence=False, k=k, trials=n, duplicate_trials=dup, lost_trials=lost,
+                          duplicate_rate_wilson95_upper=duplicate_bound)

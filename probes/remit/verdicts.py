@@ -11,9 +11,17 @@ from probes.core.receipt import Receipt
 
 FRAMEWORK = "langgraph+remit"
 SAVER_ONLY = "langgraph+remit (saver only, no effect ledger)"
+# The paper's build, remit-contract 0.1.2, through the same protocols.
+CONTRACT = "langgraph+remit-contract"
+CONTRACT_SAVER_ONLY = "langgraph+remit-contract (saver only, no effect ledger)"
 
 
-def row(receipts: list[Receipt]) -> dict[str, str]:
+def saver_only(framework: str) -> str:
+    """The crash-path subject of a REMIT build: the wrapper alone, without an effect ledger."""
+    return f"{framework} (saver only, no effect ledger)"
+
+
+def row(receipts: list[Receipt], framework: str = FRAMEWORK) -> dict[str, str]:
     """The REMIT row from verdicts: per property, the collapsed label (``checker.collapse``).
 
     EO counts the interrupt/park paths and the crash path *through the ledger*; PC the
@@ -23,7 +31,7 @@ def row(receipts: list[Receipt]) -> dict[str, str]:
     task's code from running again, nor a re-submitted input from starting a new run.
     A property with only n/a paths is left out (nothing was measured).
     """
-    suffix = {FRAMEWORK: "", SAVER_ONLY: " crash (saver only)"}
+    suffix = {framework: "", saver_only(framework): " crash (saver only)"}
     by: dict[str, list[Label]] = {}
     for r in receipts:
         for v in r.verdicts:
