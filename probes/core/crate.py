@@ -148,7 +148,7 @@ def write_crate(directory: Path, workflow_source: Path | None = None) -> Path:
     results = [add_file(f"{p}.json", name=f"receipt {p}", sha256=(index.get("receipts") or {}).get(p))
                for p in probes if (directory / f"{p}.json").exists()]
     results += [add_file(rel, name=what) for rel, what in ((VIEW_NAME, "verdict view"), (INDEX_NAME, "campaign index"))
-                if (directory / rel).exists()]
+                if (directory / rel).exists() and rel != workflow_rel]
     if (directory / CHAPTER).exists():
         results.append(add_file(CHAPTER, name=f"executed chapter of {campaign}"))
         if (directory / CHAPTER_META).exists():
