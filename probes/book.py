@@ -6,7 +6,10 @@ is copied into ``book/chapters/`` with a provenance banner (measured here or tak
 the reference run: date, duration, commit, clean or not, Python, platform, and the
 parameters of a variant); its receipts and figures are staged under ``book/_results/``,
 which the HTML build serves at its root (``receipts/<campaign>/<probe>.json``,
-``figures/<name>.png``). All three are generated and git-ignored.
+``figures/<name>.png``); each staged ``receipts/<campaign>/`` is an RO-Crate of its run
+(``probes.core.crate.crate_copy``: the reference run is read-only, so its crate is
+written into the copy), linked from the chapter's banner. All three are generated and
+git-ignored.
 
 Generated here, from receipts only: the conformance matrix page, the headline page
 and the table of contents (chapters appear once their notebook has been executed).
