@@ -118,6 +118,20 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_crate(args: argparse.Namespace) -> int:
+    from probes.core.crate import crate_copy, profile_problems
+
+    run = Path(args.run)
+    if not (run / "_campaign.json").is_file():
+        raise UsageError(f"{run} is not a complete run directory (no _campaign.json)")
+    path = crate_copy(run, Path(args.out) if args.out else run)
+    problems = profile_problems(path.parent)
+    print(path)
+    for problem in problems:
+        print(f"  profile: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for name in campaigns.available():
         print(f"{name:16s} {campaigns.get(name).title}")
@@ -158,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
                           "`versions` parameter, e.g. `run atlas --versions 1.2.9,./dist/langgraph.whl`")
     run.set_defaults(func=cmd_run)
     sub.add_parser("matrix", help="print the framework x property matrix from the receipts").set_defaults(func=cmd_matrix)
+    crate = sub.add_parser("crate", help="write a run directory's RO-Crate (ro-crate-metadata.json; Workflow Run "
+                                         "Crate profile); --out copies a read-only run (the reference) first")
+    crate.add_argument("run", help="a run directory: runs/<campaign>/<run id> or data/reference/<campaign>")
+    crate.add_argument("--out", metavar="DIR", default=None, help="write the crate (and the run's files) here")
+    crate.set_defaults(func=cmd_crate)
     sub.add_parser("list", help="list the campaigns").set_defaults(func=cmd_list)
     params = sub.add_parser("params", help="list a campaign's parameters")
     params.add_argument("campaign")

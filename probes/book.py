@@ -6,7 +6,10 @@ is copied into ``book/chapters/`` with a provenance banner (measured here or tak
 the reference run: date, duration, commit, clean or not, Python, platform, and the
 parameters of a variant); its receipts and figures are staged under ``book/_results/``,
 which the HTML build serves at its root (``receipts/<campaign>/<probe>.json``,
-``figures/<name>.png``). All three are generated and git-ignored.
+``figures/<name>.png``); each staged ``receipts/<campaign>/`` is an RO-Crate of its run
+(``probes.core.crate.crate_copy``: the reference run is read-only, so its crate is
+written into the copy), linked from the chapter's banner. All three are generated and
+git-ignored.
 
 Generated here, from receipts only: the conformance matrix page, the headline page
 and the table of contents (chapters appear once their notebook has been executed); and,
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from probes import BOOK_DIR, DATA_DIR, campaigns
 from probes.core.atomic import atomic_write_bytes
-from probes.core.receipt import INDEX_NAME, VIEW_NAME
+from probes.core.crate import CRATE_NAME, crate_copy
 from probes.core.runs import RunInfo, shown_run
 from probes import pages
 from probes.matrix import load_all_verdicts
@@ -36,8 +39,9 @@ GENERATED = BOOK_DIR / "generated"
 
 
 def provenance_banner(run: RunInfo) -> str:
-    """The line a chapter opens with: where its numbers came from (see probes.pages)."""
-    return pages.provenance_banner(run)
+    """The line a chapter opens with: where its numbers came from (see probes.pages), with a
+    link to the run's RO-Crate as ``stage_runs`` stages it."""
+    return pages.provenance_banner(run, crate_link=f"../receipts/{run.campaign}/{CRATE_NAME}")
 
 
 def _with_banner(chapter: Path, banner: str, closing: str = "", params_box: str = "") -> bytes:
@@ -91,18 +95,14 @@ def stage_runs() -> dict[str, RunInfo]:
         if run is None:
             continue
         shown[name] = run
-        target = RESULTS_DIR / "receipts" / name
-        target.mkdir(parents=True)
-        index = json.loads((run.directory / INDEX_NAME).read_text())
-        for probe in index.get("receipts", {}):
-            shutil.copy2(run.directory / f"{probe}.json", target / f"{probe}.json")
-        for extra in (INDEX_NAME, VIEW_NAME):
-            shutil.copy2(run.directory / extra, target / extra)
+        if not run.chapter.exists() and not run.is_reference:
+            render_chapter(name, run)  # measured by `python -m probes run`: render it from its receipts
+        # receipts, index, view, chapter and figures, as an RO-Crate (the reference run is read-only,
+        # so the crate is written into this copy; a local run's own crate is rewritten the same way)
+        crate_copy(run.directory, RESULTS_DIR / "receipts" / name)
         if run.figures.is_dir():
             for figure in run.figures.iterdir():
                 shutil.copy2(figure, RESULTS_DIR / "figures" / figure.name)
-        if not run.chapter.exists() and not run.is_reference:
-            render_chapter(name, run)  # measured by `python -m probes run`: render it from its receipts
         if run.chapter.exists():
             atomic_write_bytes(CHAPTERS_DIR / f"{name}.ipynb", _with_banner(run.chapter, provenance_banner(run),
                                                                                   pages.trace_section(name),

@@ -59,9 +59,25 @@ def inline_svg(svg: str) -> str:
     return re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r'<svg \1', body, count=1)
 
 
+def source_links(provenance: Mapping[str, Any], files_prefix: str = BOOK_FIGURES) -> list[tuple[str, str]]:
+    """(text, href) of what a figure was drawn from, computed from its sidecar's provenance:
+    the executed notebook, the receipts (the run's index lists each with its sha256) and the
+    run's RO-Crate, as the built book serves them (``receipts/<campaign>/``, beside ``figures/``)."""
+    campaign = provenance.get("campaign")
+    if not campaign:
+        return []
+    root = files_prefix[: -len("figures/")] if files_prefix.endswith("figures/") else files_prefix
+    run = f"{root}receipts/{campaign}/"
+    return [(f"notebook notebooks/{campaign}.ipynb (executed)", f"{run}chapter.ipynb"),
+            (f"receipts of run {provenance.get('run', '?')}", f"{run}_campaign.json"),
+            ("RO-Crate", f"{run}ro-crate-metadata.json")]
+
+
 def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any], png: bytes,
-                svg: str | None = None, files_prefix: str = BOOK_FIGURES) -> str:
-    """The figure as a chapter shows it: image, number, anchor, caption, parameters, files.
+                svg: str | None = None, files_prefix: str = BOOK_FIGURES,
+                provenance: Mapping[str, Any] | None = None) -> str:
+    """The figure as a chapter shows it: image, number, anchor, caption, parameters, files,
+    and (with the sidecar's ``provenance``) links to the notebook and receipts it reads.
 
     With ``svg`` the figure is drawn inline from its SVG, so links inside it (a matrix cell
     to its paths) work in the page; otherwise the PNG is embedded."""
@@ -69,6 +85,8 @@ def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any],
     e = html.escape
     files = " · ".join(f'<a href="{files_prefix}{name}.{ext}" download>{ext.upper()}</a>'
                        for ext in ("png", "svg", "json"))
+    sources = " · ".join(f'<a href="{e(href)}">{e(text)}</a>' for text, href in source_links(provenance or {}, files_prefix))
+    sources = f"<em>Drawn from:</em> {sources}. " if sources else ""
     if svg is not None:
         image = f'<div class="rc-svg" role="img" aria-label="Figure {number}: {e(caption)}">{inline_svg(svg)}</div>'
     else:
@@ -78,7 +96,7 @@ def figure_html(name: str, number: int, caption: str, params: Mapping[str, Any],
     return (f'<figure class="rc-figure" id="{label}">{image}'
             f'<figcaption><a class="rc-fignum" href="#{label}">Figure {number}</a>. {e(caption)}'
             f'<br><span class="rc-figmeta"><em>Parameters:</em> {e(_params_text(params))}. '
-            f"<em>Files:</em> {files}. <em>Anchor:</em> <code>#{label}</code></span></figcaption></figure>")
+            f"{sources}<em>Files:</em> {files}. <em>Anchor:</em> <code>#{label}</code></span></figcaption></figure>")
 
 
 def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
@@ -111,7 +129,7 @@ def save_figure(fig: Any, name: str, caption: str, params: Mapping[str, Any],
         from IPython.display import HTML, display
 
         if get_ipython() is not None:
-            display(HTML(figure_html(name, _number, caption, params, png.read_bytes())))
+            display(HTML(figure_html(name, _number, caption, params, png.read_bytes(), provenance=_provenance)))
             import matplotlib.pyplot as plt
 
             plt.close(fig)

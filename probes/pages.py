@@ -69,8 +69,9 @@ def _oneline(text: str) -> str:
 
 # --- provenance -------------------------------------------------------------------------
 
-def provenance_banner(run: RunInfo) -> str:
-    """The line a chapter opens with: where its numbers came from (``RunInfo.describe``)."""
+def provenance_banner(run: RunInfo, crate_link: str | None = None) -> str:
+    """The line a chapter opens with: where its numbers came from (``RunInfo.describe``), and,
+    with ``crate_link``, a link to the run's machine-readable record (its RO-Crate)."""
     campaign = campaigns.get(run.campaign)
     kind = "here" if run.source == "this machine" else "reference"
     lines = [f'<div class="rc-provenance rc-provenance-{kind}"><strong>Provenance.</strong> {_e(run.describe())}.']
@@ -82,6 +83,10 @@ def provenance_banner(run: RunInfo) -> str:
     if run.harness_errors:
         lines.append(f" <strong>{run.harness_errors} harness error(s)</strong>: some probes could not be measured; "
                      "their cells are missing, not verdicts.")
+    if crate_link:
+        lines.append(f' Machine-readable provenance (commit, parameters, package versions, machine, receipts, '
+                     f'figures): <a class="rc-crate" href="{_e(crate_link)}">RO-Crate</a> '
+                     f'(<code>ro-crate-metadata.json</code>, Workflow Run Crate profile).')
     pending = newer_unfinished(run.campaign, run)
     if pending:
         lines.append(" Newer runs on this machine that did not finish, not shown: " + _e("; ".join(pending)) + ".")

@@ -28,6 +28,8 @@ from probes import NOTEBOOKS_DIR, PROJECT_ROOT, campaigns
 from probes.core.atomic import atomic_write_bytes, atomic_write_json
 from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
+from probes.core.crate import write_crate_after_run
+from probes.core.receipt import INDEX_NAME
 from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
 
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--jobs N] [--no-book]
@@ -224,6 +226,8 @@ def _measure_one(tag: str, name: str, params: dict[str, Any]) -> bool:
     try:
         execute_notebook(name, params, directory / CHAPTER_NAME)
         atomic_write_json(directory / CHAPTER_META, chapter_stamp(name, params))
+        if (directory / INDEX_NAME).exists():  # the crate again, now naming the chapter and its figures
+            write_crate_after_run(directory)
     except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
         last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
         print(f"{tag}: FAILED after {time.monotonic() - started:.1f}s: {last}", flush=True)

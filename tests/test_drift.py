@@ -40,6 +40,23 @@ def test_property_rows_mark_what_moved() -> None:
     assert [(c["property"], c["path"], c["pin"], c["newest"]) for c in changes] == [("EO", "b", "U", "✓")]
 
 
+def test_the_drift_figure_shows_each_side_and_frames_what_moved() -> None:
+    pin = _receipt("pin", {("EO", "a"): "✓", ("EO", "b"): "U", ("CO", "a"): "✓"}, "1.0")
+    new = _receipt("newest", {("EO", "a"): "✓", ("EO", "b"): "✓", ("CO", "a"): "✓"}, "2.0")
+    props, rows = report.grid([pin, new])
+    assert props == ["EO", "CO"]
+    eo = rows[0]["cells"]["EO"]
+    assert (eo["pin"]["label"].value, eo["pin"]["violating"], eo["pin"]["paths"]) == ("U", 1, 2)
+    assert (eo["newest"]["label"].value, eo["newest"]["violating"]) == ("✓", 0)
+    fig = report.figure([pin, new])
+    halves = [p for p in fig.axes[0].patches if p.get_url()]
+    assert sorted({p.get_url() for p in halves}) == ["../receipts/drift/fw.newest.json", "../receipts/drift/fw.pin.json"]
+    assert len(halves) == 4  # two properties, two sides each
+    frames = [p for p in fig.axes[0].patches if not p.get_fill()]
+    assert len(frames) == 1  # EO moved, CO did not
+    assert "1 of 2 cells changed their label (fw EO)" in report.caption([pin, new])
+
+
 def test_every_target_is_a_campaign_with_a_pinned_release() -> None:
     for t in TARGETS:
         campaign = campaigns.get(t.campaign)

@@ -135,8 +135,12 @@ def markdown(receipts: list[Receipt]) -> str:
     return "\n".join(lines)
 
 
-def figure(receipts: list[Receipt]) -> Any:
-    """Bug x release grid: colour = status, marker = symbol."""
+def figure(receipts: list[Receipt], link_prefix: str = "../") -> Any:
+    """Bug x release grid: colour = status, marker = symbol; in the SVG each cell links to its
+    receipt (``<link_prefix>receipts/atlas/<probe>.json``: from the book's ``figures/``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
@@ -149,12 +153,15 @@ def figure(receipts: list[Receipt]) -> Any:
             if slot is None:
                 continue
             s = slot["status"]
-            ax.add_patch(plt.Rectangle((x - 0.45, y - 0.4), 0.9, 0.8, color=COLOUR[s], lw=0))
+            rect = plt.Rectangle((x - 0.45, y - 0.4), 0.9, 0.8, color=COLOUR[s], lw=0)
+            rect.set_url(link_prefix + slot["receipts"][sorted(slot["receipts"])[0]])
+            ax.add_patch(rect)
             mixed = len(set(slot["backends"].values())) > 1
             ax.text(x, y, SYMBOL[s] + ("*" if mixed else ""), ha="center", va="center", fontsize=9)
     ax.set_xlim(-0.5, len(releases) - 0.5)
     ax.set_ylim(len(bugs) - 0.5, -0.5)
     ax.set_xticks(range(len(releases)), releases)
+    ax.tick_params(labeltop=True)
     ax.set_yticks(range(len(bugs)), [f"#{b.ref} {b.prop}" for b in bugs])
     ax.set_xlabel("LangGraph release")
     ax.tick_params(length=0)
@@ -164,3 +171,25 @@ def figure(receipts: list[Receipt]) -> Any:
               loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def caption(receipts: list[Receipt]) -> str:
+    """The caption, with the figure's own counts (newest release, fixed, never reproduced)."""
+    releases, _rows = grid(receipts)
+    rows = summary_rows(receipts)
+    newest = releases[-1] if releases else "?"
+    open_now = [r["ref"] for r in rows if str(r.get(newest, "")).startswith(SYMBOL[PRESENT])]
+    fixed = [f"{r['ref']} in {r['fixed in']}" for r in rows if r["fixed in"] != "—"]
+    never = [r["ref"] for r in rows if r["never reproduced"]]
+    return (f"Regression atlas: {len(rows)} reported LangGraph resume behaviours (rows) on {len(releases)} releases "
+            f"(columns). {SYMBOL[PRESENT]} red = present, {SYMBOL[ABSENT]} green = absent, {SYMBOL[NOT_REPRODUCED]} "
+            f"yellow = could not reproduce, {SYMBOL[NA]} grey = feature missing; * = backends disagree. "
+            f"Present on the newest ({newest}): {len(open_now)}; fixed within the measured range: "
+            f"{', '.join(fixed) or 'none'}; never reproduced: {len(never)}. Click a cell (SVG) for its receipt.")
+
+
+def show_figure(receipts: list[Receipt], params: Any) -> Any:
+    """The atlas figure, saved and shown as a numbered figure (``probes.figures.save_figure``)."""
+    from probes.figures import save_figure
+
+    return save_figure(figure(receipts), "atlas-grid", caption(receipts), dict(params))

@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 
 from probes.core.atomic import remove_stale_temp_files
 from probes.core.backends import StoreFactory
+from probes.core.crate import CRATE_NAME, write_crate_after_run
 from probes.core.errors import UsageError
 from probes.core.manifest import build_manifest
 from probes.core.portable import run_directory
@@ -340,7 +341,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
 
     existing: dict[str, Receipt] = {}
     for path in sorted(directory.glob("*.json")):
-        if path.name.startswith("_") or path.name == "verdicts.json":
+        if path.name.startswith("_") or path.name in ("verdicts.json", CRATE_NAME):
             continue
         receipt = load_receipt(path)
         if receipt.fingerprint == fp and receipt.probe in ids and not receipt.harness_errors:
@@ -388,6 +389,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
             "started": started.isoformat(timespec="microseconds"),
             "provenance": provenance(started, finished, manifests)}
     write_index(directory, campaign.name, fp, params, receipts, meta)
+    write_crate_after_run(directory)
     if directory.parent.parent == RUNS_DIR:
         write_latest(campaign.name, directory)
     return CampaignRun(campaign.name, directory, fp, params, receipts, ran, sorted(existing))

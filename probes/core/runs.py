@@ -14,7 +14,8 @@ Two kinds of results are kept apart, and nothing of one is ever written over the
 
 A run directory holds the probe receipts, ``verdicts.json``, ``_campaign.json`` (written
 last: its presence means complete), the executed chapter ``chapter.ipynb`` with
-``_chapter.json``, and ``figures/``.
+``_chapter.json``, ``figures/``, and its RO-Crate ``ro-crate-metadata.json`` (with the campaign
+definition it ran in ``workflow/``; see ``probes.core.crate``).
 
 The fingerprint says what a run measured: its parameters, the versions of the packages
 *this campaign* imports (declared by the campaign), the backend it measured (a

@@ -90,3 +90,112 @@ def versions_table(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
                          "run_s": r.metrics.get("run_seconds"), "env_s": r.metrics.get("env_seconds"),
                          "harness errors": len(r.harness_errors)})
     return rows
+
+
+# --- the figure -------------------------------------------------------------------------
+
+RECEIPTS_FROM_FIGURES = "../receipts/drift/"  # a figure's SVG as the book serves it (figures/) -> the receipts
+
+
+def grid(receipts: Iterable[Receipt]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(properties measured on either side, one row per (campaign, verdict framework) with,
+    per property, the pin's and the newest's worst label and violating / measured paths)."""
+    from probes.core.checker import collapse
+
+    rows: list[dict[str, Any]] = []
+    measured: set[str] = set()
+    for name, sides in sorted(pairs(receipts).items()):
+        pin, new = sides.get("pin"), sides.get("newest")
+        if pin is None or new is None or "verdicts" not in pin.observations or "verdicts" not in new.observations:
+            continue
+        a, b = _labels(pin.observations["verdicts"]), _labels(new.observations["verdicts"])
+        for fw in sorted({k[0] for k in a} | {k[0] for k in b}):
+            row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
+                                   "newest": new.observations.get("release"),
+                                   "receipts": {"pin": pin.probe, "newest": new.probe}, "cells": {}}
+            for prop in PROPS:
+                halves = {}
+                for side, labels in (("pin", a.get((fw, prop), [])), ("newest", b.get((fw, prop), []))):
+                    top = collapse(labels)
+                    if top is not None:
+                        real = [x for x in labels if x is not Label.NA]
+                        halves[side] = {"label": top, "violating": sum(x.violates for x in real), "paths": len(real)}
+                if halves:
+                    measured.add(prop)
+                    row["cells"][prop] = halves
+            rows.append(row)
+    return [p for p in PROPS if p in measured], rows
+
+
+def figure(receipts: Iterable[Receipt], link_prefix: str = RECEIPTS_FROM_FIGURES) -> Any:
+    """Framework (rows, with pin → newest release) × property (columns); each cell split in two,
+    pin left, newest right, one symbol and colour each (the matrix's); a changed cell is framed.
+    In the SVG each half links to its side's receipt."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
+
+    from probes.matrix_figure import COLOURS, LEGEND
+
+    props, rows = grid(receipts)
+    fig, ax = plt.subplots(figsize=(2.6 + 1.0 * len(props), 1.2 + 0.5 * len(rows)))
+    for i, row in enumerate(rows):
+        for j, prop in enumerate(props):
+            halves = row["cells"].get(prop, {})
+            if not halves:
+                ax.add_patch(Rectangle((j, i), 1, 1, facecolor="#ffffff", edgecolor="#d0d7de", lw=0.8))
+                continue
+            for k, side in enumerate(("pin", "newest")):
+                half = halves.get(side)
+                x = j + 0.5 * k
+                if half is None:  # measured on one side only
+                    ax.add_patch(Rectangle((x, i), 0.5, 1, facecolor="#ffffff", edgecolor="#d0d7de", lw=0.8))
+                    ax.text(x + 0.25, i + 0.45, "—", ha="center", va="center", fontsize=10, color="#546e7a")
+                    continue
+                fill, ink = COLOURS[half["label"]]
+                rect = Rectangle((x, i), 0.5, 1, facecolor=fill, edgecolor="#ffffff", lw=1.2)
+                rect.set_url(f"{link_prefix}{row['receipts'][side]}.json")
+                ax.add_patch(rect)
+                ax.text(x + 0.25, i + 0.42, half["label"].value, ha="center", va="center", fontsize=10,
+                        fontweight="bold", color=ink)
+                if half["label"] is not Label.NA:
+                    ax.text(x + 0.25, i + 0.8, f"{half['violating']}/{half['paths']}", ha="center", va="center",
+                            fontsize=5.5, color=ink)
+            if {s: h["label"] for s, h in halves.items()}.get("pin") != {s: h["label"] for s, h in halves.items()}.get("newest"):
+                ax.add_patch(Rectangle((j + 0.03, i + 0.03), 0.94, 0.94, fill=False, edgecolor="#000000", lw=2.2))
+    ax.set_xlim(0, len(props))
+    ax.set_ylim(len(rows), 0)
+    ax.set_xticks([j + 0.5 for j in range(len(props))], props, fontsize=9)
+    ax.xaxis.tick_top()
+    ax.set_yticks([i + 0.5 for i in range(len(rows))],
+                  [f"{r['framework']}  {r['pin']} → {r['newest']}" for r in rows], fontsize=8)
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    handles = [Patch(facecolor=COLOURS[lab][0], edgecolor="#999999", label=text) for lab, text in LEGEND.items()]
+    handles.append(Patch(facecolor="#ffffff", edgecolor="#000000", lw=2, label="framed: label changed pin → newest"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=2, fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def caption(receipts: Iterable[Receipt]) -> str:
+    """The caption, with the figure's own counts."""
+    props, rows = grid(receipts)
+    cells = [(r, p) for r in rows for p in props if p in r["cells"]]
+    changed = [f"{r['framework']} {p}" for r, p in cells
+               if r["cells"][p].get("pin", {}).get("label") != r["cells"][p].get("newest", {}).get("label")]
+    return (f"Version drift: {len(rows)} frameworks (rows, pinned release → newest release) × {len(props)} properties "
+            "(columns); each cell is split, the pin on the left, the newest release on the right, each half the worst "
+            "label over its paths and violating / measured paths. "
+            f"{len(changed)} of {len(cells)} cells changed their label" + (f" ({', '.join(changed)})" if changed else "")
+            + ". Click a half (SVG) for its receipt.")
+
+
+def show_figure(receipts: list[Receipt], params: Any) -> Any:
+    """The drift figure, saved and shown as a numbered figure (``probes.figures.save_figure``)."""
+    from probes.figures import save_figure
+
+    return save_figure(figure(receipts), "drift-grid", caption(receipts), dict(params))
