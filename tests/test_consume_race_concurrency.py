@@ -34,9 +34,9 @@ def test_verdict_states_k_of_n_and_the_bound() -> None:
     assert dup.label.violates and dup.evidence["duplicate_trials"] == 2
     assert "2 of 3 trials fired the gated effect more than once" in dup.summary
     lost = concurrency_verdict("postgres", "gate", 3, [_trial(0, 1), _trial(1, 0)], None)
-    # a trial that never fired the gate is a lost answer: not a CO violation (one judge), counted and said
-    assert not lost.label.violates and lost.evidence["lost_trials"] == 1 and lost.evidence["duplicate_trials"] == 0
-    assert "1 of 2 never fired it (a lost answer: LV, not CO)" in lost.summary
+    # a trial that never fired the gate is no CO violation (one judge); it is counted and said
+    assert not lost.label.violates and lost.evidence["unfired_trials"] == 1 and lost.evidence["duplicate_trials"] == 0
+    assert "1 of 2 never fired it (a skipped or lost answer: EO/LV, not CO)" in lost.summary
 
 
 def _cell(arm: str, backend: str, dup: int, n: int, lost: int = 0) -> dict:

@@ -90,7 +90,7 @@ def concurrency_verdict(backend: str, arm: str, k: int, histories: list[History]
                         duplicate_bound: float | None) -> Verdict:
     """CO of the concurrency protocol: ``k`` clients resume one thread's interrupt together, once
     per trial, over many trials; any trial that fired the gated effect twice fails (a trial that
-    never fired it is a lost answer: counted in the evidence, an LV matter, not CO).
+    never fired it is counted and named: a skipped or lost answer is EO's or LV's matter, not CO's).
 
     Unlike the grid's verdict this one is statistical and says so: the evidence states how many
     trials duplicated (k of n) and, with none, ``duplicate_bound`` -- the Wilson 95 % upper bound
@@ -100,17 +100,16 @@ def concurrency_verdict(backend: str, arm: str, k: int, histories: list[History]
     co = every(checks)
     n = len(checks)
     dup = sum(1 for c in checks if c.evidence["duplicate"])
-    lost = sum(1 for c in checks if c.evidence["lost_answer"])
+    unfired = sum(1 for c in checks if c.evidence["gate_fires"] == 0)  # a skipped or lost answer: EO/LV
     who = WHO[arm].format(k=k)
+    never = f"; {unfired} of {n} never fired it (a skipped or lost answer: EO/LV, not CO)" if unfired else ""
     if co.holds:
         bound = "" if duplicate_bound is None else f", per-trial duplicate rate < {duplicate_bound * 100:.1f} % " \
                                                    "(Wilson 95 % upper bound)"
-        text = (f"{who}, {n} trials: the gated effect fired at most once in every trial (0 of {n} duplicated{bound})"
-                + (f"; {lost} of {n} never fired it (a lost answer: LV, not CO)" if lost else ""))
+        text = f"{who}, {n} trials: the gated effect fired at most once in every trial (0 of {n} duplicated{bound})" + never
     else:
-        text = f"{who}, {n} trials: {dup} of {n} trials fired the gated effect more than once" + \
-            (f"; {lost} of {n} never fired it (a lost answer: LV, not CO)" if lost else "")
+        text = f"{who}, {n} trials: {dup} of {n} trials fired the gated effect more than once" + never
     stable = replace(co, evidence={})
     return stable.verdict(Subject(FRAMEWORK[arm], backend), f"cross-process:concurrent-resume same-thread k={k}", text,
-                          witness_in_evidence=False, k=k, trials=n, duplicate_trials=dup, lost_trials=lost,
+                          witness_in_evidence=False, k=k, trials=n, duplicate_trials=dup, unfired_trials=unfired,
                           duplicate_rate_wilson95_upper=duplicate_bound)
