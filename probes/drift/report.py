@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from probes.core.checker import Label, cell_text  # the matrix's own split-cell text
 from probes.core.receipt import Receipt
@@ -31,26 +31,33 @@ def pairs(receipts: Iterable[Receipt]) -> dict[str, dict[str, Receipt]]:
     return dict(out)
 
 
-def property_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
-    """One row per (campaign, verdict framework): per property the pin and newest cell, and whether they differ."""
-    rows = []
+def _framework_sides(receipts: Iterable[Receipt]) -> Iterator[tuple[str, str, Receipt, Receipt, Any, Any]]:
+    """(campaign, verdict framework, pin receipt, newest receipt, pin labels, newest labels) for every
+    campaign measured on both sides, frameworks in name order."""
     for name, sides in sorted(pairs(receipts).items()):
         pin, new = sides.get("pin"), sides.get("newest")
         if pin is None or new is None or "verdicts" not in pin.observations or "verdicts" not in new.observations:
             continue
         a, b = _labels(pin.observations["verdicts"]), _labels(new.observations["verdicts"])
         for fw in sorted({k[0] for k in a} | {k[0] for k in b}):
-            row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
-                                   "newest": new.observations.get("release")}
-            changed = []
-            for prop in PROPS:
-                left, right = cell_text(a.get((fw, prop), [])), cell_text(b.get((fw, prop), []))
-                row[prop] = left if left == right else f"{left or '—'} → {right or '—'}"
-                if left != right:
-                    changed.append(prop)
-            row["changed"] = ", ".join(changed) or "—"
-            row["receipts"] = f"[pin]({link(pin.probe)}) [newest]({link(new.probe)})"
-            rows.append(row)
+            yield name, fw, pin, new, a, b
+
+
+def property_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    """One row per (campaign, verdict framework): per property the pin and newest cell, and whether they differ."""
+    rows = []
+    for name, fw, pin, new, a, b in _framework_sides(receipts):
+        row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
+                               "newest": new.observations.get("release")}
+        changed = []
+        for prop in PROPS:
+            left, right = cell_text(a.get((fw, prop), [])), cell_text(b.get((fw, prop), []))
+            row[prop] = left if left == right else f"{left or '—'} → {right or '—'}"
+            if left != right:
+                changed.append(prop)
+        row["changed"] = ", ".join(changed) or "—"
+        row["receipts"] = f"[pin]({link(pin.probe)}) [newest]({link(new.probe)})"
+        rows.append(row)
     return rows
 
 
@@ -104,26 +111,21 @@ def grid(receipts: Iterable[Receipt]) -> tuple[list[str], list[dict[str, Any]]]:
 
     rows: list[dict[str, Any]] = []
     measured: set[str] = set()
-    for name, sides in sorted(pairs(receipts).items()):
-        pin, new = sides.get("pin"), sides.get("newest")
-        if pin is None or new is None or "verdicts" not in pin.observations or "verdicts" not in new.observations:
-            continue
-        a, b = _labels(pin.observations["verdicts"]), _labels(new.observations["verdicts"])
-        for fw in sorted({k[0] for k in a} | {k[0] for k in b}):
-            row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
-                                   "newest": new.observations.get("release"),
-                                   "receipts": {"pin": pin.probe, "newest": new.probe}, "cells": {}}
-            for prop in PROPS:
-                halves = {}
-                for side, labels in (("pin", a.get((fw, prop), [])), ("newest", b.get((fw, prop), []))):
-                    top = collapse(labels)
-                    if top is not None:
-                        real = [x for x in labels if x is not Label.NA]
-                        halves[side] = {"label": top, "violating": sum(x.violates for x in real), "paths": len(real)}
-                if halves:
-                    measured.add(prop)
-                    row["cells"][prop] = halves
-            rows.append(row)
+    for name, fw, pin, new, a, b in _framework_sides(receipts):
+        row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
+                               "newest": new.observations.get("release"),
+                               "receipts": {"pin": pin.probe, "newest": new.probe}, "cells": {}}
+        for prop in PROPS:
+            halves = {}
+            for side, labels in (("pin", a.get((fw, prop), [])), ("newest", b.get((fw, prop), []))):
+                top = collapse(labels)
+                if top is not None:
+                    real = [x for x in labels if x is not Label.NA]
+                    halves[side] = {"label": top, "violating": sum(x.violates for x in real), "paths": len(real)}
+            if halves:
+                measured.add(prop)
+                row["cells"][prop] = halves
+        rows.append(row)
     return [p for p in PROPS if p in measured], rows
 
 
