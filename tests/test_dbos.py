@@ -61,7 +61,8 @@ def test_concurrent_answers_consume_one(tmp_path: Path) -> None:
     assert res.harness_errors == []
     assert res.observations["ledger"] == {"gate": 1, "s1": 1}
     assert res.observations["unconsumed"] == 1
-    assert [v.label.value for v in res.verdicts] == ["✓"]
+    # CO (the gate fired once) and LV (the parked workflow completed with one sender's f(v))
+    assert [(v.property.value, v.label.value) for v in res.verdicts] == [("CO", "✓"), ("LV", "✓")]
 
 
 def test_latency_pairs_measure_both_arms(tmp_path: Path) -> None:
