@@ -73,7 +73,9 @@ def _flow(db: str) -> Any:
 class CrewAIAdapter(Adapter):
     framework = "crewai"
     packages = ("crewai", "pydantic")
-    capabilities = frozenset(Capability)
+    capabilities = frozenset(Capability) - {Capability.CLIENT}
+    missing = {Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
+                                  "answer resumes the flow in its own process (the race protocol's k processes)"}
     recovery_modes = ("persist-id", "latest-checkpoint")
     citations = {
         "CO race:*": _cite("CR-16", "deviation"),  # concurrent answers: idempotency is the handler's job

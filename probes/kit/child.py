@@ -22,6 +22,7 @@ from probes.core.manifest import package_versions
 from probes.core.nemesis import InjectedCrash, park
 from probes.core.portable import portable_text, tail
 from probes.kit import runtime
+from probes.kit.adapter import Adapter
 
 
 def load_adapter(spec: str) -> type:
@@ -64,8 +65,10 @@ def op(adapter: str, workdir: str, backend: str, store: str | None, ledger: str,
         out.update(status="crashed", error="InjectedCrash", message=str(exc))
         runtime.record(Kind.ERROR, value="InjectedCrash")
     except Exception as exc:  # the framework refused or failed: data, not a harness error
-        if _raised_by(exc, inspect.getsourcefile(cls)):
-            raise  # the adapter's own bug: a harness error (the child exits non-zero), never a verdict
+        if _raised_by(exc, inspect.getsourcefile(cls)) or _raised_by(exc, inspect.getsourcefile(Adapter)):
+            # the adapter's own bug, or an operation it declared but does not implement (the base
+            # class's NotImplementedError): a harness error (the child exits non-zero), never a verdict
+            raise
         out.update(status="raised", error=type(exc).__name__, message=portable_text(str(exc))[:300],
                    traceback=tail(portable_text(traceback.format_exc()), 24))
         runtime.record(Kind.REFUSE, value=type(exc).__name__)
