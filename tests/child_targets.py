@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from probes.core import oracle
 from probes.core.nemesis import park
@@ -27,6 +28,20 @@ def crash() -> dict:
     raise RuntimeError("boom in child")
 
 
+def three_node_chain(state: type, first: Any, slow: Any, last: Any, saver: Any) -> Any:
+    """first -> slow -> last, compiled with ``saver``: the write-ownership tests' graph (here and in-process)."""
+    from langgraph.graph import END, START, StateGraph
+
+    g = StateGraph(state)
+    for name, fn in (("first", first), ("slow", slow), ("last", last)):
+        g.add_node(name, fn)
+    g.add_edge(START, "first")
+    g.add_edge("first", "slow")
+    g.add_edge("slow", "last")
+    g.add_edge("last", END)
+    return g.compile(checkpointer=saver)
+
+
 def ownership_worker(backend: str, where: str, thread: str, effects: str, who: str, ownership: bool) -> dict:
     """One worker of a thread under REMIT's write ownership (tests/test_remit_ownership.py).
 
@@ -41,7 +56,6 @@ def ownership_worker(backend: str, where: str, thread: str, effects: str, who: s
 
     from langgraph.checkpoint.base import copy_checkpoint
     from langgraph.checkpoint.base.id import uuid6
-    from langgraph.graph import END, START, StateGraph
 
     from probes.core.nemesis import pause
     from remit_ref import WriteSuperseded, wrap
@@ -87,14 +101,7 @@ def ownership_worker(backend: str, where: str, thread: str, effects: str, who: s
         fire("last")
         return {"n": state["n"] + 100, "by": who}
 
-    g = StateGraph(State)
-    for name, fn in (("first", first), ("slow", slow), ("last", last)):
-        g.add_node(name, fn)
-    g.add_edge(START, "first")
-    g.add_edge("first", "slow")
-    g.add_edge("slow", "last")
-    g.add_edge("last", END)
-    app = g.compile(checkpointer=saver)
+    app = three_node_chain(State, first, slow, last, saver)
     config = {"configurable": {"thread_id": thread}}
     out: dict = {"who": who}
     try:

@@ -33,6 +33,7 @@ import pytest
 
 from probes.core.nemesis import PausedChild, run_child
 from remit_ref import WriteSuperseded, wrap
+from tests.child_targets import three_node_chain
 
 WORKER = "tests.child_targets:ownership_worker"
 THREAD = "owned-thread"
@@ -163,7 +164,6 @@ class _St(TypedDict):
 
 
 def _graph(saver: Any, who: str, fired: list[str], reached: threading.Event, go: threading.Event) -> Any:
-    from langgraph.graph import END, START, StateGraph
 
     def first(s: _St) -> dict:
         fired.append(f"first {who}")
@@ -180,14 +180,7 @@ def _graph(saver: Any, who: str, fired: list[str], reached: threading.Event, go:
         fired.append(f"last {who}")
         return {"n": s["n"] + 100, "by": who}
 
-    g = StateGraph(_St)
-    for name, fn in (("first", first), ("slow", slow), ("last", last)):
-        g.add_node(name, fn)
-    g.add_edge(START, "first")
-    g.add_edge("first", "slow")
-    g.add_edge("slow", "last")
-    g.add_edge("last", END)
-    return g.compile(checkpointer=saver)
+    return three_node_chain(_St, first, slow, last, saver)
 
 
 @pytest.mark.parametrize("ownership", [True, False])
