@@ -14,6 +14,7 @@ probe by probe.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from probes import NOTEBOOKS_DIR, PROJECT_ROOT, campaigns
 from probes.core.atomic import atomic_write_bytes, atomic_write_json
@@ -30,7 +31,7 @@ from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
 from probes.core.crate import write_crate_after_run
 from probes.core.receipt import INDEX_NAME
-from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
+from probes.core.runs import CHAPTER_META, CHAPTER_NAME, FIGURES, backend_identity, profile_of, run_id
 
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--jobs N] [--no-book]
        ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]] | render-reference [--only ...]
@@ -174,21 +175,38 @@ def up_to_date(campaign: Campaign, params: dict[str, Any]) -> bool:
     return stamp == json.loads(json.dumps(chapter_stamp(campaign.name, params)))
 
 
+@contextlib.contextmanager
+def _environ(**values: str | None) -> Iterator[None]:
+    """Set (a value) or leave alone (None) these environment variables for the block, then restore them."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update({k: v for k, v in values.items() if v is not None})
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if values[k] is None:
+                continue
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def execute_notebook(name: str, params: dict[str, Any], target: Path, render_from: Path | None = None) -> None:
     """papermill into a temp file, then an atomic rename: a chapter is never half-written.
 
     ``render_from`` re-renders the chapter from the results in that directory, measuring
-    nothing (``RC_RENDER_FROM``).
+    nothing (``RC_RENDER_FROM``); its figures go to that run's ``figures/`` (``RC_FIGURES_DIR``),
+    where the book stages them from.
     """
     import papermill
 
     source = notebook_path(name)
     if not source.exists():
         raise UsageError(f"campaign {name} has no notebook at {source}")
-    env_before = os.environ.get("RC_RENDER_FROM")
-    if render_from is not None:
-        os.environ["RC_RENDER_FROM"] = str(render_from)
-    try:
+    rendering = render_from is not None
+    with _environ(RC_RENDER_FROM=str(render_from) if rendering else None,
+                  RC_FIGURES_DIR=str(Path(render_from) / FIGURES) if rendering else None):
         with tempfile.TemporaryDirectory(prefix="rc-nb-") as tmp:
             out = Path(tmp) / f"{name}.ipynb"
             # capture_fd_output=False: progress bars the campaign writes to the process's
@@ -198,12 +216,6 @@ def execute_notebook(name: str, params: dict[str, Any], target: Path, render_fro
                                        extra_arguments=["--IPKernelApp.capture_fd_output=False",
                                                         "--IPKernelApp.log_level=ERROR"])
             atomic_write_bytes(target, out.read_bytes())
-    finally:
-        if render_from is not None:
-            if env_before is None:
-                os.environ.pop("RC_RENDER_FROM", None)
-            else:
-                os.environ["RC_RENDER_FROM"] = env_before
 
 
 def _describe_params(campaign: Campaign, params: dict[str, Any]) -> str:
@@ -296,8 +308,6 @@ def render_reference(names: list[str]) -> int:
         if ref is None:
             print(f"{name}: no reference run, nothing to render", flush=True)
             continue
-        before = os.environ.get("RC_FIGURES_DIR")
-        os.environ["RC_FIGURES_DIR"] = str(ref.figures)
         try:
             execute_notebook(name, ref.params, ref.chapter, render_from=ref.directory)
         except Exception as exc:  # the notebook no longer fits this reference run: keep its chapter
@@ -306,11 +316,6 @@ def render_reference(names: list[str]) -> int:
                   "measure and promote a new reference run", flush=True)
             failed += 1
             continue
-        finally:
-            if before is None:
-                os.environ.pop("RC_FIGURES_DIR", None)
-            else:
-                os.environ["RC_FIGURES_DIR"] = before
         print(f"{name}: reference chapter re-rendered from run {ref.run_id}", flush=True)
     return 1 if failed else 0
 

@@ -384,3 +384,25 @@ def test_sigkill_during_a_parallel_run_then_rerun_completes_both(sandbox: dict) 
         starts[probe] = starts.get(probe, 0) + 1
     assert starts["b2"] == 2 and all(1 <= n <= 2 for n in starts.values()), starts  # a killed probe runs again
     assert not list(Path(sandbox["RC_RUNS_DIR"]).rglob("*.tmp"))
+
+
+def test_a_chapter_rendered_from_a_run_draws_its_figures_into_that_run(tmp_path: Path, monkeypatch) -> None:
+    """A run measured by `python -m probes run` gets its chapter at book time: its figures must land in
+    the run's figures/ (where the book stages them from), not in a scratch directory. A real kernel."""
+    import nbformat
+
+    from probes import reproduce
+
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.environ['RC_RENDER_FROM'], os.environ['RC_FIGURES_DIR'])")]
+    nbformat.write(nb, notebooks / "tiny.ipynb")
+    monkeypatch.setattr(reproduce, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.delenv("RC_FIGURES_DIR", raising=False)
+    run = tmp_path / "run"
+    run.mkdir()
+    reproduce.execute_notebook("tiny", {}, run / "chapter.ipynb", render_from=run)
+    out = nbformat.read(run / "chapter.ipynb", as_version=4).cells[0].outputs[0]["text"]
+    assert out.split() == [str(run), str(run / "figures")]
+    assert "RC_FIGURES_DIR" not in os.environ and "RC_RENDER_FROM" not in os.environ  # restored
