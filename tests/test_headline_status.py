@@ -90,37 +90,6 @@ def test_reference_statuses_of_the_rows_the_issue_names() -> None:
             assert "concurrency protocol was not run" in rows[hid].explanation
 
 
-def test_variant_and_not_run() -> None:
-    assert compare(entry({"n": 1}), Measured({"n": 2}), "", variant="reps=2").status == VARIANT
-    assert compare(entry({"n": 1}), None, "needs API keys").status == NOT_RUN
-
-
-def test_reference_statuses_of_the_rows_the_issue_names() -> None:
-    from probes.headline import rows_for
-    from probes.core.runs import reference_run
-
-    names = ("tlc", "autogen", "remit_bench")
-    rows = {r.id: r for r in rows_for({n: (reference_run(n).directory if reference_run(n) else None) for n in names})}
-    assert rows["autogen.tamper"].status == CONTRADICTED
-    assert "4 were refused in every repetition" in rows["autogen.tamper"].explanation
-    assert "only the structural edit" not in rows["autogen.tamper"].explanation
-    # counts of a VIEW + symmetry-reduced search, and over constants the paper does not state: not comparable
-    assert rows["tlc.r8_scale"].status == NOT_COMPARABLE
-    assert "reduction: view+symmetry here vs none published" in rows["tlc.r8_scale"].explanation
-    assert rows["tlc.inductive"].status == NOT_COMPARABLE
-    assert rows["tlc.consume_race"].status == NOT_COMPARABLE
-    assert rows["tlc.r0"].status == MAGNITUDES  # the reference bounds are the paper's: its counts are compared
-    # remit.concurrency / remit.stock_duplicates are measured by the consume race's concurrency protocol (k
-    # clients resuming the same thread); a reference measured before it has none of its cells: not run, and why
-    rows.update({r.id: r for r in rows_for({"consume_race": reference_run("consume_race").directory
-                                            if reference_run("consume_race") else None})})
-    if not any(p.name.startswith("concurrency.") for p in
-               (reference_run("consume_race").directory.glob("*.json") if reference_run("consume_race") else [])):
-        for hid in ("remit.concurrency", "remit.stock_duplicates"):
-            assert rows[hid].status == NOT_RUN, (hid, rows[hid].status)
-            assert "concurrency protocol was not run" in rows[hid].explanation
-
-
 def _interleaved_concurrency_receipts() -> bool:
     """Does the reference's remit_bench run have the interleaved per-(backend, k) concurrency receipts?"""
     from probes.core.runs import reference_run
