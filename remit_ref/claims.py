@@ -38,7 +38,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 
@@ -217,16 +217,26 @@ class MemoryClaims(ClaimStore):
             return 1
 
 
+_PerSaver = TypeVar("_PerSaver")
+_per_saver_lock = threading.Lock()
+
+
+def one_per_saver(table: "weakref.WeakKeyDictionary[Any, _PerSaver]", saver: Any,
+                  make: Callable[[], _PerSaver]) -> _PerSaver:
+    """The one in-process store attached to ``saver`` (made on first use; gone with the saver): every
+    wrapper of one InMemorySaver shares it, as every process shares a database's table."""
+    with _per_saver_lock:
+        found = table.get(saver)
+        if found is None:
+            found = table[saver] = make()
+        return found
+
+
 _memory_claims: "weakref.WeakKeyDictionary[Any, MemoryClaims]" = weakref.WeakKeyDictionary()
-_memory_lock = threading.Lock()
 
 
 def memory_claims_for(saver: Any) -> MemoryClaims:
-    with _memory_lock:
-        claims = _memory_claims.get(saver)
-        if claims is None:
-            claims = _memory_claims[saver] = MemoryClaims()
-        return claims
+    return one_per_saver(_memory_claims, saver, MemoryClaims)
 
 
 # The claim row of one key: the writes table's primary key, index 0.

@@ -83,7 +83,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterator, TypeVar
 
-from remit_ref.claims import Owner, SqliteClaims, underlying
+from remit_ref.claims import Owner, SqliteClaims, one_per_saver, underlying
 from remit_ref.errors import WriteSuperseded
 
 T = TypeVar("T")
@@ -151,15 +151,10 @@ class MemoryOwnership(OwnershipStore):
 
 
 _memory: "weakref.WeakKeyDictionary[Any, MemoryOwnership]" = weakref.WeakKeyDictionary()
-_memory_lock = threading.Lock()
 
 
 def _memory_for(saver: Any) -> MemoryOwnership:
-    with _memory_lock:
-        store = _memory.get(saver)
-        if store is None:
-            store = _memory[saver] = MemoryOwnership()
-        return store
+    return one_per_saver(_memory, saver, MemoryOwnership)
 
 
 class SqliteOwnership(OwnershipStore):
