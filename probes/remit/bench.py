@@ -455,7 +455,7 @@ def concurrency_table(receipts: list[Receipt], bootstrap: int = 1000, seed: int 
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    from probes.headline import Measured, NotMeasured, own_build, recorded_build
+    from probes.headline import Measured, own_build, recorded_build
 
     out: dict[str, Any] = {}
     table = overhead_table(receipts, bootstrap=500)
@@ -507,30 +507,6 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     conc = concurrency_table(receipts)
     if conc:
         conc_receipts = [r for r in receipts if r.probe.startswith("concurrency.")]
-        stock = [c for c in conc if c["arm"] == "stock"]
-        stock_bad = sum(c["not_exactly_once"] or 0 for c in stock)
-        stock_runs = sum(c["protocols"] or 0 for c in stock)
-        grid = (f"{len({c['k'] for c in conc})} k × {len({c['backend'] for c in conc})} backends × "
-                f"{len({c['arm'] for c in conc})} arms × {max(c['protocols'] or 0 for c in conc)} protocols")
-        if stock and stock_bad == 0:
-            cannot = (f"the concurrency protocol gives every protocol execution its own thread, and the stock arm "
-                      f"passes too (0 of {stock_runs:,} stock protocols not exactly-once), so it cannot tell REMIT "
-                      f"from stock; its {sum(c['protocols'] or 0 for c in conc):,} protocol executions are the grid "
-                      f"the parameters fix ({grid}), not a measured count")
-            out["remit.concurrency"] = NotMeasured(cannot)
-            out["remit.stock_duplicates"] = NotMeasured(cannot)
-        else:
-            out["remit.concurrency"] = Measured(
-                {"protocol_executions": sum(c["protocols"] or 0 for c in conc if c["arm"] != "stock"),
-                 "violations": sum(c["not_exactly_once"] or 0 for c in conc if c["arm"] != "stock"),
-                 "cells": len(conc), "harness_errors": sum(c["harness_errors"] for c in conc)},
-                why=f"this run's REMIT cells ({grid}, stock excluded)",
-                compare_keys=("protocol_executions", "violations"),
-                receipts=tuple(sorted(r.probe for r in conc_receipts)),
-                build=recorded_build(conc_receipts, "remit-contract", "remit_ref"))
-            out["remit.stock_duplicates"] = Measured(
-                {"stock_duplicates": stock_bad > 0, "stock_not_exactly_once": stock_bad, "stock_protocols": stock_runs},
-                receipts=tuple(sorted(r.probe for r in conc_receipts)))
         flat = _throughput_flatness(conc, "rc_gate")
         if flat is not None:
             out["remit.throughput_flat"] = Measured(
