@@ -101,11 +101,11 @@ def test_every_target_is_a_campaign_pinned_as_the_suite_pins_it() -> None:
         campaign = campaigns.get(t.campaign)
         own = KIT_ENVS.get(t.campaign)
         if own is not None:  # the campaign's own side environment pins it
-            assert f"{t.dist}=={t.pin}" in own.requirements, t
+            assert t.pinned() in own.requirements and t.pinned().endswith(f"=={t.pin}"), t
         else:
             assert t.dist in campaign.packages and md.version(t.dist) == t.pin, t
         assert t.patch.split(".")[:2] == t.pin.split(".")[:2], t
-        assert t.requirements(t.newest)[0] == f"{t.dist}=={t.newest}"
+        assert t.requirements(t.newest)[0] == t.pinned().replace(f"=={t.pin}", f"=={t.newest}")
         assert bool(t.needs) == bool(t.gone), t
     assert campaigns.get("drift").plan({"frameworks": ["pydantic_graph"], "profile": "quick", "seed": 0}) == [
         ProbeSpec(f"pydantic_graph.{side}", {"campaign": "pydantic_graph", "side": side, "release": rel,
@@ -113,11 +113,15 @@ def test_every_target_is_a_campaign_pinned_as_the_suite_pins_it() -> None:
         for side, rel in (("pin", "1.107.1"), ("patch", "1.107.10"), ("newest", "2.68.0"))]
 
 
-def test_a_kit_campaign_with_its_own_environment_keeps_its_other_pins() -> None:
+def test_a_kit_campaign_with_its_own_environment_keeps_its_other_pins(monkeypatch) -> None:
     adk = by_campaign("google_adk")
     assert adk.requirements("9.9.9")[:3] == ("google-adk==9.9.9", "sqlalchemy[asyncio]==2.1.9",
                                              "psycopg[binary]==3.3.9")
     assert requirement_name("sqlalchemy[asyncio]==2.1.9") == "sqlalchemy"
+    # the extras a campaign asks its framework with stay with it at every release
+    monkeypatch.setattr(Target, "_own", lambda self: ("agno[sqlite]==3.1.10", "psycopg[binary]==3.3.9"))
+    assert Target("x", "agno", "3.1.10", "3.2.0", "3.1.10").requirements("3.2.0") == (
+        "agno[sqlite]==3.2.0", "psycopg[binary]==3.3.9", "tqdm", "numpy")
     # a paper campaign and the kit campaign of one framework share one environment per release
     assert side_env(by_campaign("langgraph"), "1.2.24") == side_env(by_campaign("langgraph_kit"), "1.2.24")
     assert side_env(by_campaign("dbos"), "3.4.0") == side_env(by_campaign("dbos_kit"), "3.4.0")

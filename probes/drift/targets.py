@@ -57,19 +57,25 @@ class Target:
     def release(self, side: str) -> str:
         return dict(self.sides())[side]
 
-    def companions(self) -> tuple[str, ...]:
-        """What the side environment holds besides ``dist``: the campaign's own side environment's
-        other pins (a kit campaign that has one), then ``extras``."""
+    def _own(self) -> tuple[str, ...]:
+        """The requirements of the campaign's own side environment (a kit campaign that has one), else ()."""
         from probes import campaigns
         from probes.kit.suite import KIT_ENVS
 
         campaigns.get(self.campaign)  # importing it registers its side environment, if it has one
         env = KIT_ENVS.get(self.campaign)
-        own = tuple(r for r in env.requirements if requirement_name(r) != self.dist) if env else ()
-        return (*own, *self.extras)
+        return env.requirements if env else ()
+
+    def pinned(self) -> str:
+        """The campaign's own requirement of ``dist`` (``agno[sqlite]==3.1.10``), else ``dist==pin``."""
+        return next((r for r in self._own() if requirement_name(r) == self.dist), f"{self.dist}=={self.pin}")
 
     def requirements(self, release: str) -> tuple[str, ...]:
-        return (f"{self.dist}=={release}", *self.companions(), *COMMON)
+        """``dist`` at ``release`` (with the extras the campaign asks for), the campaign's own side
+        environment's other pins, ``extras``, the harness helpers."""
+        head = re.match(r"[^<>=!~;@ ]+", self.pinned().strip()).group(0)  # name and [extras]
+        others = tuple(r for r in self._own() if requirement_name(r) != self.dist)
+        return (f"{head}=={release}", *others, *self.extras, *COMMON)
 
 
 def requirement_name(requirement: str) -> str:
