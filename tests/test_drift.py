@@ -139,6 +139,28 @@ def test_the_kit_swaps_its_interpreter_only_into_a_results_directory_of_its_own(
     assert operations_python(None) is None
 
 
+def test_a_framework_run_past_its_time_leaves_no_process_behind(tmp_path: Path) -> None:
+    """drift's child campaign and everything it started (here a grandchild) are stopped."""
+    import os
+    import sys
+    import time
+
+    from probes.drift.campaign import _run as run_group
+
+    pidfile = tmp_path / "grandchild.pid"
+    script = ("import subprocess, sys, time; p = subprocess.Popen(['sleep', '600']); "
+              f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(600)")
+    with pytest.raises(HarnessError, match="ran past"):
+        run_group([sys.executable, "-c", script], dict(os.environ), timeout=20)  # ample to start it
+    pid = int(pidfile.read_text())
+    for _ in range(100):  # reaped by init once killed: wait for it to go (not a timed assertion)
+        status = Path(f"/proc/{pid}/status")
+        if not status.exists() or "\tZ" in status.read_text():
+            break
+        time.sleep(0.1)
+    assert not status.exists() or "State:\tZ" in status.read_text()
+
+
 def _run(tmp_path: Path, name: str, side: str):
     target = by_campaign(name)
     spec = ProbeSpec(f"{name}.{side}", {"campaign": name, "side": side, "release": target.release(side),
@@ -167,6 +189,23 @@ def test_the_kit_campaign_is_na_where_the_newest_release_dropped_persistence(tmp
     assert result.observations["na"].startswith("not in pydantic-graph 2.68.0") and "removed state persistence" in \
         result.observations["na"]
     assert "run_seconds" not in result.metrics  # nothing ran there
+
+
+def test_langgraph_kit_at_its_newest_release_runs_the_kit_here_and_its_operations_there(tmp_path: Path) -> None:
+    """The harness runs in the main environment (LangGraph 1.2.9); every adapter operation ran 1.2.24."""
+    assert md.version("langgraph") == by_campaign("langgraph_kit").pin != "1.2.24"
+    result = _run(tmp_path, "langgraph_kit", "newest")
+    assert result.harness_errors == [] and result.observations["kind"] == "kit"
+    installed = result.observations["installed"]  # as the receipts of the kit run recorded it
+    assert installed["langgraph"] == "1.2.24" and installed["langgraph-checkpoint-sqlite"] != "3.1.0"
+    planned = campaigns.get("langgraph_kit").plan(campaigns.get("langgraph_kit").resolve(quick=True))
+    view = result.observations["verdicts"]
+    assert sorted(view) == sorted(s.id for s in planned)
+    got = {(v["property"], v["path"]): v["label"] for probe in view.values() for v in probe["verdicts"]}
+    # what LangGraph 1.2.24's stock SQLite saver did (deterministic cells; the race's are left out)
+    assert got[("LV", "baseline:yes")] == got[("EO", "park-kill")] == got[("CO", "stray-after-completion")] == "✓"
+    assert got[("EO", "crash:kill@s2.effect/none-input")] == "D" and got[("PC", "crash:kill@s2.effect/none-input")] == "✓"
+    assert got[("CO", "retry:same-pause×3")] == "✗" and got[("FD", "fork:same-pause")] == "✗"
 
 
 @pytest.mark.parametrize("bad", [{"frameworks": ["nosuch"]}, {"profile": "huge"}])

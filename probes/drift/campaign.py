@@ -26,11 +26,13 @@ compares every other release with the pin, per verdict and per property.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any, Mapping
 
@@ -108,27 +110,39 @@ def _installed_here(names: list[str]) -> dict[str, str | None]:
 
 def _run(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
     """Run the framework campaign in a process group of its own; on a timeout, Ctrl-C or SIGTERM of
-    drift, interrupt it (it cleans up its children and servers), then kill what is left."""
+    drift, interrupt it (it cleans up its children and servers), then kill whatever of its group is left."""
     from probes import PROJECT_ROOT
 
+    def terminated(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, terminated) if main else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=str(PROJECT_ROOT), start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException as exc:
-        for sig, grace in ((signal.SIGINT, 30), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(proc.pid, sig)
-                proc.communicate(timeout=grace)
-                break
-            except ProcessLookupError:
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        _stop_group(proc)
         if isinstance(exc, subprocess.TimeoutExpired):
             raise HarnessError(f"`{' '.join(cmd[1:])}` ran past {timeout:.0f} s") from None
         raise
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """SIGINT to the campaign's process group, up to 30 s to unwind, then SIGKILL to what is left of it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.communicate(timeout=30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.communicate(timeout=10)
 
 
 def _ran_versions(directory) -> dict[str, str | None]:
