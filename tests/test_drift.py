@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata as md
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from probes.core.campaign import ProbeContext, ProbeSpec
 from probes.core.errors import HarnessError
 from probes.core.receipt import Receipt
 from probes.drift import report
-from probes.drift.campaign import side_env
+from probes.drift.campaign import missing_api, side_env
 from probes.drift.targets import TARGETS, Target, by_campaign, requirement_name
 
 
@@ -80,8 +81,12 @@ def test_a_release_without_the_api_is_an_na_row_with_its_reason() -> None:
     assert report.cell_changes(receipts) == [] and report.property_rows(receipts) == []
     assert report.not_applicable(receipts) == [{"campaign": "fw", "side": "newest", "release": "2.0",
                                                 "why": "not in fw 2.0: fw.persistence", "receipt": "fw.newest"}]
+    receipts[0].observations["verdicts"]["p2"] = {"verdicts": [  # a second verdict framework at the pin
+        {"framework": "fw · tampered", "backend": "file", "property": "CV", "path": "t", "label": "U",
+         "evidence": {}, "summary": "t"}]}
     _, rows = report.grid(receipts)
-    assert [(r["side"], r["status"]) for r in rows] == [("pin", "ran"), ("newest", "n/a")]
+    assert [(r["framework"], r["side"], r["status"]) for r in rows] == [
+        ("fw", "pin", "ran"), ("fw", "newest", "n/a"), ("fw · tampered", "pin", "ran")]  # one band for the release
     assert "measured nothing: fw 2.0 (n/a)" in report.caption(receipts)
     report.figure(receipts)  # draws the band
 
@@ -107,6 +112,8 @@ def test_every_target_is_a_campaign_pinned_as_the_suite_pins_it() -> None:
         assert t.patch.split(".")[:2] == t.pin.split(".")[:2], t
         assert t.requirements(t.newest)[0] == t.pinned().replace(f"=={t.pin}", f"=={t.newest}")
         assert bool(t.needs) == bool(t.gone), t
+        if t.needs and own is None:  # what the campaign imports is there at the pin (the name is right)
+            assert missing_api(sys.executable, t.needs) == [], t
     assert campaigns.get("drift").plan({"frameworks": ["pydantic_graph"], "profile": "quick", "seed": 0}) == [
         ProbeSpec(f"pydantic_graph.{side}", {"campaign": "pydantic_graph", "side": side, "release": rel,
                                              "profile": "quick"})
@@ -142,7 +149,6 @@ def test_the_kit_swaps_its_interpreter_only_into_a_results_directory_of_its_own(
 def test_a_framework_run_past_its_time_leaves_no_process_behind(tmp_path: Path) -> None:
     """drift's child campaign and everything it started (here a grandchild) are stopped."""
     import os
-    import sys
     import time
 
     from probes.drift.campaign import _run as run_group
@@ -185,7 +191,8 @@ def test_pydantic_graph_newest_runs_unchanged_campaign_code_in_its_side_env(tmp_
 def test_the_kit_campaign_is_na_where_the_newest_release_dropped_persistence(tmp_path: Path) -> None:
     result = _run(tmp_path, "pydantic_graph_kit", "newest")
     assert result.harness_errors == [] and "verdicts" not in result.observations
-    assert result.observations["missing"] == ["pydantic_graph.persistence:FileStatePersistence (ModuleNotFoundError)"]
+    assert result.observations["missing"] == ["pydantic_graph.persistence.file:FileStatePersistence "
+                                              "(ModuleNotFoundError)"]
     assert result.observations["na"].startswith("not in pydantic-graph 2.68.0") and "removed state persistence" in \
         result.observations["na"]
     assert "run_seconds" not in result.metrics  # nothing ran there

@@ -159,7 +159,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     from probes import PROJECT_ROOT, campaigns
     from probes.core.receipt import read_index
     from probes.drift.targets import by_campaign
-    from probes.kit.suite import KIT_ADAPTERS, KIT_PYTHON
+    from probes.kit.suite import KIT_ADAPTERS, KIT_ENVS, KIT_PYTHON
 
     name, side, release = spec.args["campaign"], spec.args["side"], spec.args["release"]
     target = by_campaign(name)
@@ -176,6 +176,10 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         python, installed = sys.executable, {}
         if side == "pin":
             installed = {} if kit else _installed_here(packages)
+            own = KIT_ENVS.get(name)
+            if missing_api(str(own.ensure().python) if own else sys.executable, target.needs):
+                raise HarnessError(f"{name}: the pinned {target.dist} {release} lacks what probes/drift/targets.py "
+                                   f"says the campaign needs ({', '.join(target.needs)}): fix `needs` there")
         else:
             env = side_env(target, release)
             t0 = time.monotonic()

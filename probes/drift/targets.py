@@ -97,7 +97,7 @@ TARGETS: tuple[Target, ...] = (
     Target("crewai_kit", "crewai", "1.15.2", "1.15.30", "1.15.30"),
     Target("llamaindex_kit", "llama-index-workflows", "2.22.2", "2.26.1", "2.22.2"),
     Target("pydantic_graph_kit", "pydantic-graph", "1.107.1", "2.68.0", "1.107.10",
-           needs=("pydantic_graph.persistence:FileStatePersistence",), gone=_PG_GONE),
+           needs=("pydantic_graph.persistence.file:FileStatePersistence",), gone=_PG_GONE),
     Target("autogen_kit", "autogen-agentchat", "0.7.5", "0.7.5", "0.7.5", ("autogen-core",)),
     Target("dbos_kit", "dbos", "2.27.0", "3.4.0", "2.27.0", _DBOS),
     Target("maf", "agent-framework-core", "1.23.0", "1.23.0", "1.23.0"),
