@@ -146,6 +146,20 @@ def test_the_kit_swaps_its_interpreter_only_into_a_results_directory_of_its_own(
     assert operations_python(None) is None
 
 
+def test_a_kit_campaign_with_its_own_environment_runs_its_operations_where_drift_says(tmp_path, monkeypatch) -> None:
+    """Drift's interpreter replaces the campaign's own side environment, which is neither built nor used."""
+    from probes.kit.suite import KIT_ENVS, KIT_PYTHON, run_kit_probe
+
+    campaigns.get("openai_agents")
+    own = KIT_ENVS["openai_agents"]
+    monkeypatch.setattr(type(own), "ensure", lambda self: pytest.fail("the campaign's own environment was used"))
+    monkeypatch.setenv(KIT_PYTHON, str(tmp_path / "drift-env" / "bin" / "python"))
+    spec = ProbeSpec("baseline.a0.sqlite.rep1", {"protocol": "baseline", "backend": "sqlite", "rep": 1, "answer": 0})
+    with contextlib.ExitStack() as stack, pytest.raises(FileNotFoundError, match="drift-env"):
+        ctx = ProbeContext(tmp_path, StoreFactory(tmp_path / "stores", stack), 0, {})
+        run_kit_probe("probes.openai_agents.adapter:OpenAIAgentsAdapter", own, spec, ctx)
+
+
 def test_a_framework_run_past_its_time_leaves_no_process_behind(tmp_path: Path) -> None:
     """drift's child campaign and everything it started (here a grandchild) are stopped."""
     import os
