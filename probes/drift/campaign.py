@@ -235,7 +235,7 @@ def _sources() -> tuple[str, ...]:
 
 CAMPAIGN = Campaign(
     name="drift",
-    title="Version drift: each framework at its pin and at its newest release",
+    title="Version drift: each framework at its pin, the newest patch of its pinned minor and its newest release",
     params=PARAMS,
     plan=plan,
     run_probe=run_probe,

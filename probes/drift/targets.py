@@ -113,8 +113,8 @@ def by_campaign(name: str) -> Target:
     raise KeyError(name)
 
 
-# What had to change in a framework adapter for a release to run (shown in the chapter).
-# Empty when the campaign code ran unchanged.
+# What had to change in a framework adapter for a release to run, or why a release that changed
+# the framework's API needed nothing (shown in the chapter). No entry: the campaign code ran unchanged.
 ADAPTER_NOTES: dict[str, str] = {
     "pydantic_graph": (
         "pydantic-graph 2.0 removed state persistence (`pydantic_graph.persistence`, `FileStatePersistence`, "
@@ -122,4 +122,12 @@ ADAPTER_NOTES: dict[str, str] = {
         "campaign restores from persistence, so `probes/pydantic_graph/campaign.py` checks (from what is "
         "installed) whether the module exists and, if not, reports each of the probe's cells as n/a with "
         "that reason instead of failing to import; on 1.x nothing changes."),
+    "pydantic_graph_kit": (
+        "Unchanged: its adapter imports `pydantic_graph.persistence.file` inside its methods, and drift checks that "
+        "module in each release's environment first (`needs`), so 2.x is n/a before anything runs; 1.107.10, the "
+        "newest patch of the pinned minor, has it and runs the kit."),
+    "dbos": (
+        "Unchanged on DBOS 3.x, which removed the admin server, the application database and the runtime config "
+        "files: the DBOS campaigns (paper and kit) configure DBOS in code with an SQLite system database only, and "
+        "the `run_admin_server: False` they pass is no longer a `DBOSConfig` key in 3.4.0, which ignores it."),
 }
