@@ -176,9 +176,9 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     try:
         python, installed = sys.executable, {}
         if side == "pin":
-            installed = {} if kit else _installed_here(packages)
-            own = KIT_ENVS.get(name)
-            if missing_api(str(own.ensure().python) if own else sys.executable, target.needs):
+            own = KIT_ENVS.get(name)  # a kit campaign's own side environment, where its pin lives
+            installed = own.ensure().versions(packages) if own else _installed_here(packages)
+            if missing_api(str(own.python) if own else sys.executable, target.needs):
                 raise HarnessError(f"{name}: the pinned {target.dist} {release} lacks what probes/drift/targets.py "
                                    f"says the campaign needs ({', '.join(target.needs)}): fix `needs` there")
         else:
