@@ -11,7 +11,7 @@ receipt records the versions that actually ran there.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from probes.core import race
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
@@ -124,8 +124,13 @@ def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     return specs
 
 
+# A campaign's servers for its adapter's processes (``ctx.stores.service``: started once, stopped at the
+# campaign's end) -> the environment variables that tell those processes where they are.
+Services = Callable[[ProbeContext], Mapping[str, str]]
+
+
 def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: ProbeContext,
-                  timeout: float = 120.0) -> ProbeResult:
+                  timeout: float = 120.0, services: Services | None = None) -> ProbeResult:
     cls = adapter_class(adapter)
     result = ProbeResult()
     backend = spec.args["backend"]
@@ -137,7 +142,8 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 
     try:
         python = str(env.ensure().python) if env else None
-        probe = Probe(Target(adapter, cls, backend, python, timeout), ctx.workdir, store)
+        environ = tuple(sorted((services(ctx) if services else {}).items()))
+        probe = Probe(Target(adapter, cls, backend, python, timeout, environ), ctx.workdir, store)
         result.observations = probe.observations
         result.verdicts = PROTOCOLS[spec.args["protocol"]](probe, dict(spec.args))
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
@@ -150,8 +156,9 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
-                 in_default_run: bool = False) -> Campaign:
+                 in_default_run: bool = False, services: Services | None = None) -> Campaign:
     """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
+    ``services``: servers the adapter's processes talk to (a durable-execution engine's), see ``Services``.
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
@@ -160,7 +167,7 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     KIT_ADAPTERS[name] = adapter
     return Campaign(
         name=name, title=title, params=kit_params(cls), plan=kit_plan,
-        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
+        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
         in_default_run=in_default_run, check=kit_check,
     )
