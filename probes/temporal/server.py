@@ -39,6 +39,7 @@ class DevServer:
     pid: int       # also its process group
     db: Path       # the SQLite file that holds every workflow's history
     log: Path
+    home: Path     # HOME of Temporal's processes (the server's and, through the campaign, the adapter's)
 
 
 def free_ports(n: int) -> list[int]:
@@ -111,7 +112,7 @@ def dev_server(cli: Path, root: Path, attempts: int = 3) -> Iterator[DevServer]:
                     raise HarnessError(f"temporal dev server {why}: {log.read_text(errors='replace')[-800:]}")
                 time.sleep(0.2)
             else:
-                yield DevServer(address, proc.pid, db, log)
+                yield DevServer(address, proc.pid, db, log, root / "home")
                 return
         finally:
             stop(proc)
