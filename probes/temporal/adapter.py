@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import select
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -90,7 +91,8 @@ class TemporalAdapter(Adapter):
     def hook(self) -> None:
         if (die := die_with_parent()) is not None:  # a campaign killed outright takes its workers along
             die()
-            if os.getppid() == 1:
+            hold = os.environ.get("RC_HOLD_FD")  # the kit's parent holds its write end while it lives
+            if hold and select.select([int(hold)], [], [], 0)[0]:  # EOF: it died before the line above
                 os._exit(1)
         threading._register_atexit(_exit_hard)  # type: ignore[attr-defined]
         from temporalio.bridge.worker import Worker
