@@ -31,7 +31,8 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
                                "save_points": ["save.exit"]}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("temporal"))
     assert run.harness_errors == []
-    assert {r.observations["framework_versions"]["temporalio"] for r in run.receipts} == {"1.35.0"}
+    assert {r.observations["framework_versions"]["temporalio"] for r in run.receipts
+            if "framework_versions" in r.observations} == {"1.35.0"}  # savekill keeps them per isolated run
     return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
 
 
