@@ -26,7 +26,7 @@ from probes.temporal.campaign import ENV
 @pytest.fixture(scope="module")
 def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
     campaign = campaigns.get("temporal")
-    params = campaign.resolve({"protocols": ["baseline", "crash", "answers", "savekill"],
+    params = campaign.resolve({"protocols": ["baseline", "crash", "answers", "savekill", "serverkill"],
                                "crash_points": ["s1.effect"], "crash_hows": ["kill", "raise"], "answers_n": [2],
                                "save_points": ["save.exit"]}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("temporal"))
@@ -67,14 +67,31 @@ def test_an_activity_outcome_reported_before_the_kill_is_never_run_again(verdict
         assert verdicts[("PC", path)].label.value == "✓"
 
 
+def test_a_killed_and_restarted_server_loses_nothing_it_had_recorded(verdicts: dict) -> None:
+    # SIGKILL of the dev server: with s1's outcome unreported (the worker held alive), at the
+    # pause, and after completion; restarted on its SQLite file, every run ends with each effect once
+    paths = ("server-kill:s1.effect", "server-kill:paused", "server-kill:completed")
+    assert sorted(path for prop, path in verdicts if prop == "EO" and path.startswith("server-kill:")) == sorted(paths)
+    for path in paths:
+        assert verdicts[("EO", path)].evidence["effect_counts"] == {"e1": 1, "e2": 1}
+        assert verdicts[("LV", path)].label.value == "✓"
+        crash = [e for e in verdicts[("EO", path)].history if e.kind.value == "crash"]
+        assert [e.detail["victim"] for e in crash] == ["server"]
+    assert verdicts[("PC", "server-kill:paused")].evidence["reentered"] == []
+    assert verdicts[("CO", "server-kill:completed")].evidence["gate_fires"] == 1
+
+
 def test_the_dev_server_is_loopback_hermetic_and_stopped(tmp_path: Path) -> None:
-    from probes.temporal.server import dev_server, healthy, hermetic_env
+    from probes.temporal.server import dev_server, healthy
 
     cli = ENV.ensure().path / "bin" / "temporal"
     with dev_server(cli, tmp_path / "srv") as server:
         assert server.address.startswith("127.0.0.1:") and _alive(server.pid)
         assert os.getpgid(server.pid) == server.pid  # its own process group: stopped as one
-        assert healthy(cli, server.address, hermetic_env(tmp_path / "srv"))
+        assert healthy(cli, server.address, server.env) and server.env["HOME"] == str(server.home)
+        first = server.pid
+        server.crash_and_restart()  # the same file and ports, a new process
+        assert server.pid != first and not _alive(first) and healthy(cli, server.address, server.env)
     assert not _alive(server.pid)
     assert sorted(p.name for p in (tmp_path / "srv").iterdir()) == ["home", "server.log", "temporal.sqlite", "tmp"]
     assert list((tmp_path / "srv" / "home").iterdir()) == []  # nothing written to its HOME

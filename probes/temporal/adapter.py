@@ -32,7 +32,7 @@ from typing import Any
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
 from probes.temporal.citations import CITATIONS
-from probes.temporal.worker import ADDRESS, exit_hard, session, tether
+from probes.temporal.worker import ADDRESS, HOLDS, exit_hard, session, tether
 
 __all__ = ["ADDRESS", "TemporalAdapter"]
 
@@ -78,6 +78,11 @@ class TemporalAdapter(Adapter):
             await client.start_workflow(KitWorkflow.run, id=self.wid, task_queue=self.wid,
                                         task_timeout=timedelta(seconds=3))
             return await self._until_paused(client)
+
+    async def start_held(self, step: str, barrier_at: str) -> dict[str, Any]:
+        """``start``, its worker held after ``step``'s body until released (``probes.temporal.serverkill``)."""
+        HOLDS[step] = barrier_at
+        return await self.start()
 
     async def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         from temporalio.service import RPCError, RPCStatusCode

@@ -23,4 +23,5 @@ CITATIONS = {
     # A worker killed (or an activity raising) after an activity's effect: the attempt is made again.
     "EO crash:*": _RETRIED,
     "EO save-kill:*": _RETRIED,  # the worker died before it reported the activity's outcome
+    "EO server-kill:s1.effect": _RETRIED,  # the server died before it recorded s1's outcome
 }

@@ -29,6 +29,15 @@ from probes.kit import runtime
 from probes.temporal.server import die_with_parent
 
 ADDRESS = "RC_TEMPORAL_ADDRESS"  # the campaign's dev server (probes.temporal.campaign)
+HOLDS: dict[str, str] = {}  # step -> a barrier socket: the activity waits there once its body returned
+
+
+def hold_after(step: str) -> None:
+    """Where the server-kill protocol holds a live worker: the step's body (and effect) done, its
+    outcome not yet reported to the server. The parent kills the server meanwhile, then says go."""
+    if (sock := HOLDS.pop(step, None)) is not None:
+        from probes.core.barrier import wait_at_barrier
+        wait_at_barrier(sock)
 
 
 def activities() -> list[Any]:
@@ -36,7 +45,9 @@ def activities() -> list[Any]:
 
     @activity.defn(name="s1")
     def s1() -> str:
-        return runtime.step1()
+        out = runtime.step1()
+        hold_after("s1")
+        return out
 
     @activity.defn(name="ask")
     def ask() -> None:
