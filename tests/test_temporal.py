@@ -77,7 +77,7 @@ def test_a_killed_and_restarted_server_loses_nothing_it_had_recorded(verdicts: d
         assert verdicts[("LV", path)].label.value == "✓"
         crash = [e for e in verdicts[("EO", path)].history if e.kind.value == "crash"]
         assert [e.detail["victim"] for e in crash] == ["server"]
-    assert verdicts[("PC", "server-kill:paused")].evidence["reentered"] == []
+    assert verdicts[("PC", "server-kill:paused")].evidence["reentered"] == {}
     assert verdicts[("CO", "server-kill:completed")].evidence["gate_fires"] == 1
 
 
