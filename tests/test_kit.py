@@ -79,6 +79,7 @@ def test_third_party_adapter_runs_and_verdicts_are_byte_identical(tmp_path: Path
     by = {(v["property"], v["path"]): v for v in _verdicts(tmp_path / "a")}
     assert by[("EO", "baseline:yes")]["label"] == "✓"
     assert by[("FD", "fork:same-pause")]["evidence"]["observed"] == "s2 served 'no'"
+    assert by[("FD", "fork:same-pause")]["evidence"]["side"] == "fork: served the new answer"
     # a kill after the gated effect fired and before its checkpoint: recovery answers again
     crash = by[("EO", "crash:kill@s2.effect/latest-checkpoint")]
     assert crash["evidence"]["effect_counts"] == {"e1": 1, "e2": 2}
