@@ -188,3 +188,14 @@ def test_the_smoke_profile_runs_every_protocol_in_one_or_two_cells() -> None:
     assert {p: n for p, n in per_protocol.items() if n > 1} == {"baseline": 2, "tamper": 2}
     race = next(s for s in specs if s.args["protocol"] == "race")
     assert (race.args["min_trials"], race.args["max_trials"]) == (1, 1)
+
+
+def test_a_third_party_adapters_framework_is_in_its_fingerprint() -> None:
+    """``--adapter`` names no packages: the adapter's declared ``packages`` are fingerprinted, so an
+    upgrade of its framework is a new run, not the old one's results."""
+    from probes.core.runs import fingerprint_inputs
+    from probes.kit.suite import kit_campaign
+
+    campaign = kit_campaign("kit_test", "t", "tests.fixtures.kit_adapters:NoReaddress")
+    assert campaign.packages == ("agent-framework-core",)
+    assert "agent-framework-core" in fingerprint_inputs(campaign, campaign.resolve(quick=True))["packages"]

@@ -151,12 +151,16 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
                  in_default_run: bool = False) -> Campaign:
-    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
+    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint);
+    left empty, the adapter's own declared ``packages`` (a third party's ``--adapter``: upgrading its
+    framework changes the fingerprint). With a side environment ``env`` its pinned requirements
+    are part of the campaign's sources instead.
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
     """
     cls = adapter_class(adapter)
+    packages = packages or (tuple(cls.packages) if env is None else ())
     KIT_ADAPTERS[name] = adapter
     return Campaign(
         name=name, title=title, params=kit_params(cls), plan=kit_plan,
