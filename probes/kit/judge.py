@@ -131,9 +131,7 @@ def durable_prefix(h: History, crash: Event) -> list[str]:
     """Steps whose end was followed by a durable write before ``crash`` (the frontier F)."""
     ended: list[str] = []
     durable: list[str] = []
-    for e in h.events:
-        if e.seq >= crash.seq:
-            break
+    for e in h.events[: h.events.index(crash)]:
         if e.kind is Kind.STEP_END and e.step not in ended:
             ended.append(e.step)
         elif e.kind is Kind.PERSIST:
