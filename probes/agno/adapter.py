@@ -88,11 +88,12 @@ class AgnoAdapter(Adapter):
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         wf = _workflow(self._db())
-        run_id = handle or wf.get_last_run_output(session_id=SESSION).run_id
-        saved = wf.get_run_output(run_id=run_id, session_id=SESSION)
-        saved.step_requirements[-1].set_user_input(**{FIELD: answer})
-        return self._status(wf.continue_run(run_id=run_id, session_id=SESSION,
-                                            step_requirements=saved.step_requirements))
+        run_id = handle or getattr(wf.get_last_run_output(session_id=SESSION), "run_id", None)
+        saved = wf.get_run_output(run_id=run_id, session_id=SESSION) if run_id else None
+        requirements = getattr(saved, "step_requirements", None)
+        if requirements:  # else continue_run itself says what is missing (a stored run edited, say)
+            requirements[-1].set_user_input(**{FIELD: answer})
+        return self._status(wf.continue_run(run_id=run_id, session_id=SESSION, step_requirements=requirements))
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         last = _workflow(self._db()).get_last_run_output(session_id=SESSION)
