@@ -45,6 +45,7 @@ def test_a_completed_run_refuses_another_answer(verdicts: dict) -> None:
     assert verdicts[("CO", "stray-after-completion")].label.value == "✓"
     fd = verdicts[("FD", "fork:same-pause")]
     assert fd.evidence["observed"] is None and fd.label.value == "D"
+    assert fd.evidence["side"] == "retry: refused loudly"
     assert "not in a paused state" in fd.doc.quote
 
 
