@@ -237,6 +237,11 @@ print(json.dumps({"version": importlib.metadata.version(dist), "docs": docs}))
 """
 
 
+def _pinned_name(requirement: str) -> str:
+    """``agno[sqlite]==3.1.10`` -> ``agno``: the distribution a pinned requirement installs."""
+    return re.split(r"[\[=<>!~; ]", requirement, maxsplit=1)[0]
+
+
 def _python_for(dist: str) -> str | None:
     """The interpreter that has ``dist``: this one, or a kit campaign's side environment (if built)."""
     try:
@@ -249,7 +254,7 @@ def _python_for(dist: str) -> str | None:
     for cls_name in KIT:
         module = importlib.import_module(f"probes.{cls_name}.campaign") if cls_name != "--saver" else None
         env = getattr(module, "ENV", None)
-        if isinstance(env, SideEnv) and any(r.startswith(f"{dist}==") for r in env.requirements):
+        if isinstance(env, SideEnv) and any(_pinned_name(r) == dist for r in env.requirements):
             return str(env.python) if env.ready else None
     return None
 
@@ -274,11 +279,13 @@ def test_docstring_citations_are_verbatim_in_the_release_they_name(dist: str) ->
 
 
 def test_side_environments_install_the_release_their_citations_name() -> None:
+    from probes.agno import campaign as agno, citations as agno_citations
     from probes.google_adk import campaign as adk, citations as adk_citations
     from probes.openai_agents import campaign as oa, citations as oa_citations
 
-    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations)):
-        assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in env.requirements
+    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations), (agno.ENV, agno_citations)):
+        pins = {_pinned_name(r): r.rpartition("==")[2] for r in env.requirements}
+        assert pins.get(cited.DISTRIBUTION) == cited.VERSION, (env.name, env.requirements)
 
 
 def test_statement_versions_name_the_installed_releases() -> None:
