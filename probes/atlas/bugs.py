@@ -1,34 +1,69 @@
-"""The atlas table: one row per reported LangGraph resume behaviour (shared/ATLAS.md).
+"""The atlas table: one row per reported resume behaviour (shared/ATLAS.md, shared/BUGS.md).
 
-Adding a bug is this row plus one ``@cell("<ref>")`` function in ``cells.py``. A row
-says which contract property the behaviour touches, on which backends it is measured
-(PostgreSQL where the report is backend-specific or concurrent), and which check of
-``probes.core.checker`` decides it from the cell's observations (``decide.py``).
+Adding a bug is this row plus one ``@cell("<ref>")`` function in its framework's cells
+module (``probes/atlas/frameworks.py`` names it: ``cells.py`` for LangGraph,
+``cells_<framework>.py`` for the others). A row says which framework the report is
+against, which contract property the behaviour touches, on which backends it is
+measured, and which check of ``probes.core.checker`` decides it from the cell's
+observations (``decide.py``).
 
 ``present_when`` is the checker outcome that means "the reported behaviour occurred":
 every check here returns ``holds``; the reported behaviour is the violation, so it is
 ``False`` for all rows today (kept explicit so a row for a *fix* -- a behaviour that
 should appear -- needs no code change).
+
+The releases a row runs on: LangGraph rows run on the campaign's ``versions`` list.
+The other frameworks' rows are swept (``sweep.py``) over their distribution's release
+list from ``since`` (the oldest release the cell can express; default the oldest in
+the list) to the newest: the release the report names as bad (``bad``), the pin and
+the newest are run, then the boundaries are bisected, at most ``cap`` releases in all.
+``bad`` and ``since`` only choose where to look; what each release does is measured.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probes.atlas.frameworks import Framework, framework
+
+LANGGRAPH = "langgraph"
+
 
 @dataclass(frozen=True)
 class Bug:
-    ref: str                     # langchain-ai/langgraph issue number
-    prop: str                    # contract property (probes.core.checker.Property), first one named in ATLAS.md
+    ref: str                     # tracker issue / pull request number
+    prop: str                    # contract property (probes.core.checker.Property), first one the report maps to
     title: str                   # the reported behaviour, short
     check: str                   # name of the check in probes.core.checker that decides the cell
     backends: tuple[str, ...] = ("sqlite",)
     reported: str = ""           # versions the report names (for the chapter; never used to decide)
     present_when: bool = False   # the check's `holds` value that means "present"
+    fw: str = LANGGRAPH          # row of probes/atlas/frameworks.py
+    pull: bool = False           # the reference is a pull request (else an issue)
+    repo: str | None = None      # the tracker, when not the framework's own (e.g. a companion server)
+    bad: str | None = None       # a release the report names as having the behaviour (where the sweep looks first)
+    since: str | None = None     # the oldest release the cell can express (the sweep's lower end)
+    cap: int = 6                 # at most this many releases run by the bisecting sweep
+
+    @property
+    def framework(self) -> Framework:
+        return framework(self.fw)
+
+    @property
+    def key(self) -> str:
+        """Unique across frameworks: the number for LangGraph (as before), ``<framework>-<number>`` else."""
+        return self.ref if self.fw == LANGGRAPH else f"{self.fw}-{self.ref}"
 
     @property
     def url(self) -> str:
-        return f"https://github.com/langchain-ai/langgraph/issues/{self.ref}"
+        repo = self.repo or self.framework.repo
+        return f"https://github.com/{repo}/{'pull' if self.pull else 'issues'}/{self.ref}"
+
+    @property
+    def cite(self) -> str:
+        """``owner/name#N`` (with "PR" for a pull request), for tables."""
+        repo = self.repo or self.framework.repo
+        return f"{repo}{' PR' if self.pull else ''}#{self.ref}"
 
 
 BUGS: tuple[Bug, ...] = (
@@ -59,8 +94,20 @@ BUGS: tuple[Bug, ...] = (
 )
 
 
-def by_ref(ref: str) -> Bug:
+def by_ref(ref: str, fw: str = LANGGRAPH) -> Bug:
     for bug in BUGS:
-        if bug.ref == ref:
+        if bug.ref == ref and bug.fw == fw:
             return bug
-    raise KeyError(ref)
+    raise KeyError(f"{fw}#{ref}")
+
+
+def by_key(key: str) -> Bug:
+    for bug in BUGS:
+        if bug.key == key:
+            return bug
+    raise KeyError(key)
+
+
+def of(fw: str) -> tuple[Bug, ...]:
+    """The rows of one framework, in table order."""
+    return tuple(b for b in BUGS if b.fw == fw)
