@@ -91,6 +91,10 @@ BUGS: tuple[Bug, ...] = (
         ("sqlite", "postgres"), reported="1.2.11, PostgresSaver 3.1.2"),
     Bug("8810", "CV", "async shallow PostgreSQL saver overwrites a newer checkpoint after a cancel",
         "same_decision", ("postgres",)),
+    # --- shared/BUGS.md: the other frameworks (swept over their release lists) ---
+    Bug("1684", "CV", "in-memory FullStatePersistence: load_next hands out the live snapshot, resuming mutates "
+        "the recorded history", "same_decision", ("memory",), "reported 2025-05; fix PR #3077 merged 2025-10",
+        fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
 )
 
 

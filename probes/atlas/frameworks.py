@@ -35,6 +35,9 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     # included: each gets the newest checkpoint packages it resolves with.
     Framework("langgraph", "LangGraph", "langchain-ai/langgraph", "langgraph", "probes.atlas.cells",
               ("langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg[binary]"), "1.2.9"),
+    Framework("pydantic-graph", "pydantic-graph", "pydantic/pydantic-ai", "pydantic-graph",
+              # 0.x imports opentelemetry without declaring it
+              "probes.atlas.cells_pydantic_graph", ("opentelemetry-api",), "1.107.1", main_env=True),
 )}
 
 

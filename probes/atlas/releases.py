@@ -3,8 +3,8 @@
 The sweep (``sweep.py``) bisects over these lists, so they are an input of the atlas
 like LangGraph's ``VERSIONS``: committed in ``releases.json`` (with the date it was
 read), never fetched during a run -- a run on the same snapshot plans the same
-releases. ``python -m probes.atlas.releases --refresh`` reads every framework's list
-again with ``pip index versions <dist>`` (the ordinary client) and rewrites the file;
+releases. ``python -m probes.atlas.releases --refresh [--missing]`` reads every framework's
+list (or only those the snapshot lacks) again with ``pip index versions <dist>`` (the ordinary client) and rewrites the file;
 pre-releases are left out (a cell runs what ``pip install dist==X`` gives a user).
 """
 
@@ -29,7 +29,7 @@ def key(release: str) -> tuple[Any, ...]:
 
 
 def snapshot() -> dict[str, Any]:
-    return json.loads(SNAPSHOT.read_text()) if SNAPSHOT.exists() else {"read": None, "releases": {}}
+    return json.loads(SNAPSHOT.read_text()) if SNAPSHOT.exists() else {"read_per_dist": {}, "releases": {}}
 
 
 def releases(dist: str) -> list[str]:
@@ -52,18 +52,29 @@ def read_index(dist: str) -> list[str]:
     return sorted((v.strip() for v in line.split(":", 1)[1].split(",") if _FINAL.fullmatch(v.strip())), key=key)
 
 
-def refresh() -> dict[str, Any]:
+def refresh(only_missing: bool = False) -> dict[str, Any]:
+    """Read every framework's list again (``only_missing``: only the dists the snapshot lacks)."""
     from probes.atlas.frameworks import FRAMEWORKS
 
-    data = {"read": datetime.date.today().isoformat(), "how": "pip index versions <dist>",
-            "releases": {f.dist: read_index(f.dist) for f in FRAMEWORKS.values()}}
-    SNAPSHOT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    old = snapshot()
+    lists = dict(old["releases"]) if only_missing else {}
+    for f in FRAMEWORKS.values():
+        if f.dist not in lists:
+            lists[f.dist] = read_index(f.dist)
+    read = dict(old.get("read_per_dist") or {}) if only_missing else {}
+    for dist in lists:
+        if dist not in read or dist not in old["releases"] or not only_missing:
+            read[dist] = datetime.date.today().isoformat()
+    data = {"how": "pip index versions <dist>", "read_per_dist": read, "releases": lists}
+    lines = ",\n".join(f"  {json.dumps(d)}: {json.dumps(v)}" for d, v in sorted(lists.items()))
+    SNAPSHOT.write_text(f'{{"how": {json.dumps(data["how"])},\n "read_per_dist": '
+                        f'{json.dumps(read, sort_keys=True)},\n "releases": {{\n{lines}\n }}}}\n')
     return data
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--refresh"]:
-        print("usage: python -m probes.atlas.releases --refresh", file=sys.stderr)
+    if sys.argv[1:] not in (["--refresh"], ["--refresh", "--missing"]):
+        print("usage: python -m probes.atlas.releases --refresh [--missing]", file=sys.stderr)
         sys.exit(2)
-    out = refresh()
+    out = refresh(only_missing="--missing" in sys.argv)
     print(json.dumps({d: len(v) for d, v in out["releases"].items()}))
