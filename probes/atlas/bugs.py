@@ -91,6 +91,11 @@ BUGS: tuple[Bug, ...] = (
         ("sqlite", "postgres"), reported="1.2.11, PostgresSaver 3.1.2"),
     Bug("8810", "CV", "async shallow PostgreSQL saver overwrites a newer checkpoint after a cancel",
         "same_decision", ("postgres",)),
+    # --- shared/BUGS.md: three more LangGraph reports (run on the same `versions`) ---
+    Bug("6050", "PC", "@task completed before an interrupt() inside a subgraph runs again on resume", "exactly_once",
+        reported="fix PR #6161 merged 2025-09-17, reverted by PR #6227 2025-09-30"),
+    Bug("5672", "RD", "a task cancelled in flight leaves no error record under durability='exit'",
+        "same_decision", reported="PR #8634 (closed 2026-08-17): sync/async record CancelledError, exit does not"),
     # --- shared/BUGS.md: the other frameworks (swept over their release lists) ---
     Bug("1684", "CV", "in-memory FullStatePersistence: load_next hands out the live snapshot, resuming mutates "
         "the recorded history", "same_decision", ("memory",), "reported 2025-05; fix PR #3077 merged 2025-10",

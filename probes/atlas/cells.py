@@ -283,6 +283,123 @@ def subgraph_interrupt_reruns_parent(c: Cell) -> Observed:
                                 "durable_prefix": [f"pre ({k})" for k in variants]}, variants)
 
 
+@cell("6050")
+def task_in_subgraph_reruns(c: Cell) -> Observed:
+    """A node of a subgraph calls a ``@task`` and then ``interrupt()``; one resume. The task's
+    recorded result should be reused: its effect fires once."""
+    from langgraph.func import task
+    from langgraph.graph import END, START
+    from langgraph.types import Command, interrupt
+
+    @task
+    def lookup(x: str) -> str:
+        c.log(Kind.STEP_BEGIN, "lookup")
+        c.fire("lookup", "lookup")
+        return f"looked up {x}"
+
+    def work(state: dict) -> dict:
+        found = lookup("x").result()
+        answer = interrupt("ok?")
+        c.consume("work", answer)
+        c.fire("after", "work")
+        return {"out": f"{found}: {answer}"}
+
+    sub = _state_graph({"out": str})
+    sub.add_node("work", work)
+    sub.add_edge(START, "work")
+    sub.add_edge("work", END)
+    parent = _state_graph({"out": str})
+    parent.add_node("sub", sub.compile())
+    parent.add_edge(START, "sub")
+    parent.add_edge("sub", END)
+    resumes = []
+    with c.saver() as saver:
+        app = parent.compile(checkpointer=saver)
+        c.log(Kind.START)
+        first = app.invoke({"out": ""}, cfg("t"))
+        before = c.ledger.counts().get("lookup", 0)
+        out: Any = first
+        for answer in ("yes", "yes again"):  # a second resume only if the first one interrupted again
+            if not surfaced(out):
+                break
+            c.log(Kind.ANSWER, value=answer)
+            c.log(Kind.RESUME, value=answer, mode="retry")
+            out = app.invoke(Command(resume=answer), cfg("t"))
+            resumes.append(answer)
+    counts = c.ledger.counts()
+    behaviour = (f"subgraph node: @task 'lookup' then interrupt(); 'lookup' ran {before}x before the pause and "
+                 f"{counts.get('lookup', 0)}x in all after {len(resumes)} resume(s); the gated effect fired "
+                 f"{counts.get('after', 0)}x; final out={out.get('out') if isinstance(out, dict) else out!r}")
+    return Observed(behaviour, {"effect_counts": {k: counts.get(k, 0) for k in ("lookup", "after")},
+                                "expected": ["lookup", "after"]},
+                    {"lookup_before_resume": before, "resumes": resumes, "counts": counts,
+                     "out": out.get("out") if isinstance(out, dict) else None})
+
+
+@cell("5672")
+def cancelled_task_error_record(c: Cell) -> Observed:
+    """Two nodes in one superstep (p1 returns, p2 waits on a barrier); the run is cancelled while p2
+    is in flight, under each durability mode. What ``aget_state().tasks`` records for each task
+    afterwards should not depend on the mode (RD: equal situations, equal durable record)."""
+    import asyncio
+
+    from langgraph.graph import END, START
+
+    if c.backend != "sqlite":
+        raise NotApplicable("this cell drives the asynchronous SQLite saver")
+    try:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    except ImportError:
+        raise NotApplicable("langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver is not installed") from None
+
+    async def one(durability: str) -> dict[str, Any]:
+        entered, returned = asyncio.Event(), asyncio.Event()
+
+        async def p1(state: dict) -> dict:
+            c.fire(f"p1[{durability}]", "p1")
+            returned.set()
+            return {"log": ["p1"]}
+
+        async def p2(state: dict) -> dict:
+            entered.set()
+            await asyncio.Event().wait()  # in flight until cancelled
+            return {"log": ["p2"]}
+
+        g = _state_graph({"log": Annotated_list()})
+        g.add_node("p1", p1)
+        g.add_node("p2", p2)
+        g.add_edge(START, "p1")
+        g.add_edge(START, "p2")
+        g.add_edge("p1", END)
+        g.add_edge("p2", END)
+        async with AsyncSqliteSaver.from_conn_string(c.location) as saver:
+            app = g.compile(checkpointer=saver)
+            thread = cfg(f"t-{durability}")
+            c.log(Kind.START, mode=durability)
+            run = asyncio.ensure_future(app.ainvoke({"log": []}, thread, durability=durability))
+            await asyncio.wait_for(asyncio.gather(entered.wait(), returned.wait()), 60)
+            for _ in range(50):  # let p1's completion be committed by the loop (event-loop turns, no sleeps)
+                await asyncio.sleep(0)
+            run.cancel()
+            c.log(Kind.CRASH, value="asyncio cancellation while p2 is in flight", mode=durability)
+            try:
+                await run
+                outcome = "finished"
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+            state = await app.aget_state(thread)
+            tasks = {t.name: (type(t.error).__name__ if isinstance(t.error, BaseException)
+                              else (str(t.error) if t.error is not None else None))
+                     for t in state.tasks}
+            return {"outcome": outcome, "tasks": dict(sorted(tasks.items())),
+                    "p1_recorded": "p1" in (state.values.get("log") or []) or "p1" not in tasks}
+
+    results = {mode: asyncio.run(one(mode)) for mode in ("sync", "async", "exit")}
+    behaviour = "; ".join(f"durability={m}: run {r['outcome']}, recorded task errors {r['tasks']}"
+                          for m, r in results.items())
+    return Observed(behaviour, {"decisions": {m: r["tasks"].get("p2") for m, r in results.items()}}, results)
+
+
 @cell("7780")
 def interrupt_in_loop(c: Cell) -> Observed:
     from langgraph.graph import END, START
