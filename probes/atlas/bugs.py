@@ -100,6 +100,11 @@ BUGS: tuple[Bug, ...] = (
     Bug("1684", "CV", "in-memory FullStatePersistence: load_next hands out the live snapshot, resuming mutates "
         "the recorded history", "same_decision", ("memory",), "reported 2025-05; fix PR #3077 merged 2025-10",
         fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
+    Bug("4501", "LV", "@persist cyclic flow kicked off with inputs={'id': ...} ends after one cycle", "completes",
+        ("sqlite",), "fix PR #4501 merged 2026-02-16", fw="crewai", pull=True, bad="1.9.3", since="1.0.0", cap=7),
+    Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
+        "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",
+        pull=True, bad="0.12.20", since="0.12.0", cap=8),
 )
 
 

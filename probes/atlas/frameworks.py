@@ -38,6 +38,11 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     Framework("pydantic-graph", "pydantic-graph", "pydantic/pydantic-ai", "pydantic-graph",
               # 0.x imports opentelemetry without declaring it
               "probes.atlas.cells_pydantic_graph", ("opentelemetry-api",), "1.107.1", main_env=True),
+    Framework("crewai", "CrewAI", "crewAIInc/crewAI", "crewai", "probes.atlas.cells_crewai", (), "1.15.2",
+              main_env=True),
+    # The workflows lived in llama-index-core when #18023 was filed; it re-exports llama-index-workflows now.
+    Framework("llamaindex", "LlamaIndex Workflows", "run-llama/llama_index", "llama-index-core",
+              "probes.atlas.cells_llamaindex"),
 )}
 
 
