@@ -121,16 +121,32 @@ def _neighbours(dist: str, older: str, newer: str) -> bool:
     return listed.index(newer) - listed.index(older) == 1
 
 
-def boundary(dist: str, statuses: list[tuple[str, str]], at: str | None) -> str:
-    """``at`` as shown: the release, or ``A … B`` (the measured release before it, exclusive) when the
-    releases between them were not run."""
+def boundary(dist: str, statuses: list[tuple[str, str]], at: str | None, oldest: str | None = None) -> str:
+    """``at`` as shown: the release, or ``A < … ≤ B`` (the measured release before it, exclusive) when
+    the releases between them were not run; ``≤ B`` when ``at`` is the oldest measured release but
+    not the oldest the sweep could run (``oldest``)."""
     if at is None:
         return "—"
     names = [r for r, _s in statuses]
     i = names.index(at)
-    if i == 0 or _neighbours(dist, names[i - 1], at):
+    if i == 0:
+        return at if oldest is None or oldest == at else f"≤ {at}"
+    if _neighbours(dist, names[i - 1], at):
         return at
     return f"{names[i - 1]} < … ≤ {at}"
+
+
+def _oldest_candidate(bug: Bug) -> str | None:
+    """The oldest release a swept row could run (None for LangGraph's fixed list)."""
+    from probes.atlas import releases, sweep
+
+    if bug.fw == LANGGRAPH:
+        return None
+    try:
+        found = sweep.candidates(releases.releases(bug.framework.dist), bug.since, releases.key)
+    except KeyError:
+        return None
+    return found[0] if found else None
 
 
 def summary_rows(receipts: Iterable[Receipt], fw: str = LANGGRAPH) -> list[dict[str, Any]]:
@@ -154,7 +170,7 @@ def summary_rows(receipts: Iterable[Receipt], fw: str = LANGGRAPH) -> list[dict[
         fixed, last = fixed_in(ordered)
         row["fixed in"] = fixed or "—"
         row["last present"] = last or "—"
-        row["first bad"] = boundary(bug.framework.dist, ordered, first_bad(ordered))
+        row["first bad"] = boundary(bug.framework.dist, ordered, first_bad(ordered), _oldest_candidate(bug))
         row["first fixed"] = boundary(bug.framework.dist, ordered, fixed)
         row["never reproduced"] = bool(ordered) and not any(s == PRESENT for _r, s in ordered)
         out.append(row)
@@ -174,7 +190,8 @@ def markdown(receipts: list[Receipt], fw: str = LANGGRAPH) -> str:
     """The table as Markdown, every cell linked to its receipt(s)."""
     releases, rows = grid(receipts, fw)
     table = summary_rows(receipts, fw)
-    head = ["behaviour", *releases, "fixed in", "last present"]
+    ends = ["fixed in", "last present"] if fw == LANGGRAPH else ["first bad", "first fixed"]
+    head = ["behaviour", *releases, *ends]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in table:
         ref = row["ref"].lstrip("#")
@@ -187,7 +204,7 @@ def markdown(receipts: list[Receipt], fw: str = LANGGRAPH) -> str:
                 continue
             links = " ".join(f"[{b}]({u})" for b, u in sorted(slot["receipts"].items()))
             parts.append(f"{_cell_text(slot)} {links}")
-        parts += [row["fixed in"], row["last present"]]
+        parts += [row[k] for k in ends]
         lines.append("| " + " | ".join(parts) + " |")
     return "\n".join(lines)
 
@@ -205,7 +222,8 @@ def figure(receipts: list[Receipt], link_prefix: str = "../", fw: str = LANGGRAP
 
     releases, rows = grid(receipts, fw)
     bugs: list[Bug] = [b for b in of(fw) if b.ref in rows]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(releases), 0.9 + 0.42 * len(bugs)))
+    rotate = len(releases) > 8
+    fig, ax = plt.subplots(figsize=(2.2 + 0.9 * len(releases), 1.2 + 0.42 * len(bugs) + (1.0 if rotate else 0)))
     for y, bug in enumerate(bugs):
         for x, release in enumerate(releases):
             slot = rows[bug.ref].get(release)
@@ -219,7 +237,7 @@ def figure(receipts: list[Receipt], link_prefix: str = "../", fw: str = LANGGRAP
             ax.text(x, y, SYMBOL[s] + ("*" if mixed else ""), ha="center", va="center", fontsize=9)
     ax.set_xlim(-0.5, len(releases) - 0.5)
     ax.set_ylim(len(bugs) - 0.5, -0.5)
-    ax.set_xticks(range(len(releases)), releases, rotation=45 if len(releases) > 8 else 0)
+    ax.set_xticks(range(len(releases)), releases, rotation=60 if rotate else 0)
     ax.tick_params(labeltop=True)
     ax.set_yticks(range(len(bugs)), [f"#{b.ref} {b.prop}" for b in bugs])
     ax.set_xlabel(f"{framework(fw).title} release ({framework(fw).dist})")
