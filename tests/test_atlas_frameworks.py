@@ -14,7 +14,7 @@ import pytest
 
 from probes import campaigns
 from probes.atlas import decide, releases, sweep, table
-from probes.atlas.bugs import BUGS, LANGGRAPH, by_key
+from probes.atlas.bugs import ALL, LANGGRAPH, by_key
 from probes.atlas.frameworks import FRAMEWORKS
 from probes.core.campaign import run_campaign
 
@@ -57,23 +57,23 @@ def test_boundaries_left_open_by_the_cap_are_intervals() -> None:
 
 
 def test_every_row_has_a_cell_in_its_frameworks_module_and_a_release_list() -> None:
-    keys = [b.key for b in BUGS]
+    keys = [b.key for b in ALL]
     assert len(keys) == len(set(keys))
-    for bug in BUGS:
+    for bug in ALL:
         module = importlib.import_module(bug.framework.cells)
         assert bug.ref in module.CELLS, f"{bug.cite} has no cell in {bug.framework.cells}"
         assert bug.check in decide.CHECKS
         assert releases.releases(bug.framework.dist)  # the sweep has a list to bisect
         if bug.fw != LANGGRAPH and bug.bad is not None:
             assert bug.bad in releases.releases(bug.framework.dist)
-    assert {b.fw for b in BUGS} <= set(FRAMEWORKS)
+    assert {b.fw for b in ALL} <= set(FRAMEWORKS)
 
 
 def test_plan_sweeps_each_other_row_once_per_backend() -> None:
     campaign = campaigns.get("atlas")
     params = campaign.resolve({}, quick=True)
     specs = [s for s in campaign.plan(params) if "key" in s.args]
-    assert sorted(s.args["key"] for s in specs) == sorted(b.key for b in BUGS if b.fw != LANGGRAPH)
+    assert sorted(s.args["key"] for s in specs) == sorted(b.key for b in ALL if b.fw != LANGGRAPH)
     assert {s.args["sweep"] for s in specs} == {"pin"}
     assert len({s.id for s in specs}) == len(specs)
 

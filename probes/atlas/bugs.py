@@ -66,6 +66,7 @@ class Bug:
         return f"{repo}{' PR' if self.pull else ''}#{self.ref}"
 
 
+# LangGraph's rows (shared/ATLAS.md, and three more from shared/BUGS.md).
 BUGS: tuple[Bug, ...] = (
     Bug("6663", "FD", "second resume at one interrupt checkpoint returns the first outcome", "fork_outcome"),
     Bug("7361", "FD", "resume addressed to a checkpoint id replays instead of answering", "completes",
@@ -96,7 +97,10 @@ BUGS: tuple[Bug, ...] = (
         reported="fix PR #6161 merged 2025-09-17, reverted by PR #6227 2025-09-30"),
     Bug("5672", "RD", "a task cancelled in flight leaves no error record under durability='exit'",
         "same_decision", reported="PR #8634 (closed 2026-08-17): sync/async record CancelledError, exit does not"),
-    # --- shared/BUGS.md: the other frameworks (swept over their release lists) ---
+)
+
+# shared/BUGS.md: the other frameworks' reports (swept over their release lists).
+OTHERS: tuple[Bug, ...] = (
     Bug("1684", "CV", "in-memory FullStatePersistence: load_next hands out the live snapshot, resuming mutates "
         "the recorded history", "same_decision", ("memory",), "reported 2025-05; fix PR #3077 merged 2025-10",
         fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
@@ -108,15 +112,19 @@ BUGS: tuple[Bug, ...] = (
 )
 
 
+# Every row: LangGraph's (``BUGS``, run on the campaign's ``versions``) and the others'.
+ALL: tuple[Bug, ...] = BUGS + OTHERS
+
+
 def by_ref(ref: str, fw: str = LANGGRAPH) -> Bug:
-    for bug in BUGS:
+    for bug in ALL:
         if bug.ref == ref and bug.fw == fw:
             return bug
     raise KeyError(f"{fw}#{ref}")
 
 
 def by_key(key: str) -> Bug:
-    for bug in BUGS:
+    for bug in ALL:
         if bug.key == key:
             return bug
     raise KeyError(key)
@@ -124,4 +132,4 @@ def by_key(key: str) -> Bug:
 
 def of(fw: str) -> tuple[Bug, ...]:
     """The rows of one framework, in table order."""
-    return tuple(b for b in BUGS if b.fw == fw)
+    return tuple(b for b in ALL if b.fw == fw)

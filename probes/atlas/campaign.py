@@ -46,9 +46,9 @@ BACKENDS = ("sqlite", "postgres")  # selectable; a row's other backends (a frame
 
 
 def _bug_refs() -> tuple[str, ...]:
-    from probes.atlas.bugs import BUGS
+    from probes.atlas.bugs import ALL
 
-    return tuple(b.key for b in BUGS)
+    return tuple(b.key for b in ALL)
 
 
 PARAMS = (
@@ -88,7 +88,7 @@ def _runs_on(backend: str, params: Mapping[str, Any]) -> bool:
 
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
-    from probes.atlas.bugs import BUGS, LANGGRAPH, of
+    from probes.atlas.bugs import ALL, LANGGRAPH, of
 
     _check(params)
     specs = []
@@ -100,7 +100,7 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
                 if _runs_on(backend, params):
                     specs.append(ProbeSpec(probe_id(bug.ref, backend, release),
                                            {"ref": bug.ref, "backend": backend, "release": release}))
-    for bug in BUGS:  # grouped by framework: the sweeps of one framework share its environments
+    for bug in ALL:  # grouped by framework: the sweeps of one framework share its environments
         if bug.fw == LANGGRAPH or bug.key not in params["bugs"]:
             continue
         for backend in bug.backends:
