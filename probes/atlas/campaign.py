@@ -12,6 +12,13 @@ bisection of the boundaries capped per bug by default, every release with
 ``sweep=every``); each release it picks runs the cell in that release's environment
 and gives one verdict of the probe's receipt.
 
+Cost (the default profile's budget): LangGraph's part as before; each other row runs at
+most its ``cap`` releases (7-12), so the default sweep is bounded by the sum of the caps.
+On this loaded 2-core machine a release's environment costs about 40 s to create for
+pydantic-graph and several minutes to twenty for CrewAI (once; cached afterwards), a cell
+seconds: pydantic-graph #1684's bisection (10 releases) took 6.5 min cold. The full
+sweep is ``-p sweep=every`` (every release from the row's ``since`` on: hours).
+
 Either way the store is made here (a fresh SQLite file, or a fresh database on the
 embedded PostgreSQL server the harness starts; a framework's own file or in-memory
 store is the cell's), the cell drives its reproduction against it, and ``decide.py``

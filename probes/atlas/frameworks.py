@@ -43,6 +43,8 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     # The workflows lived in llama-index-core when #18023 was filed; it re-exports llama-index-workflows now.
     Framework("llamaindex", "LlamaIndex Workflows", "run-llama/llama_index", "llama-index-core",
               "probes.atlas.cells_llamaindex"),
+    Framework("openai-agents", "OpenAI Agents SDK", "openai/openai-agents-python", "openai-agents",
+              "probes.atlas.cells_openai_agents", (), "0.24.0"),
 )}
 
 
