@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, required_fields
 from probes.strands.citations import CITATIONS
 
 SESSION, AGENT = "kit", "kit"
@@ -121,7 +121,8 @@ class StrandsAdapter(Adapter):
         """The interrupt ids the durable agent state is waiting on."""
         if not self._agent_file.exists():
             return []
-        state = json.loads(self._agent_file.read_text()).get("interrupt_state") or {}
+        doc = json.loads(self._agent_file.read_text())
+        state = (doc.get("_internal_state") or {}).get("interrupt_state") or {}
         return list(state.get("interrupts") or {}) if state.get("activated") else []
 
     def start(self) -> dict[str, Any]:
@@ -141,5 +142,10 @@ class StrandsAdapter(Adapter):
             return self.resume(pending[-1], answer)
         return self._call(None)  # "No input: uses existing conversation history"
 
+    # The durable state the kit edits is agent.json: the agent, its interrupt state inside.
     def state_paths(self) -> list[Any]:
         return [self._agent_file] if self._agent_file.exists() else []
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        from strands.types.session import SessionAgent
+        return {"status": "schema", "required": required_fields(SessionAgent), "model": "strands SessionAgent"}
