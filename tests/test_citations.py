@@ -276,8 +276,9 @@ def test_docstring_citations_are_verbatim_in_the_release_they_name(dist: str) ->
 def test_side_environments_install_the_release_their_citations_name() -> None:
     from probes.google_adk import campaign as adk, citations as adk_citations
     from probes.openai_agents import campaign as oa, citations as oa_citations
+    from probes.strands import campaign as strands, citations as strands_citations
 
-    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations)):
+    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations), (strands.ENV, strands_citations)):
         assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in env.requirements
 
 

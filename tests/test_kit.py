@@ -107,7 +107,7 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk", "autogen_kit", "crewai_kit", "dbos_kit",
-                                  "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit"])
+                                  "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit", "strands"])
 def test_kit_chapters_are_the_template(name: str) -> None:
     """Every kit chapter is generated from one template (cells with stable ids); a hand edit would drift."""
     from probes import NOTEBOOKS_DIR

@@ -9,7 +9,8 @@ interrupt state in ``agent.json``) and every message as JSON files under the pro
 session called with ``[{"interruptResponse": {"interruptId": id, "response": answer}}]``;
 the tool then runs again from its top and its ``interrupt`` call returns the answer. A
 pause's handle is the interrupt id; the application also keeps the ids it was given
-(``pauses.txt``), as a caller that shows the question to a human would.
+(``pauses.txt``), as a caller that shows the question to a human would. Recovery: a restored
+agent in its interrupt state accepts only the answer (sent again); else ``agent()``, no input.
 """
 
 import json
@@ -22,8 +23,6 @@ from probes.kit.adapter import Adapter, Capability, required_fields
 from probes.strands.citations import CITATIONS
 
 SESSION, AGENT = "kit", "kit"
-os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)  # telemetry off: strands exports traces only there
-os.environ["OTEL_SDK_DISABLED"] = "true"
 
 
 def _events(tool: str | None, text: str = "", call_id: str = "") -> list[dict[str, Any]]:
@@ -55,13 +54,12 @@ def _model() -> Any:
 
         async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
             results = [b["toolResult"] for m in messages for b in m["content"] if "toolResult" in b]
+            reply = None
             for tool in ("s1", "s2"):
                 mine = [r for r in results if r["toolUseId"].startswith(tool)]
-                if not mine or mine[-1].get("status") == "error":
-                    for event in _events(tool, call_id=f"{tool}-{len(mine)}"):
-                        yield event
-                    return
-            for event in _events(None, text="".join(c.get("text", "") for c in mine[-1]["content"])):
+                if reply is None and (not mine or mine[-1].get("status") == "error"):
+                    reply = _events(tool, call_id=f"{tool}-{len(mine)}")
+            for event in reply or _events(None, text="".join(c.get("text", "") for c in mine[-1]["content"])):
                 yield event
 
     return Scripted()
@@ -97,23 +95,23 @@ class StrandsAdapter(Adapter):
     citations = CITATIONS
 
     @property
-    def _sessions(self) -> Path:
-        return self.workdir / "sessions"
-
-    @property
     def _agent_file(self) -> Path:
-        return self._sessions / f"session_{SESSION}" / "agents" / f"agent_{AGENT}" / "agent.json"
+        return self.workdir / "sessions" / f"session_{SESSION}" / "agents" / f"agent_{AGENT}" / "agent.json"
 
     def hook(self) -> None:
+        """Every operation's first call in its process: telemetry off before strands is imported
+        (it exports traces only to an OTLP endpoint), then the session's atomic write hooked."""
+        os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+        os.environ["OTEL_SDK_DISABLED"] = "true"
         from strands.session.file_session_manager import FileSessionManager
         runtime.hook_save(FileSessionManager, "_write_file", writes=((os, "replace"),))
 
     def _call(self, prompt: Any) -> dict[str, Any]:
-        result = _agent(self._sessions)(prompt)
+        result = _agent(self.workdir / "sessions")(prompt)
         if result.stop_reason == "interrupt":
             handle = result.interrupts[0].id
-            with open(self.workdir / "pauses.txt", "a") as f:
-                f.write(handle + "\n")
+            with open(self.workdir / "pauses.txt", "a") as given:
+                given.write(handle + "\n")
             return {"status": "paused", "handle": handle}
         return {"status": "completed", "outcome": str(result).strip(), "stop_reason": result.stop_reason}
 
