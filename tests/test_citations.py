@@ -286,9 +286,10 @@ def test_side_environments_install_the_release_their_citations_name() -> None:
     from probes.google_adk import campaign as adk, citations as adk_citations
     from probes.openai_agents import campaign as oa, citations as oa_citations
     from probes.pydantic_ai import campaign as pai, citations as pai_citations
+    from probes.strands import campaign as strands, citations as strands_citations
 
     for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations), (pai.ENV, pai_citations),
-                       (agno.ENV, agno_citations)):
+                       (agno.ENV, agno_citations), (strands.ENV, strands_citations)):
         assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in map(_pinned, env.requirements), (env.name, env.requirements)
     assert f"{pai_citations.DBOS_DISTRIBUTION}=={pai_citations.DBOS_VERSION}" in pai.ENV.requirements
 

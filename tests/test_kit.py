@@ -107,7 +107,7 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "kit_test").exists()
 
 
-@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk", "agno", "pydantic_ai", "autogen_kit",
+@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk", "agno", "pydantic_ai", "strands", "autogen_kit",
                                   "crewai_kit", "dbos_kit", "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit"])
 def test_kit_chapters_are_the_template(name: str) -> None:
     """Every kit chapter is generated from one template (cells with stable ids); a hand edit would drift."""
