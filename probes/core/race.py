@@ -70,7 +70,9 @@ class RaceRule:
                    float(data["max_seconds"]))
 
 
-class Outcome(str, Enum):
+class Outcome(Enum):
+    """A plain Enum (not a str): outcomes have no order, and comparing them by their names' spelling fails."""
+
     VIOLATED = "violated"
     HOLDS = "holds"
     UNDECIDED = "undecided"

@@ -159,14 +159,18 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
                  in_default_run: bool = False, services: Services | None = None,
                  protocols: Mapping[str, Protocol] | None = None) -> Campaign:
-    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
-    ``services``: servers the adapter's processes talk to (a durable-execution engine's), see ``Services``.
-    ``protocols``: this framework's own protocols, run after the kit's (e.g. killing its server).
+    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint);
+    left empty, the adapter's own declared ``packages`` (a third party's ``--adapter``: upgrading its
+    framework changes the fingerprint). With a side environment ``env`` its pinned requirements
+    are part of the campaign's sources instead. ``services``: servers the adapter's processes talk
+    to (a durable-execution engine's), see ``Services``. ``protocols``: this framework's own
+    protocols, run after the kit's (e.g. killing its server).
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
     """
     cls = adapter_class(adapter)
+    packages = packages or (tuple(cls.packages) if env is None else ())
     KIT_ADAPTERS[name] = adapter
     names = PROTOCOL_NAMES + tuple(protocols or {})
     return Campaign(
