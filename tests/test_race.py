@@ -154,6 +154,8 @@ def test_bound_text_beside_each_decision() -> None:
     assert bound_text({}) == ""
     violated = decide([False, True, True], RULE).evidence(RULE)
     assert bound_text(violated) == "2 of 3 trials"
+    import json
+    assert bound_text(json.loads(json.dumps(violated))) == "2 of 3 trials"  # as read back from a receipt
     held = decide([False] * 35, RULE).evidence(RULE)
     assert bound_text(held) == "0 of 35 trials, rate < 9.9 %"
     open_ = decide([False] * 3, RULE).evidence(RULE)
