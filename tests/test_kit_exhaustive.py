@@ -30,8 +30,8 @@ def test_points_are_numbered_over_the_run_and_listed_lane_by_lane() -> None:
     # a checkpoint writer on another thread: its points interleave with the steps' in the trace
     pts = _points(["save.enter", "s1.begin", "save.exit", "s1.effect", "save.enter", "save.exit", "kit.paused"],
                   ["save.enter", "s2.consumed", "save.exit"])
-    assert [p.label for p in pts] == ["s1.begin#1", "s1.effect#1", "kit.paused#1", "save.enter#1", "save.exit#1",
-                                      "save.enter#2", "save.exit#2", "s2.consumed#1", "save.enter#3", "save.exit#3"]
+    assert [p.label for p in pts] == ["s1.begin#1", "s1.effect#1", "save.enter#1", "save.exit#1", "save.enter#2",
+                                      "save.exit#2", "kit.paused#1", "s2.consumed#1", "save.enter#3", "save.exit#3"]
     third = next(p for p in pts if p.label == "save.enter#3")
     assert (third.phase, third.address, third.step) == ("answer", "save.enter#1", 0)  # addressed in its process
     assert [p.index for p in pts] == list(range(len(pts)))
@@ -128,9 +128,9 @@ def test_maf_save_points_are_the_saves_the_baseline_recorded(maf: tuple[Any, dic
     assert raised.observations["exhaustive"]["candidates"] == len(points) - 1  # not at kit.paused
 
 
-def test_maf_killed_entering_the_checkpoint_after_s1_runs_s1_again(maf: tuple[Any, dict]) -> None:
+def test_maf_killed_writing_the_checkpoint_after_s1_runs_s1_again(maf: tuple[Any, dict]) -> None:
     _, verdicts = maf
-    eo = verdicts[(Property.EO, "exhaustive:kill@save.enter#2/latest-checkpoint")]
+    eo = verdicts[(Property.EO, "exhaustive:kill@save.write#2/latest-checkpoint")]
     assert eo.label.value == "U" and eo.evidence["effect_counts"] == {"e1": 2, "e2": 1}
     assert verdicts[(Property.EO, "exhaustive:kill@s1.begin#1/latest-checkpoint")].label.value == "✓"
 
@@ -144,8 +144,7 @@ def test_langgraph_sqlite_checkpoints_are_the_puts_the_baseline_recorded(tmp_pat
     assert names.count("save.enter") == names.count("save.exit") == enum["saves"] >= 3
     assert "save.write" not in names  # the adapter hooks put() and no lower-level write
     assert len(enum["measured"]) == 4 and enum["measured"][0] == "s1.begin#1"
-    # killed once the start's last checkpoint (the one at the pause) is written: s1 is durable, not run again
-    exit_at_pause = [p["label"] for p in enum["points"] if p["phase"] == "start" and p["name"] == "save.exit"][-1]
-    assert exit_at_pause in enum["measured"]
-    pc = verdicts[(Property.PC, f"exhaustive:kill@{exit_at_pause}/none-input")]
+    # killed parked at the pause (every checkpoint of the start written): s1 is durable and is not run again
+    assert "kit.paused#1" in enum["measured"]
+    pc = verdicts[(Property.PC, "exhaustive:kill@kit.paused#1/none-input")]
     assert pc.label.value == "✓" and "durable prefix ['s1']" in pc.summary

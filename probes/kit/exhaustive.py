@@ -9,11 +9,12 @@ lower-level write and exit of the framework's own save, each occurrence numbered
 (``save.write#3``: the run's third write). Those points are the enumeration; none is typed in.
 An adapter without the save hook gets the step boundaries alone.
 
-The enumeration is listed per operation (start, then answer) in two lanes: the step boundaries
-in the order the steps reached them, then the save's points in the order the saves reached
-them. Each lane's order is its own program order; how the two interleave is not part of the
-enumeration, because a framework may write its checkpoints on another thread while the steps
-run (LangGraph's default ``durability="async"``): the observed order is kept in observations.
+The enumeration is listed per operation (start, then answer) in lanes: the step boundaries in
+the order the steps reached them, then the save's points in the order the saves reached them,
+then the pause (reached after the operation returned). Each lane's order is its own program
+order; how the steps and the saves interleave is not part of the enumeration, because a
+framework may write its checkpoints on another thread while the steps run (LangGraph's default
+``durability="async"``): the observed order is kept in observations.
 
 Each point (at most ``cap`` of them, spread evenly over the list when there are more) is then
 measured in a fresh run: the process that reached it in the baseline dies there by SIGKILL
@@ -50,12 +51,12 @@ from probes.kit.tracing import read_trace, trace_file
 
 PROPERTIES = (Property.EO, Property.PC, Property.LV)
 PHASES = ("start", "answer")  # the baseline's two operations, each one process
-LANES = ("steps", "save")     # the step bodies' points and the hooked save's
+LANES = ("steps", "save", "pause")  # the step bodies' points, the hooked save's, the parked pause
 Trace = list[tuple[str, bool]]  # (point name, an exception may be raised there), in the order reached
 
 
 def lane(name: str) -> str:
-    return "save" if name in SAVE_POINTS else "steps"
+    return "save" if name in SAVE_POINTS else "pause" if name == "kit.paused" else "steps"
 
 
 class TracedRun(Run):
@@ -106,7 +107,7 @@ def lanes(trace: Trace) -> dict[str, list[str]]:
 
 
 def enumerate_points(traces: dict[str, Trace]) -> list[Point]:
-    """Number the baseline's points: per phase, the step lane, then the save lane (module docstring)."""
+    """Number the baseline's points: per phase, lane by lane (module docstring)."""
     points: list[Point] = []
     total: Counter[str] = Counter()
     for phase in PHASES:
