@@ -113,7 +113,7 @@ def enumerate_points(traces: dict[str, Trace]) -> list[Point]:
     for phase in PHASES:
         raisable = {name: r for name, r in traces.get(phase, [])}
         local: Counter[str] = Counter()
-        for lane_name, names in lanes(traces.get(phase, [])).items():
+        for names in lanes(traces.get(phase, [])).values():
             for step, name in enumerate(names):
                 total[name] += 1
                 local[name] += 1
