@@ -73,7 +73,7 @@ def summary(run: Any) -> str:
     lines = []
     for backend, points in enumeration(run).items():
         saves = {(r.observations.get("exhaustive") or {}).get("saves") for r in found if _backend(r) == backend}
-        steps = sum(1 for p in points if p["lane"] == "steps")
+        steps = sum(1 for p in points if p["lane"] != "save")
         lines.append(f"* **{backend}**: the traced baseline reached **{len(points)} crash points**: {steps} step "
                      f"boundaries (with the pause) and {len(points) - steps} points in the framework's own save "
                      f"(the baseline recorded {', '.join(str(s) for s in sorted(saves, key=str))} save(s)).")
