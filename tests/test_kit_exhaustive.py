@@ -59,6 +59,12 @@ def test_a_faulted_run_off_the_baselines_path_is_named() -> None:
     assert "steps lane reached ['s1.effect']" in ex.off_path(base, [("s1.effect", True), ("s2.begin", True)], at)
 
 
+def test_a_lane_reached_off_the_main_thread_is_named() -> None:
+    traces = {"start": [("s1.begin", True, True), ("save.enter", True, False)], "answer": [("s2.effect", True, True)]}
+    assert ex.off_main_thread(traces) == ["save"]
+    assert ex.off_main_thread({"start": [("save.enter", True, True)]}) == []
+
+
 def test_without_recovery_every_property_is_not_applicable(tmp_path: Path) -> None:
     from probes.kit.protocols import Probe, Target
     from tests.fixtures.plain_adapter import PlainAdapter
@@ -98,6 +104,7 @@ def test_without_a_save_hook_the_step_boundaries_are_the_points(tmp_path: Path) 
         ("start", "s1.begin#1"), ("start", "s1.effect#1"), ("start", "s2.begin#1"), ("start", "kit.paused#1"),
         ("answer", "s2.consumed#1"), ("answer", "s2.effect#1")]
     assert enum["measured"] == [p["label"] for p in enum["points"]] and enum["saves"] == 2
+    assert enum["off_main_thread"] == []  # one thread: every point's history is the same in every run
     # killed after e1 fired and before the state file was written: recovery starts over, e1 again
     eo = verdicts[(Property.EO, "exhaustive:kill@s1.effect#1/latest")]
     assert eo.label.value == "U" and eo.evidence["effect_counts"] == {"e1": 2, "e2": 1}
@@ -143,6 +150,7 @@ def test_langgraph_sqlite_checkpoints_are_the_puts_the_baseline_recorded(tmp_pat
     names = [p["name"] for p in enum["points"]]
     assert names.count("save.enter") == names.count("save.exit") == enum["saves"] >= 3
     assert "save.write" not in names  # the adapter hooks put() and no lower-level write
+    assert enum["off_main_thread"] == ["save"]  # durability="async": put() runs on a background thread
     assert len(enum["measured"]) == 4 and enum["measured"][0] == "s1.begin#1"
     # killed parked at the pause (every checkpoint of the start written): s1 is durable and is not run again
     assert "kit.paused#1" in enum["measured"]

@@ -14,7 +14,10 @@ the order the steps reached them, then the save's points in the order the saves 
 then the pause (reached after the operation returned). Each lane's order is its own program
 order; how the steps and the saves interleave is not part of the enumeration, because a
 framework may write its checkpoints on another thread while the steps run (LangGraph's default
-``durability="async"``): the observed order is kept in observations.
+``durability="async"``): the observed order is kept in observations. Where that happens, which
+points the other lane had passed when one is crashed at is the scheduler's choice, so the verdict
+there is one sample (its evidence can differ between runs): ``off_main_thread`` names those lanes,
+and each point's ``cut`` says where the other lanes were.
 
 Each point (at most ``cap`` of them, spread evenly over the list when there are more) is then
 measured in a fresh run: the process that reached it in the baseline dies there by SIGKILL
@@ -52,7 +55,7 @@ from probes.kit.tracing import read_trace, trace_file
 PROPERTIES = (Property.EO, Property.PC, Property.LV)
 PHASES = ("start", "answer")  # the baseline's two operations, each one process
 LANES = ("steps", "save", "pause")  # the step bodies' points, the hooked save's, the parked pause
-Trace = list[tuple[str, bool]]  # (point name, an exception may be raised there), in the order reached
+Trace = list[tuple[str, bool, bool]]  # (point, an exception may be raised there, on the main thread), in order
 
 
 def lane(name: str) -> str:
@@ -101,7 +104,7 @@ class Point:
 def lanes(trace: Trace) -> dict[str, list[str]]:
     """A process's trace split into its lanes, each in the order reached."""
     out: dict[str, list[str]] = {name: [] for name in LANES}
-    for name, _ in trace:
+    for name, *_ in trace:
         out[lane(name)].append(name)
     return out
 
@@ -111,7 +114,7 @@ def enumerate_points(traces: dict[str, Trace]) -> list[Point]:
     points: list[Point] = []
     total: Counter[str] = Counter()
     for phase in PHASES:
-        raisable = {name: r for name, r in traces.get(phase, [])}
+        raisable = {name: r for name, r, *_ in traces.get(phase, [])}
         local: Counter[str] = Counter()
         for names in lanes(traces.get(phase, [])).values():
             for step, name in enumerate(names):
@@ -168,10 +171,20 @@ def record_baseline(p: Probe, answer: Any) -> tuple[dict[str, Trace], int]:
     return {phase: run.trace(phase) for phase in PHASES}, len(sub.read().of(Kind.PERSIST))
 
 
+def off_main_thread(traces: dict[str, Trace]) -> list[str]:
+    """The lanes some of whose points the baseline reached on another thread than the process's main one.
+
+    Such a lane runs concurrently with the others (LangGraph's ``durability="async"`` writes its
+    checkpoints from a background thread), so where the other lanes are when a point is crashed at
+    (``observations.runs.<point>.cut``) is the scheduler's choice: the history at that point, and the
+    verdict's evidence with it, can differ between two runs with the same versions."""
+    return sorted({lane(name) for trace in traces.values() for name, _, main in trace if not main})
+
+
 def reached_before(trace: Trace, point: Point) -> tuple[dict[str, list[str]], bool]:
     """The faulted process's lanes before its crash at ``point`` (and whether it reached ``point``)."""
     hits = 0
-    for i, (name, _) in enumerate(trace):
+    for i, (name, *_) in enumerate(trace):
         if name == point.name:
             hits += 1
             if hits == point.local:
@@ -240,7 +253,8 @@ def exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         "save_hook": Capability.SAVE_HOOK in p.target.cls.capabilities,
         "points": [pt.to_json() for pt in points], "candidates": len(candidates),
         "measured": [pt.label for pt in chosen],
-        "observed_order": {phase: [name for name, _ in traces[phase]] for phase in PHASES}}
+        "observed_order": {phase: [name for name, *_ in traces[phase]] for phase in PHASES},
+        "off_main_thread": off_main_thread(traces)}
     if not chosen:
         raise HarnessError(f"the traced baseline reached no point a {how} can target")
     verdicts: list[Verdict] = []

@@ -40,12 +40,13 @@ def trace_file(markers: str | Path, incarnation: str) -> Path:
     return Path(markers).parent / TRACE_DIR / (incarnation.replace("/", "--") + ".txt")
 
 
-def read_trace(path: Path) -> list[tuple[str, bool]]:
-    """The points of one traced operation, in order: (name, an exception may be raised there)."""
+def read_trace(path: Path) -> list[tuple[str, bool, bool]]:
+    """The points of one traced operation, in order: (name, an exception may be raised there,
+    reached on the process's main thread)."""
     if not path.exists():
         return []
     rows = [line.split("\t") for line in path.read_text().splitlines() if line]
-    return [(name, how == "raise") for name, how in rows]
+    return [(name, how == "raise", thread == "main") for name, how, thread in rows]
 
 
 def _address(spec: str | None) -> tuple[str, int] | None:
@@ -79,7 +80,8 @@ class Tracer:
             with self.lock:
                 self.hits[name] += 1
                 nth = self.hits[name]
-                self.out.write(f"{name}\t{'raise' if raisable else 'kill'}\n")
+                main = threading.current_thread() is threading.main_thread()
+                self.out.write(f"{name}\t{'raise' if raisable else 'kill'}\t{'main' if main else 'thread'}\n")
                 if self.kill_at == (name, nth):
                     _die_here(f"{name}#{nth}")
             if raisable and self.fail_at == (name, nth):
