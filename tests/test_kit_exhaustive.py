@@ -63,6 +63,10 @@ def test_a_lane_reached_off_the_main_thread_is_named() -> None:
     traces = {"start": [("s1.begin", True, True), ("save.enter", True, False)], "answer": [("s2.effect", True, True)]}
     assert ex.off_main_thread(traces) == ["save"]
     assert ex.off_main_thread({"start": [("save.enter", True, True)]}) == []
+    # handed to a thread and awaited (MAF) is sequential; a step inside an open save is not (LangGraph async)
+    assert ex.steps_in_save([("save.enter", True, False), ("save.exit", True, False), ("s1.begin", True, True)]) == []
+    assert ex.steps_in_save([("save.enter", True, False), ("s1.begin", True, True), ("save.exit", True, False),
+                             ("kit.paused", False, True)]) == ["s1.begin"]
 
 
 def test_without_recovery_every_property_is_not_applicable(tmp_path: Path) -> None:
@@ -104,7 +108,7 @@ def test_without_a_save_hook_the_step_boundaries_are_the_points(tmp_path: Path) 
         ("start", "s1.begin#1"), ("start", "s1.effect#1"), ("start", "s2.begin#1"), ("start", "kit.paused#1"),
         ("answer", "s2.consumed#1"), ("answer", "s2.effect#1")]
     assert enum["measured"] == [p["label"] for p in enum["points"]] and enum["saves"] == 2
-    assert enum["off_main_thread"] == []  # one thread: every point's history is the same in every run
+    assert enum["off_main_thread"] == [] and enum["interleaved"] == []  # one thread: the same history every run
     # killed after e1 fired and before the state file was written: recovery starts over, e1 again
     eo = verdicts[(Property.EO, "exhaustive:kill@s1.effect#1/latest")]
     assert eo.label.value == "U" and eo.evidence["effect_counts"] == {"e1": 2, "e2": 1}
@@ -126,6 +130,7 @@ def test_maf_save_points_are_the_saves_the_baseline_recorded(maf: tuple[Any, dic
     names = [p["name"] for p in enum["points"]]
     assert enum["saves"] >= 4 and all(names.count(pt) == enum["saves"] for pt in ("save.enter", "save.write",
                                                                                    "save.exit"))
+    assert enum["interleaved"] == []  # its saves are awaited: no step is reached while one is open
     assert [n for n in names if not n.startswith("save.")] == ["s1.begin", "s1.effect", "s2.begin", "kit.paused",
                                                                "s2.consumed", "s2.effect"]
     points = [ex.Point(**{k: v for k, v in p.items() if k not in ("label", "address", "lane")})

@@ -14,10 +14,12 @@ the order the steps reached them, then the save's points in the order the saves 
 then the pause (reached after the operation returned). Each lane's order is its own program
 order; how the steps and the saves interleave is not part of the enumeration, because a
 framework may write its checkpoints on another thread while the steps run (LangGraph's default
-``durability="async"``): the observed order is kept in observations. Where that happens, which
-points the other lane had passed when one is crashed at is the scheduler's choice, so the verdict
-there is one sample (its evidence can differ between runs): ``off_main_thread`` names those lanes,
-and each point's ``cut`` says where the other lanes were.
+``durability="async"``): the observed order is kept in observations. Where that happens (a step
+boundary reached while a save was still open, ``steps_in_save``), which points the other lane had
+passed when one is crashed at is the scheduler's choice, so the verdict there is one sample (its
+evidence can differ between runs with the same versions); each point's ``cut`` says where the
+other lanes were, and ``interleaved`` lists the traced processes that showed it. A save merely
+handed to another thread and awaited (``off_main_thread`` without interleaving) is sequential.
 
 Each point (at most ``cap`` of them, spread evenly over the list when there are more) is then
 measured in a fresh run: the process that reached it in the baseline dies there by SIGKILL
@@ -172,13 +174,23 @@ def record_baseline(p: Probe, answer: Any) -> tuple[dict[str, Trace], int]:
 
 
 def off_main_thread(traces: dict[str, Trace]) -> list[str]:
-    """The lanes some of whose points the baseline reached on another thread than the process's main one.
-
-    Such a lane runs concurrently with the others (LangGraph's ``durability="async"`` writes its
-    checkpoints from a background thread), so where the other lanes are when a point is crashed at
-    (``observations.runs.<point>.cut``) is the scheduler's choice: the history at that point, and the
-    verdict's evidence with it, can differ between two runs with the same versions."""
+    """The lanes some of whose points the baseline reached on another thread than the process's main
+    one (a fact about the framework; concurrency only with ``steps_in_save``)."""
     return sorted({lane(name) for trace in traces.values() for name, _, main in trace if not main})
+
+
+def steps_in_save(trace: Trace) -> list[str]:
+    """The step boundaries a process reached while one of its saves was open (entered, not exited):
+    the save ran concurrently with the steps, not before or after them."""
+    open_saves, out = 0, []
+    for name, *_ in trace:
+        if name == "save.enter":
+            open_saves += 1
+        elif name == "save.exit":
+            open_saves = max(0, open_saves - 1)
+        elif lane(name) == "steps" and open_saves:
+            out.append(name)
+    return out
 
 
 def reached_before(trace: Trace, point: Point) -> tuple[dict[str, list[str]], bool]:
@@ -229,7 +241,8 @@ def measure(p: Probe, point: Point, how: str, mode: str, answer: Any, traces: di
         raise HarnessError(f"{how} at {point.label}: the faulted run left the baseline's path: {why}")
     before, _ = reached_before(faulted, point)
     sub.observations.update(point=point.label, cited_as=cite_path,
-                            cut={name: _last(seen) for name, seen in before.items()})
+                            cut={name: _last(seen) for name, seen in before.items()},
+                            steps_in_save=steps_in_save(faulted[:sum(len(seen) for seen in before.values())]))
     status = run.recover("recover", mode, answer)
     run.to_completion(status, answer, "recover-answer")
     h = sub.read()
@@ -254,10 +267,15 @@ def exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         "points": [pt.to_json() for pt in points], "candidates": len(candidates),
         "measured": [pt.label for pt in chosen],
         "observed_order": {phase: [name for name, *_ in traces[phase]] for phase in PHASES},
-        "off_main_thread": off_main_thread(traces)}
+        "off_main_thread": off_main_thread(traces),
+        "steps_in_save": {phase: steps_in_save(traces[phase]) for phase in PHASES}}
     if not chosen:
         raise HarnessError(f"the traced baseline reached no point a {how} can target")
     verdicts: list[Verdict] = []
     for pt in chosen:
         verdicts += measure(p, pt, how, mode, answer, traces)
+    runs = p.observations.get("runs", {})
+    p.observations["exhaustive"]["interleaved"] = (
+        [f"baseline {phase}" for phase in PHASES if p.observations["exhaustive"]["steps_in_save"][phase]]
+        + [pt.label for pt in chosen if runs.get(f"p{pt.index:03d}", {}).get("steps_in_save")])
     return verdicts

@@ -73,15 +73,17 @@ def summary(run: Any) -> str:
     lines = []
     for backend, points in enumeration(run).items():
         saves = {(r.observations.get("exhaustive") or {}).get("saves") for r in found if _backend(r) == backend}
-        off = sorted({lane for r in found if _backend(r) == backend
-                      for lane in (r.observations.get("exhaustive") or {}).get("off_main_thread", [])})
+        mixed = sorted({f"{r.probe.split('.')[1]} {x}" for r in found if _backend(r) == backend
+                        for x in (r.observations.get("exhaustive") or {}).get("interleaved", [])})
         steps = sum(1 for p in points if p["lane"] != "save")
         lines.append(f"* **{backend}**: the traced baseline reached **{len(points)} crash points**: {steps} step "
                      f"boundaries (with the pause) and {len(points) - steps} points in the framework's own save "
                      f"(the baseline recorded {', '.join(str(s) for s in sorted(saves, key=str))} save(s))."
-                     + (f" The {' and '.join(off)} lane ran off the main thread, concurrently with the others: "
-                        "where they were at each crash is the scheduler's choice, so a verdict there is one "
-                        "sample (each point's `cut` in the receipt says where)." if off else ""))
+                     + (f" In {len(mixed)} traced process(es) a step boundary was reached while a save was "
+                        "still open (the save runs on another thread and the steps do not wait for it): where "
+                        "the other lane was at a crash is then the scheduler's choice, so a verdict is one "
+                        "sample of the interleaving (each point's `cut` in the receipt says where it was)."
+                        if mixed else ""))
     for r in found:
         ex = r.observations.get("exhaustive") or {}
         na = [v for v in r.verdicts if v.label.value == "n/a" and not PATH.match(v.path)]
