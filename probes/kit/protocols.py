@@ -42,6 +42,7 @@ class Target:
     backend: str
     python: str | None = None  # a side environment's interpreter; None: this one
     timeout: float = 120.0
+    environ: tuple[tuple[str, str], ...] = ()  # for the adapter's processes, e.g. a campaign server's address
 
 
 class Run:
@@ -70,7 +71,7 @@ class Run:
             "store": self.store, "ledger": str(self.ledger.path), "history": str(self.history.path),
             "incarnation": inc, "markers": str(self.markers), "name": name, "args": args,
             "fail_at": fail_at, "barrier": barrier}, park_at=park_at, timeout=self.target.timeout,
-            python=self.target.python)
+            python=self.target.python, env=dict(self.target.environ))
         result = out.result or {}
         self.obs.setdefault("children", {})[inc] = {
             "op": name, "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),

@@ -11,7 +11,7 @@ receipt records the versions that actually ran there.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from probes.core import race
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
@@ -38,15 +38,14 @@ def adapter_class(spec: str) -> type[Adapter]:
     return cls
 
 
-def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
+def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) -> tuple[Param, ...]:
     modes = tuple(cls.recovery_modes)
     return (
         Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
         Param("reps", "int", 1, 1, "repetitions of every probe", minimum=1),
         Param("backends", "list[str]", list(cls.backends), list(cls.backends[:1]), "durable stores to measure",
               tuple(cls.backends)),
-        Param("protocols", "list[str]", list(PROTOCOL_NAMES), list(PROTOCOL_NAMES), "protocols to run",
-              PROTOCOL_NAMES),
+        Param("protocols", "list[str]", list(protocols), list(protocols), "protocols to run", protocols),
         Param("crash_points", "list[str]", list(STEP_POINTS), ["s1.effect", "s2.effect"],
               "where in the steps the crash protocol crashes", STEP_POINTS),
         Param("crash_hows", "list[str]", ["kill", "raise"], ["kill", "raise"],
@@ -95,11 +94,11 @@ def kit_check(params: Mapping[str, Any]) -> None:
                          f"({params['race_max_trials']})")
 
 
-def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NAMES) -> list[ProbeSpec]:
     specs: list[ProbeSpec] = []
     for backend in params["backends"]:
         cells: list[tuple[str, dict[str, Any]]] = []
-        for proto in PROTOCOL_NAMES:
+        for proto in protocols:
             if proto not in params["protocols"]:
                 continue
             if proto == "baseline":
@@ -132,8 +131,15 @@ def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     return specs
 
 
+# A campaign's servers for its adapter's processes (``ctx.stores.service``: started once, stopped at the
+# campaign's end) -> the environment variables that tell those processes where they are.
+Services = Callable[[ProbeContext], Mapping[str, str]]
+Protocol = Callable[[Probe, dict[str, Any]], list[Any]]  # as in probes.kit.protocols: -> verdicts
+
+
 def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: ProbeContext,
-                  timeout: float = 120.0) -> ProbeResult:
+                  timeout: float = 120.0, services: Services | None = None,
+                  protocols: Mapping[str, Protocol] | None = None) -> ProbeResult:
     cls = adapter_class(adapter)
     result = ProbeResult()
     backend = spec.args["backend"]
@@ -145,9 +151,10 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 
     try:
         python = str(env.ensure().python) if env else None
-        probe = Probe(Target(adapter, cls, backend, python, timeout), ctx.workdir, store)
+        environ = tuple(sorted((services(ctx) if services else {}).items()))
+        probe = Probe(Target(adapter, cls, backend, python, timeout, environ), ctx.workdir, store)
         result.observations = probe.observations
-        result.verdicts = PROTOCOLS[spec.args["protocol"]](probe, dict(spec.args))
+        result.verdicts = {**PROTOCOLS, **(protocols or {})}[spec.args["protocol"]](probe, dict(spec.args))
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
             result.observations["history"] = probe.read().to_json()
         result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}  # for trace validation
@@ -158,17 +165,26 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
-                 in_default_run: bool = False) -> Campaign:
-    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
+                 in_default_run: bool = False, services: Services | None = None,
+                 protocols: Mapping[str, Protocol] | None = None) -> Campaign:
+    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint);
+    left empty, the adapter's own declared ``packages`` (a third party's ``--adapter``: upgrading its
+    framework changes the fingerprint). With a side environment ``env`` its pinned requirements
+    are part of the campaign's sources instead. ``services``: servers the adapter's processes talk
+    to (a durable-execution engine's), see ``Services``. ``protocols``: this framework's own
+    protocols, run after the kit's (e.g. killing its server).
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
     """
     cls = adapter_class(adapter)
+    packages = packages or (tuple(cls.packages) if env is None else ())
     KIT_ADAPTERS[name] = adapter
+    names = PROTOCOL_NAMES + tuple(protocols or {})
     return Campaign(
-        name=name, title=title, params=kit_params(cls), plan=kit_plan,
-        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
+        name=name, title=title, params=kit_params(cls, names),
+        plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
+        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
         in_default_run=in_default_run, check=kit_check,
     )

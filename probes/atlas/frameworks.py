@@ -1,0 +1,55 @@
+"""The frameworks the atlas sweeps: where a bug is reported, what is installed, what runs.
+
+A row names the framework as verdicts name it (``probes.core.checker.Subject``), its
+tracker (the GitHub repository a bug's URL points into, unless the bug names another),
+the distribution whose releases are swept (``releases.json`` holds its release list,
+``python -m probes.atlas.releases --refresh`` renews it with ``pip index versions``),
+the cells module that runs inside each release's side environment, the other
+requirements of that environment, and the pin (the release in ``env/requirements.lock``:
+the main environment already has it, so a framework whose pin ``main_env`` allows runs
+its pin there instead of installing it again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str                           # as verdicts name it
+    title: str                          # for the chapter
+    repo: str                           # GitHub owner/name of its tracker
+    dist: str                           # the distribution whose releases are swept
+    cells: str                          # the cells module (runs in the release's side environment)
+    companions: tuple[str, ...] = ()    # other requirements of every side environment
+    pin: str | None = None              # the release in env/requirements.lock
+    main_env: bool = False              # the pin runs in the main environment (no side environment)
+
+    def requirements(self, release: str) -> tuple[str, ...]:
+        return (f"{self.dist}=={release}", *self.companions)
+
+
+FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
+    # The LangGraph cells keep their own side environments for every release, the pin
+    # included: each gets the newest checkpoint packages it resolves with.
+    Framework("langgraph", "LangGraph", "langchain-ai/langgraph", "langgraph", "probes.atlas.cells",
+              ("langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg[binary]"), "1.2.9"),
+    Framework("pydantic-graph", "pydantic-graph", "pydantic/pydantic-ai", "pydantic-graph",
+              # 0.x imports opentelemetry without declaring it
+              "probes.atlas.cells_pydantic_graph", ("opentelemetry-api",), "1.107.1", main_env=True),
+    Framework("crewai", "CrewAI", "crewAIInc/crewAI", "crewai", "probes.atlas.cells_crewai", (), "1.15.2",
+              main_env=True),
+    # The workflows lived in llama-index-core when #18023 was filed; it re-exports llama-index-workflows now.
+    Framework("llamaindex", "LlamaIndex Workflows", "run-llama/llama_index", "llama-index-core",
+              "probes.atlas.cells_llamaindex"),
+    Framework("openai-agents", "OpenAI Agents SDK", "openai/openai-agents-python", "openai-agents",
+              "probes.atlas.cells_openai_agents", (), "0.24.0"),
+)}
+
+
+def framework(name: str) -> Framework:
+    try:
+        return FRAMEWORKS[name]
+    except KeyError:
+        raise KeyError(f"no atlas framework {name!r} (rows of probes/atlas/frameworks.py)") from None

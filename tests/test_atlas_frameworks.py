@@ -1,0 +1,114 @@
+"""The atlas across frameworks: the sweep, the per-framework tables, and real cells on real releases.
+
+The end-to-end tests run the quick profile (``sweep=pin``) of two new cells whose pin the main
+environment holds (pydantic-graph #1684, CrewAI #4501), and one cell on an older release in its
+cached side environment (pydantic-graph 1.0.15, about 40 s to create the first time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from probes import campaigns
+from probes.atlas import decide, releases, sweep, table
+from probes.atlas.bugs import ALL, LANGGRAPH, by_key
+from probes.atlas.frameworks import FRAMEWORKS
+from probes.core.campaign import run_campaign
+
+RELEASES = [f"1.{i}" for i in range(20)]
+
+
+def _truth(first_bad: int, first_fixed: int):
+    calls: list[str] = []
+
+    def measure(release: str) -> str:
+        calls.append(release)
+        minor = int(release.split(".")[1])
+        return decide.PRESENT if first_bad <= minor < first_fixed else decide.ABSENT
+    return measure, calls
+
+
+def test_bisection_finds_both_boundaries_within_its_cap() -> None:
+    measure, calls = _truth(5, 13)
+    order = sweep.choose(RELEASES, measure, "bisect", cap=12, bad="1.7", pin="1.15")
+    statuses = sorted(order, key=lambda rs: releases.key(rs[0]))
+    assert table.first_bad(statuses) == "1.5" and table.fixed_in(statuses) == ("1.13", "1.12")
+    assert calls[:3] == ["1.7", "1.15", "1.19"] and len(calls) == len(set(calls)) <= 12
+
+
+def test_cap_bounds_the_runs_and_modes_pick_what_they_say() -> None:
+    measure, calls = _truth(5, 13)
+    assert len(sweep.choose(RELEASES, measure, "bisect", cap=4, bad="1.7", pin="1.15")) == 4
+    assert [r for r, _ in sweep.choose(RELEASES, measure, "pin", cap=9, pin="1.15")] == ["1.15"]
+    assert [r for r, _ in sweep.choose(RELEASES, measure, "pin", cap=9, pin="9.9")] == ["1.19"]  # no pin: newest
+    assert len(sweep.choose(RELEASES, measure, "every", cap=2)) == len(RELEASES)
+    with pytest.raises(ValueError):
+        sweep.choose(RELEASES, measure, "sometimes", cap=2)
+
+
+def test_boundaries_left_open_by_the_cap_are_intervals() -> None:
+    statuses = [("0.2.0", "present"), ("1.0.15", "present"), ("1.0.17", "absent")]
+    assert table.boundary("pydantic-graph", statuses, "1.0.17") == "1.0.15 < … ≤ 1.0.17"  # 1.0.16 not run
+    assert table.boundary("pydantic-graph", statuses, "0.2.0", oldest="0.1.0") == "≤ 0.2.0"
+    assert table.boundary("pydantic-graph", [("1.0.16", "present"), ("1.0.17", "absent")], "1.0.17") == "1.0.17"
+
+
+def test_every_row_has_a_cell_in_its_frameworks_module_and_a_release_list() -> None:
+    keys = [b.key for b in ALL]
+    assert len(keys) == len(set(keys))
+    for bug in ALL:
+        module = importlib.import_module(bug.framework.cells)
+        assert bug.ref in module.CELLS, f"{bug.cite} has no cell in {bug.framework.cells}"
+        assert bug.check in decide.CHECKS
+        assert releases.releases(bug.framework.dist)  # the sweep has a list to bisect
+        if bug.fw != LANGGRAPH and bug.bad is not None:
+            assert bug.bad in releases.releases(bug.framework.dist)
+    assert {b.fw for b in ALL} <= set(FRAMEWORKS)
+
+
+def test_plan_sweeps_each_other_row_once_per_backend() -> None:
+    campaign = campaigns.get("atlas")
+    params = campaign.resolve({}, quick=True)
+    specs = [s for s in campaign.plan(params) if "key" in s.args]
+    assert sorted(s.args["key"] for s in specs) == sorted(b.key for b in ALL if b.fw != LANGGRAPH)
+    assert {s.args["sweep"] for s in specs} == {"pin"}
+    assert len({s.id for s in specs}) == len(specs)
+
+
+@pytest.fixture(scope="module")
+def pinned(tmp_path_factory: pytest.TempPathFactory):
+    campaign = campaigns.get("atlas")
+    params = campaign.resolve({"bugs": ["pydantic-graph-1684", "crewai-4501"]}, quick=True)
+    return run_campaign(campaign, params, receipts_root=tmp_path_factory.mktemp("atlas-fw"), render_only=False)
+
+
+def test_pinned_cells_measure_the_pins_and_find_the_fixes_in_them(pinned) -> None:
+    assert not pinned.harness_errors
+    by = {r.probe: r for r in pinned.receipts}
+    pg, crew = by["pydantic-graph-1684.memory"], by["crewai-4501.sqlite"]
+    assert [v.path for v in pg.verdicts] == ["#1684 @ 1.107.1"] and pg.verdicts[0].framework == "pydantic-graph"
+    run = pg.observations["runs"][0]
+    assert run["env"] == "main" and run["versions"]["pydantic-graph"] == "1.107.1"
+    assert run["observations"]["recorded"] == run["observations"]["final"] == [3, 2, 1, 0]
+    assert run["status"] == decide.ABSENT
+    loops = crew.observations["runs"][0]["observations"]["runs"]
+    assert [v["loops"] for v in loops.values()] == [3, 3]  # both kickoffs looped three times
+    assert crew.observations["statuses"] == {"1.15.2": decide.ABSENT}
+    fig = table.figure(pinned.receipts, fw="crewai")
+    assert len(fig.axes[0].patches) == 1
+
+
+def test_an_older_pydantic_graph_mutates_its_recorded_history(tmp_path: Path) -> None:
+    from probes.atlas import runner
+    from probes.atlas.envs import side_env
+
+    bug = by_key("pydantic-graph-1684")
+    cell = runner.run_cell(side_env("1.0.15", bug.framework), [bug.ref, "memory", str(tmp_path / "s"), str(tmp_path)],
+                           module=bug.framework.cells)
+    assert cell["versions"]["pydantic-graph"] == "1.0.15"
+    recorded, final = cell["observations"]["recorded"], cell["observations"]["final"]
+    assert recorded == [3, 2, 1, 0] and final != recorded  # load_next handed out the live snapshot
+    assert decide.status(decide.verdict(bug, "1.0.15", "memory", cell)) == decide.PRESENT
