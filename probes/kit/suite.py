@@ -72,6 +72,10 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
         Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
               SAVE_POINTS),
+        # exhaustive: one probe per crash_hows x recovery_modes, each over the points a traced baseline
+        # reached; with more than the cap, that many spread evenly from the first point to the last
+        Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
+              "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
 
 
@@ -79,7 +83,8 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 # (``resume-contract run ... --smoke``, ``pytest --resume-contract-smoke``). Every protocol runs
 # once; a race gets one trial, so its cell is a violation or undecided, never a ✓.
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
-                         "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"]}
+                         "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
+                         "exhaustive_cap": 1}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -112,6 +117,9 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
             elif proto == "tamper":
                 cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
                           for kind in ("structural", "typed")]
+            elif proto == "exhaustive":
+                cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
+                          for how in params["crash_hows"] for mode in params["recovery_modes"]]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]]}))
             else:
