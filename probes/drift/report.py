@@ -1,102 +1,136 @@
-"""Pin vs newest, per property and per path, from drift receipts only (no framework imports)."""
+"""Every release against the pin, per verdict and per property, from drift receipts only (no framework imports).
+
+A *cell* is one verdict of a framework campaign: (probe, verdict framework, backend,
+property, path). For every campaign, each side measured besides the pin (the newest
+patch of the pinned minor, the newest release) is compared with the pin cell by cell;
+a property's matrix cell (the worst label over its paths) is compared the same way.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any, Iterable, Iterator
 
-from probes.core.checker import Label, cell_text  # the matrix's own split-cell text
+from probes.core.checker import Label, cell_text, collapse  # the matrix's own cell folding
 from probes.core.receipt import Receipt
 
 PROPS = ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV")
-
-
-def link(probe: str) -> str:
-    return f"receipts/drift/{probe}.json"
-
-
-def _labels(view: dict[str, Any]) -> dict[tuple[str, str], list[Label]]:
-    """(verdict framework, property) -> every label over the view's paths."""
-    out: dict[tuple[str, str], list[Label]] = defaultdict(list)
-    for probe in view.values():
-        for v in probe["verdicts"]:
-            out[(v["framework"], v["property"])].append(Label(v["label"]))
-    return out
+SIDES = ("pin", "patch", "newest")
+Key = tuple[str, str, str, str, str]  # probe, verdict framework, backend, property, path
 
 
 def pairs(receipts: Iterable[Receipt]) -> dict[str, dict[str, Receipt]]:
+    """campaign -> side -> its receipt, campaigns in name order."""
     out: dict[str, dict[str, Receipt]] = defaultdict(dict)
     for r in receipts:
         out[r.args["campaign"]][r.args["side"]] = r
-    return dict(out)
+    return dict(sorted(out.items()))
 
 
-def _framework_sides(receipts: Iterable[Receipt]) -> Iterator[tuple[str, str, Receipt, Receipt, Any, Any]]:
-    """(campaign, verdict framework, pin receipt, newest receipt, pin labels, newest labels) for every
-    campaign measured on both sides, frameworks in name order."""
-    for name, sides in sorted(pairs(receipts).items()):
-        pin, new = sides.get("pin"), sides.get("newest")
-        if pin is None or new is None or "verdicts" not in pin.observations or "verdicts" not in new.observations:
-            continue
-        a, b = _labels(pin.observations["verdicts"]), _labels(new.observations["verdicts"])
-        for fw in sorted({k[0] for k in a} | {k[0] for k in b}):
-            yield name, fw, pin, new, a, b
+def release(r: Receipt) -> str:
+    return str(r.observations.get("release") or r.args.get("release") or "?")
 
 
-def property_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
-    """One row per (campaign, verdict framework): per property the pin and newest cell, and whether they differ."""
-    rows = []
-    for name, fw, pin, new, a, b in _framework_sides(receipts):
-        row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
-                               "newest": new.observations.get("release")}
-        changed = []
-        for prop in PROPS:
-            left, right = cell_text(a.get((fw, prop), [])), cell_text(b.get((fw, prop), []))
-            row[prop] = left if left == right else f"{left or '—'} → {right or '—'}"
-            if left != right:
-                changed.append(prop)
-        row["changed"] = ", ".join(changed) or "—"
-        row["receipts"] = f"[pin]({link(pin.probe)}) [newest]({link(new.probe)})"
-        rows.append(row)
-    return rows
+def status(r: Receipt) -> str:
+    """``ran`` (a verdict view), ``n/a`` (the release lacks the campaign's API) or ``harness error``."""
+    if r.observations.get("na"):
+        return "n/a"
+    return "ran" if "verdicts" in r.observations else "harness error"
 
 
-def path_changes(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
-    """Every (probe, property, path) whose label differs between pin and newest, or exists on one side only."""
-    out = []
-    for name, sides in sorted(pairs(receipts).items()):
-        pin, new = sides.get("pin"), sides.get("newest")
-        if pin is None or new is None:
-            continue
+def cells(r: Receipt) -> dict[Key, dict[str, Any]]:
+    return {(p, v["framework"], v["backend"], v["property"], v["path"]): v
+            for p, probe in (r.observations.get("verdicts") or {}).items() for v in probe["verdicts"]}
 
-        def flat(r: Receipt) -> dict[tuple[str, str, str, str, str], dict[str, Any]]:
-            return {(p, v["framework"], v["backend"], v["property"], v["path"]): v
-                    for p, probe in (r.observations.get("verdicts") or {}).items() for v in probe["verdicts"]}
 
-        a, b = flat(pin), flat(new)
-        for key in sorted(set(a) | set(b)):
-            la, lb = a.get(key, {}).get("label", "—"), b.get(key, {}).get("label", "—")
-            if la != lb:
-                out.append({"campaign": name, "probe": key[0], "framework": key[1], "backend": key[2],
-                            "property": key[3], "path": key[4], "pin": la, "newest": lb,
-                            "newest summary": b.get(key, {}).get("summary", ""),
-                            "pin summary": a.get(key, {}).get("summary", "")})
+def _labels(r: Receipt) -> dict[tuple[str, str], list[Label]]:
+    """(verdict framework, property) -> every label over the receipt's paths."""
+    out: dict[tuple[str, str], list[Label]] = defaultdict(list)
+    for key, v in cells(r).items():
+        out[(key[1], key[3])].append(Label(v["label"]))
     return out
 
 
-def versions_table(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+def _compared(receipts: Iterable[Receipt]) -> Iterator[tuple[str, str, Receipt, Receipt]]:
+    """(campaign, side, pin receipt, side receipt) for every side besides the pin that ran beside a pin that ran."""
+    for name, sides in pairs(receipts).items():
+        pin = sides.get("pin")
+        if pin is None or status(pin) != "ran":
+            continue
+        for side in SIDES[1:]:
+            other = sides.get(side)
+            if other is not None and status(other) == "ran":
+                yield name, side, pin, other
+
+
+def cell_changes(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    """Every cell whose label differs between the pin and another release, or exists on one side only."""
+    out = []
+    for name, side, pin, other in _compared(receipts):
+        a, b = cells(pin), cells(other)
+        for key in sorted(set(a) | set(b)):
+            la, lb = a.get(key, {}).get("label", "—"), b.get(key, {}).get("label", "—")
+            if la != lb:
+                out.append({"campaign": name, "side": side, "releases": f"{release(pin)} → {release(other)}",
+                            "probe": key[0], "framework": key[1], "backend": key[2], "property": key[3],
+                            "path": key[4], "pin": la, side: lb, "label": f"{la} → {lb}",
+                            # a kit race cell is decided by trials (probes.core.race): it may move by chance
+                            "race": key[0].startswith("race."),
+                            "summary": b.get(key, {}).get("summary", ""),
+                            "pin summary": a.get(key, {}).get("summary", ""), "receipt": [pin.probe, other.probe]})
+    return out
+
+
+path_changes = cell_changes  # the earlier name
+
+
+def property_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    """One row per (campaign, side besides the pin, verdict framework): per property the pin's and that
+    release's matrix cell (``a → b`` where they differ), which properties and how many cells moved."""
+    moved = defaultdict(int)
+    for c in cell_changes(receipts):
+        moved[(c["campaign"], c["side"], c["framework"])] += 1
     rows = []
-    for name, sides in sorted(pairs(receipts).items()):
-        for side in ("pin", "newest"):
+    for name, side, pin, other in _compared(receipts):
+        a, b = _labels(pin), _labels(other)
+        for fw in sorted({k[0] for k in a} | {k[0] for k in b}):
+            row: dict[str, Any] = {"campaign": name, "framework": fw, "side": side, "pin": release(pin),
+                                   "release": release(other)}
+            changed = []
+            for prop in PROPS:
+                left, right = cell_text(a.get((fw, prop), [])), cell_text(b.get((fw, prop), []))
+                row[prop] = left if left == right else f"{left or '—'} → {right or '—'}"
+                if left != right:
+                    changed.append(prop)
+            row["changed"] = ", ".join(changed) or "—"
+            row["cells moved"] = moved[(name, side, fw)]
+            row["receipt"] = [pin.probe, other.probe]
+            rows.append(row)
+    return rows
+
+
+def versions_table(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    """Every (campaign, side): the release, what it measured or why not, the versions installed, the times."""
+    rows = []
+    for name, sides in pairs(receipts).items():
+        for side in SIDES:
             r = sides.get(side)
             if r is None:
                 continue
-            rows.append({"campaign": name, "side": side, "release": r.observations.get("release"),
+            st = status(r)
+            rows.append({"campaign": name, "side": side, "release": release(r),
+                         "status": r.observations["na"] if st == "n/a" else st,
+                         "cells": len(cells(r)),
                          "installed": ", ".join(f"{k} {v}" for k, v in sorted((r.observations.get("installed") or {})
                                                                               .items()) if v),
                          "run_s": r.metrics.get("run_seconds"), "env_s": r.metrics.get("env_seconds"),
-                         "harness errors": len(r.harness_errors)})
+                         "harness errors": len(r.harness_errors), "receipt": r.probe})
     return rows
+
+
+def not_applicable(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+    return [{"campaign": name, "side": side, "release": release(r), "why": r.observations["na"], "receipt": r.probe}
+            for name, sides in pairs(receipts).items() for side, r in sides.items() if status(r) == "n/a"]
 
 
 # --- the figure -------------------------------------------------------------------------
@@ -105,34 +139,57 @@ RECEIPTS_FROM_FIGURES = "../receipts/drift/"  # a figure's SVG as the book serve
 
 
 def grid(receipts: Iterable[Receipt]) -> tuple[list[str], list[dict[str, Any]]]:
-    """(properties measured on either side, one row per (campaign, verdict framework) with,
-    per property, the pin's and the newest's worst label and violating / measured paths)."""
-    from probes.core.checker import collapse
-
+    """(properties measured anywhere, one row per (campaign, verdict framework, side)). A row holds its
+    status and, per property, the worst label, violating / measured paths and how many of its cells
+    moved against the pin (None on the pin's own row); a row that measured nothing holds its reason."""
+    receipts = list(receipts)
+    moved: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    for c in cell_changes(receipts):
+        moved[(c["campaign"], c["side"], c["framework"], c["property"])] += 1
     rows: list[dict[str, Any]] = []
     measured: set[str] = set()
-    for name, fw, pin, new, a, b in _framework_sides(receipts):
-        row: dict[str, Any] = {"campaign": name, "framework": fw, "pin": pin.observations.get("release"),
-                               "newest": new.observations.get("release"),
-                               "receipts": {"pin": pin.probe, "newest": new.probe}, "cells": {}}
-        for prop in PROPS:
-            halves = {}
-            for side, labels in (("pin", a.get((fw, prop), [])), ("newest", b.get((fw, prop), []))):
-                top = collapse(labels)
-                if top is not None:
-                    real = [x for x in labels if x is not Label.NA]
-                    halves[side] = {"label": top, "violating": sum(x.violates for x in real), "paths": len(real)}
-            if halves:
-                measured.add(prop)
-                row["cells"][prop] = halves
-        rows.append(row)
+    for name, sides in pairs(receipts).items():
+        pin = sides.get("pin")
+        pin_labels = _labels(pin) if pin is not None and status(pin) == "ran" else {}
+        frameworks = sorted({k[0] for r in sides.values() for k in _labels(r)}) or [""]
+        for fw in frameworks:
+            for side in SIDES:
+                r = sides.get(side)
+                if r is None or status(r) != "ran" and fw != frameworks[0]:  # one band per release that did not run
+                    continue
+                row: dict[str, Any] = {"campaign": name, "framework": fw, "side": side, "release": release(r),
+                                       "receipt": r.probe, "status": status(r), "cells": {},
+                                       "why": r.observations.get("na") or "; ".join(r.harness_errors)[:200]}
+                labels = _labels(r)
+                for prop in PROPS:
+                    got = labels.get((fw, prop), [])
+                    top = collapse(got)
+                    if top is None:
+                        continue
+                    measured.add(prop)
+                    real = [x for x in got if x is not Label.NA]
+                    compared = side != "pin" and bool(pin_labels)  # else nothing to compare with
+                    row["cells"][prop] = {
+                        "label": top, "violating": sum(x.violates for x in real), "paths": len(real),
+                        "pin": collapse(pin_labels.get((fw, prop), [])) if compared else None,
+                        "moved": moved[(name, side, fw, prop)] if compared else None}
+                rows.append(row)
     return [p for p in PROPS if p in measured], rows
 
 
+def changed(rows: list[dict[str, Any]], props: list[str]) -> list[tuple[dict[str, Any], str]]:
+    """(row, property) of every cell of a release besides the pin whose worst label or any path moved."""
+    return [(r, p) for r in rows for p in props if p in r["cells"] and r["cells"][p]["moved"] is not None
+            and (r["cells"][p]["moved"] or r["cells"][p]["pin"] != r["cells"][p]["label"])]
+
+
 def figure(receipts: Iterable[Receipt], link_prefix: str = RECEIPTS_FROM_FIGURES) -> Any:
-    """Framework (rows, with pin → newest release) × property (columns); each cell split in two,
-    pin left, newest right, one symbol and colour each (the matrix's); a changed cell is framed.
-    In the SVG each half links to its side's receipt."""
+    """Framework × release (rows: each campaign's pin, then its other releases) × property (columns).
+    A cell is the worst label over its paths (the matrix's symbol and colour) with violating /
+    measured paths; on a release's row, a cell that moved against the pin is framed (solid: its
+    label changed; dashed: the label held but some paths moved) and counts the cells that moved
+    (Δn). A release that measured nothing is one band with the reason. In the SVG each row links
+    to its receipt."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -142,58 +199,85 @@ def figure(receipts: Iterable[Receipt], link_prefix: str = RECEIPTS_FROM_FIGURES
     from probes.matrix_figure import COLOURS, LEGEND
 
     props, rows = grid(receipts)
-    fig, ax = plt.subplots(figsize=(2.6 + 1.0 * len(props), 1.2 + 0.5 * len(rows)))
+    width = max(len(props), 1)
+    fig, ax = plt.subplots(figsize=(4.2 + 0.85 * width, 1.6 + 0.36 * len(rows)))
     for i, row in enumerate(rows):
+        url = f"{link_prefix}{row['receipt']}.json"
+        if i and row["campaign"] != rows[i - 1]["campaign"]:
+            ax.plot([-0.05, width + 1.3], [i, i], color="#37474f", lw=0.9, clip_on=False)
+        if row["status"] != "ran":
+            fill, ink = ("#eceff1", "#37474f") if row["status"] == "n/a" else ("#fde0dc", "#7f0000")
+            band = Rectangle((0, i), width, 1, facecolor=fill, edgecolor="#ffffff", lw=1.2)
+            band.set_url(url)
+            ax.add_patch(band)
+            text = f"{row['status']}: {row['why']}"
+            ax.text(0.08, i + 0.5, text if len(text) <= 28 + 14 * width else text[:25 + 14 * width] + "…",
+                    ha="left", va="center", fontsize=6.5, color=ink)
+            continue
+        moved_row = 0
         for j, prop in enumerate(props):
-            halves = row["cells"].get(prop, {})
-            if not halves:
+            cell = row["cells"].get(prop)
+            if cell is None:
                 ax.add_patch(Rectangle((j, i), 1, 1, facecolor="#ffffff", edgecolor="#d0d7de", lw=0.8))
                 continue
-            for k, side in enumerate(("pin", "newest")):
-                half = halves.get(side)
-                x = j + 0.5 * k
-                if half is None:  # measured on one side only
-                    ax.add_patch(Rectangle((x, i), 0.5, 1, facecolor="#ffffff", edgecolor="#d0d7de", lw=0.8))
-                    ax.text(x + 0.25, i + 0.45, "—", ha="center", va="center", fontsize=10, color="#546e7a")
-                    continue
-                fill, ink = COLOURS[half["label"]]
-                rect = Rectangle((x, i), 0.5, 1, facecolor=fill, edgecolor="#ffffff", lw=1.2)
-                rect.set_url(f"{link_prefix}{row['receipts'][side]}.json")
-                ax.add_patch(rect)
-                ax.text(x + 0.25, i + 0.42, half["label"].value, ha="center", va="center", fontsize=10,
-                        fontweight="bold", color=ink)
-                if half["label"] is not Label.NA:
-                    ax.text(x + 0.25, i + 0.8, f"{half['violating']}/{half['paths']}", ha="center", va="center",
-                            fontsize=5.5, color=ink)
-            if {s: h["label"] for s, h in halves.items()}.get("pin") != {s: h["label"] for s, h in halves.items()}.get("newest"):
-                ax.add_patch(Rectangle((j + 0.03, i + 0.03), 0.94, 0.94, fill=False, edgecolor="#000000", lw=2.2))
-    ax.set_xlim(0, len(props))
+            fill, ink = COLOURS[cell["label"]]
+            rect = Rectangle((j, i), 1, 1, facecolor=fill, edgecolor="#ffffff", lw=1.2)
+            rect.set_url(url)
+            ax.add_patch(rect)
+            ax.text(j + 0.5, i + 0.45, cell["label"].value, ha="center", va="center", fontsize=9,
+                    fontweight="bold", color=ink)
+            if cell["label"] is not Label.NA:
+                ax.text(j + 0.5, i + 0.82, f"{cell['violating']}/{cell['paths']}", ha="center", va="center",
+                        fontsize=5, color=ink)
+            if cell["moved"] is not None:
+                moved_row += cell["moved"]
+                if cell["pin"] != cell["label"] or cell["moved"]:
+                    ax.add_patch(Rectangle((j + 0.04, i + 0.06), 0.92, 0.88, fill=False, edgecolor="#000000",
+                                           lw=2.0, ls="-" if cell["pin"] != cell["label"] else "--"))
+                    ax.text(j + 0.93, i + 0.2, f"Δ{cell['moved']}", ha="right", va="center", fontsize=5.5,
+                            color="#000000", fontweight="bold")
+        if row["side"] != "pin":
+            ax.text(width + 0.1, i + 0.5, "no pin to compare" if not any(c["moved"] is not None for c in
+                                                                         row["cells"].values())
+                    else "unchanged" if not moved_row else f"{moved_row} cell(s) moved",
+                    ha="left", va="center", fontsize=6.5, color="#000000" if moved_row else "#607d8b",
+                    fontweight="bold" if moved_row else "normal")
+    ax.set_xlim(0, width + 1.3)
     ax.set_ylim(len(rows), 0)
     ax.set_xticks([j + 0.5 for j in range(len(props))], props, fontsize=9)
     ax.xaxis.tick_top()
     ax.set_yticks([i + 0.5 for i in range(len(rows))],
-                  [f"{r['framework']}  {r['pin']} → {r['newest']}" for r in rows], fontsize=8)
+                  [f"{r['campaign']}" + (f" [{r['framework']}]" if r["framework"] and r["framework"] not in
+                                         r["campaign"].replace("_", "-") else "") + f"  {r['side']} {r['release']}"
+                   if r["side"] == "pin" else f"{r['side']} {r['release']}" for r in rows], fontsize=7)
     ax.tick_params(length=0)
-    for side in ax.spines.values():
-        side.set_visible(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
     handles = [Patch(facecolor=COLOURS[lab][0], edgecolor="#999999", label=text) for lab, text in LEGEND.items()]
-    handles.append(Patch(facecolor="#ffffff", edgecolor="#000000", lw=2, label="framed: label changed pin → newest"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=2, fontsize=7, frameon=False)
+    handles.append(Patch(facecolor="#ffffff", edgecolor="#000000", lw=2, label="framed: label changed against the pin"))
+    handles.append(Patch(facecolor="#ffffff", edgecolor="#000000", lw=2, ls="--",
+                         label="dashed: same label, Δn of its cells moved"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.005), ncol=2, fontsize=6.5, frameon=False)
     fig.tight_layout()
     return fig
 
 
 def caption(receipts: Iterable[Receipt]) -> str:
     """The caption, with the figure's own counts."""
+    receipts = list(receipts)
     props, rows = grid(receipts)
-    cells = [(r, p) for r in rows for p in props if p in r["cells"]]
-    changed = [f"{r['framework']} {p}" for r, p in cells
-               if r["cells"][p].get("pin", {}).get("label") != r["cells"][p].get("newest", {}).get("label")]
-    return (f"Version drift: {len(rows)} frameworks (rows, pinned release → newest release) × {len(props)} properties "
-            "(columns); each cell is split, the pin on the left, the newest release on the right, each half the worst "
-            "label over its paths and violating / measured paths. "
-            f"{len(changed)} of {len(cells)} cells changed their label" + (f" ({', '.join(changed)})" if changed else "")
-            + ". Click a half (SVG) for its receipt.")
+    others = [r for r in rows if r["side"] != "pin"]
+    compared = [(r, p) for r in others for p in props if p in r["cells"] and r["cells"][p]["moved"] is not None]
+    moved = changed(rows, props)
+    names = [f"{r['campaign']} {r['release']} {p}" for r, p in moved]
+    skipped = [f"{r['campaign']} {r['release']} ({r['status']})" for r in others if r["status"] != "ran"]
+    frameworks = len({r["campaign"] for r in rows})
+    return (f"Version drift: {frameworks} framework campaigns × their releases (rows: the pin, then the newest patch "
+            f"of the pinned minor where that is another release, then the newest) × {len(props)} properties "
+            "(columns); each cell is the worst label over its paths with violating / measured paths. "
+            f"{len(moved)} of {len(compared)} cells compared with the pin moved"
+            + (f" ({', '.join(names)})" if names else "") + f"; {len(cell_changes(receipts))} verdicts changed label"
+            + (f"; measured nothing: {', '.join(skipped)}" if skipped else "") + ". Click a row (SVG) for its receipt.")
 
 
 def show_figure(receipts: list[Receipt], params: Any) -> Any:

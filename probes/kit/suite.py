@@ -11,6 +11,7 @@ receipt records the versions that actually ran there.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any, Callable, Mapping
 
 from probes.core import race
@@ -24,6 +25,13 @@ from probes.kit.runtime import SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
+KIT_ENVS: dict[str, SideEnv] = {}  # campaign name -> its own side environment, for a campaign that has one
+# Version drift (probes/drift) measures a kit campaign at another release of its framework: this
+# process stays the harness, the adapter's operations run with the interpreter named here (a side
+# environment of drift's holding that release) instead of the campaign's own. Its runs go to a
+# results directory of drift's (RC_RUNS_DIR), never beside the pinned runs (the fingerprint cannot
+# see the swap; each receipt records the versions that ran).
+KIT_PYTHON = "RC_KIT_PYTHON"
 
 
 def adapter_class(spec: str) -> type[Adapter]:
@@ -150,7 +158,7 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
         return None
 
     try:
-        python = str(env.ensure().python) if env else None
+        python = operations_python(env)
         environ = tuple(sorted((services(ctx) if services else {}).items()))
         probe = Probe(Target(adapter, cls, backend, python, timeout, environ), ctx.workdir, store)
         result.observations = probe.observations
@@ -161,6 +169,18 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
     except HarnessError as exc:
         result.harness_errors.append(str(exc))
     return result
+
+
+def operations_python(env: SideEnv | None) -> str | None:
+    """The interpreter the adapter's operations run with: ``RC_KIT_PYTHON`` (drift), else the
+    campaign's side environment, else this one (None)."""
+    override = os.environ.get(KIT_PYTHON)
+    if override:
+        if not os.environ.get("RC_RUNS_DIR"):
+            raise HarnessError(f"{KIT_PYTHON} swaps the framework's release; it needs a results directory of its "
+                               "own (RC_RUNS_DIR), as version drift gives it")
+        return override
+    return str(env.ensure().python) if env else None
 
 
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
@@ -181,6 +201,8 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     packages = packages or (tuple(cls.packages) if env is None else ())
     KIT_ADAPTERS[name] = adapter
     names = PROTOCOL_NAMES + tuple(protocols or {})
+    if env is not None:
+        KIT_ENVS[name] = env
     return Campaign(
         name=name, title=title, params=kit_params(cls, names),
         plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
