@@ -112,3 +112,33 @@ def test_an_older_pydantic_graph_mutates_its_recorded_history(tmp_path: Path) ->
     recorded, final = cell["observations"]["recorded"], cell["observations"]["final"]
     assert recorded == [3, 2, 1, 0] and final != recorded  # load_next handed out the live snapshot
     assert decide.status(decide.verdict(bug, "1.0.15", "memory", cell)) == decide.PRESENT
+
+
+def _cell(key: str, release: str, backend: str, tmp_path: Path) -> dict:
+    """One cell of ``key`` on ``release`` (its cached environment, the main one for a main_env pin)."""
+    from probes.atlas import runner
+    from probes.atlas.envs import side_env
+
+    bug = by_key(key)
+    location = str(tmp_path / "store.sqlite")
+    return runner.run_cell(side_env(release, bug.framework), [bug.ref, backend, location, str(tmp_path)],
+                           module=bug.framework.cells)
+
+
+def test_agent_framework_pin_resumes_its_final_checkpoint_without_rerunning(tmp_path: Path) -> None:
+    bug = by_key("agent-framework-1695")
+    cell = _cell(bug.key, "1.23.0", "file", tmp_path)
+    assert cell["versions"]["agent-framework-core"] == "1.23.0"
+    for arm in ("run", "stream"):  # the blocking and the streaming resume
+        assert cell["observations"][arm]["prefix"] == ["s1", "s2", "s3"]
+        assert cell["observations"][arm]["reran"] == {"s1": 0, "s2": 0, "s3": 0}
+    assert decide.status(decide.verdict(bug, "1.23.0", "file", cell)) == decide.ABSENT
+
+
+def test_agent_framework_pin_replays_a_failed_superstep_from_the_checkpoint_before_it(tmp_path: Path) -> None:
+    bug = by_key("agent-framework-3938")
+    cell = _cell(bug.key, "1.23.0", "file", tmp_path)
+    assert cell["observations"]["first_error"] == "RuntimeError: notify: network timeout"
+    assert cell["observations"]["latest_written_after"] == ["a"]  # no checkpoint of the failed superstep
+    assert cell["effects"] == {"a": 1, "send_email": 2, "update_database": 2, "notify": 1}
+    assert decide.status(decide.verdict(bug, "1.23.0", "file", cell)) == decide.PRESENT

@@ -112,6 +112,12 @@ OTHERS: tuple[Bug, ...] = (
     Bug("4244", "LV", "approval on a JSON-restored RunState is not honoured when Runner.run gets a context: the run "
         "interrupts again", "completes", ("memory",), "closed 2026-08-06", fw="openai-agents", bad="0.22.0",
         since="0.6.0", cap=6),
+    Bug("1695", "PC", "resuming a workflow from its latest checkpoint re-runs the first executor",
+        "prefix_not_reentered", ("file",), "a fix on main 2025-11-04", fw="agent-framework", bad="1.0.0b251016",
+        cap=8),
+    Bug("3938", "EO", "an executor failing mid-superstep leaves no checkpoint for it: resuming replays its "
+        "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
+        bad="1.0.0b260212", cap=6),
 )
 
 

@@ -25,6 +25,8 @@ class Framework:
     companions: tuple[str, ...] = ()    # other requirements of every side environment
     pin: str | None = None              # the release in env/requirements.lock
     main_env: bool = False              # the pin runs in the main environment (no side environment)
+    pre: bool = False                   # its pre-releases are swept too (it shipped only those for a while)
+    pin_env: str | None = None          # "module:NAME" of a campaign's SideEnv that already holds the pin
 
     def requirements(self, release: str) -> tuple[str, ...]:
         return (f"{self.dist}=={release}", *self.companions)
@@ -45,6 +47,14 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
               "probes.atlas.cells_llamaindex"),
     Framework("openai-agents", "OpenAI Agents SDK", "openai/openai-agents-python", "openai-agents",
               "probes.atlas.cells_openai_agents", (), "0.24.0"),
+    # agent-framework-core shipped betas (1.0.0bYYMMDD) and release candidates for five months
+    # before 1.0.0; the reported bugs of that time exist only there, so they are swept too. The betas
+    # require mcp unbounded and import mcp.shared.exceptions.McpError, which mcp 2 removed.
+    Framework("agent-framework", "Microsoft Agent Framework", "microsoft/agent-framework", "agent-framework-core",
+              "probes.atlas.cells_maf", ("mcp<2",), "1.23.0", main_env=True, pre=True),
+    # SqliteDb needs SQLAlchemy (the [sqlite] extra); the pin runs in the agno campaign's environment.
+    Framework("agno", "Agno", "agno-agi/agno", "agno", "probes.atlas.cells_agno", ("sqlalchemy",), "3.1.10",
+              pin_env="probes.agno.campaign:ENV"),
 )}
 
 
