@@ -142,3 +142,23 @@ def test_agent_framework_pin_replays_a_failed_superstep_from_the_checkpoint_befo
     assert cell["observations"]["latest_written_after"] == ["a"]  # no checkpoint of the failed superstep
     assert cell["effects"] == {"a": 1, "send_email": 2, "update_database": 2, "notify": 1}
     assert decide.status(decide.verdict(bug, "1.23.0", "file", cell)) == decide.PRESENT
+
+
+def test_agno_2_6_8_loses_the_confirmed_member_tool_when_the_team_is_rebuilt(tmp_path: Path) -> None:
+    bug = by_key("agno-8029")
+    cell = _cell(bug.key, "2.6.8", "sqlite", tmp_path)
+    assert cell["versions"]["agno"] == "2.6.8"
+    # the same team object runs the confirmed tool; a team built again from the database does not,
+    # and still ends its run as completed (the report's silent failure)
+    assert cell["observations"]["counts"] == {"same team:send_email": 1}
+    assert cell["observations"]["rebuilt team"]["status"] == "completed"
+    assert decide.status(decide.verdict(bug, "2.6.8", "sqlite", cell)) == decide.PRESENT
+
+
+def test_google_adk_pin_confirms_each_sequential_agent_once(tmp_path: Path) -> None:
+    bug = by_key("google-adk-6198")
+    cell = _cell(bug.key, "2.13.0", "sqlite", tmp_path)
+    assert cell["versions"]["google-adk"] == "2.13.0"
+    assert cell["observations"]["asked_per_round"] == [1, 1, 0]  # planner, then executor, then nothing pending
+    assert set(cell["effects"].values()) == {1} and len(cell["effects"]) == 7
+    assert decide.status(decide.verdict(bug, "2.13.0", "sqlite", cell)) == decide.ABSENT

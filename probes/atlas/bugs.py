@@ -118,6 +118,21 @@ OTHERS: tuple[Bug, ...] = (
     Bug("3938", "EO", "an executor failing mid-superstep leaves no checkpoint for it: resuming replays its "
         "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
         bad="1.0.0b260212", cap=6),
+    Bug("8029", "LV", "route-mode team: acontinue_run drops the paused member run and restarts the leader; the "
+        "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
+        since="2.5.0", cap=8),
+    Bug("7697", "PC", "member-level HITL resume: acontinue_run loses the conversation and the leader re-delegates "
+        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.6.0",
+        since="2.5.0", cap=7),
+    Bug("10086", "CV", "background + streaming continue of an external_execution tool sends the run's own "
+        "tool-call turn twice", "at_most_once", ("sqlite",), "open (2026-09-09)", fw="agno", bad="3.0.0",
+        since="2.5.0", cap=9),
+    Bug("6198", "PC", "ADK 2.0: resuming after a ToolConfirmation runs the sequential pipeline's invocation again",
+        "exactly_once", ("sqlite",), "2.0; closed as stale (2026-06-23)", fw="google-adk", bad="2.0.0",
+        since="1.14.0", cap=8),
+    Bug("5349", "LV", "sub-agent with sequential long-running tools: the second resumption ends the agent early",
+        "completes", ("sqlite",), "1.27-1.30, worked in 1.26 (open, PR #5386)", fw="google-adk", bad="1.30.0",
+        since="1.14.0", cap=9),
 )
 
 

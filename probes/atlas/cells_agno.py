@@ -93,7 +93,9 @@ def scripted(name: str, script: Callable[[Sequence[Any]], Reply], seen: list[lis
 def _db(c: CellBase) -> Any:
     try:
         from agno.db.sqlite import SqliteDb
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("agno"):
+            raise  # a dependency missing from the environment: a harness error, not n/a
         raise NotApplicable(f"no agno.db.sqlite.SqliteDb in this release ({exc})") from None
     return SqliteDb(db_file=c.location)
 
@@ -121,22 +123,22 @@ def _team_api() -> dict[str, Any]:
     return {"Agent": Agent, "Team": Team, "tool": tool, "TeamMode": TeamMode}
 
 
-def _member(api: dict[str, Any], c: CellBase, name: str, effect: str, confirm: bool,
-            seen: dict[str, list[list[Any]]]) -> Any:
-    """A member agent with one tool (``effect``) that it calls once, then answers."""
-    @api["tool"](name=effect, requires_confirmation=confirm)
+def _member(api: dict[str, Any], c: CellBase, name: str, tool: str, confirm: bool,
+            seen: dict[str, list[list[Any]]], prefix: str = "") -> Any:
+    """A member agent with one tool that it calls once, then answers; the tool fires ``prefix + tool``."""
+    @api["tool"](name=tool, requires_confirmation=confirm)
     def act() -> str:
-        c.fire(effect, name)
-        return f"{effect} done"
+        c.fire(f"{prefix}{tool}", name)
+        return f"{tool} done"
 
     def script(messages: Sequence[Any]) -> Reply:
-        mine = [cid for cid, tool, _ in _calls(messages) if tool == effect]
+        mine = [cid for cid, called, _ in _calls(messages) if called == tool]
         if mine and mine[-1] in _answered(messages):
-            return ("text", f"{effect} done")
-        return ("call", effect, {})
+            return ("text", f"{tool} done")
+        return ("call", tool, {})
 
     seen[name] = []
-    return api["Agent"](name=name, id=name, role=f"does {effect}", model=scripted(name, script, seen[name]),
+    return api["Agent"](name=name, id=name, role=f"does {tool}", model=scripted(name, script, seen[name]),
                         tools=[act], telemetry=False)
 
 
@@ -154,8 +156,9 @@ def _leader_script(order: Sequence[str]) -> Callable[[Sequence[Any]], Reply]:
 
 
 def _team(api: dict[str, Any], c: CellBase, mode: str, members: Sequence[tuple[str, str, bool]],
-          seen: dict[str, list[list[Any]]]) -> Any:
-    agents = [_member(api, c, n, e, confirm, seen) for n, e, confirm in members]
+          seen: dict[str, list[list[Any]]], prefix: str = "") -> Any:
+    """A team of ``members`` (name, tool, needs confirmation) on the cell's database."""
+    agents = [_member(api, c, n, tool, confirm, seen, prefix) for n, tool, confirm in members]
     seen["leader"] = []
     kwargs: dict[str, Any] = {}
     if api["TeamMode"] is not None:
@@ -171,8 +174,9 @@ def _status(run: Any) -> str:
     return str(getattr(getattr(run, "status", None), "value", getattr(run, "status", None))).lower()
 
 
-async def _pause_then_continue(c: CellBase, build: Callable[[], Any]) -> dict[str, Any]:
-    """Run the team until it pauses, confirm, then continue it from the database with a fresh team."""
+async def _pause_then_continue(c: CellBase, build: Callable[[], Any], rebuild: bool) -> dict[str, Any]:
+    """Run the team until it pauses, confirm, and continue it: on the same team object (the report's
+    shape), or (``rebuild``) on a team built again that reads the paused run from the database."""
     team = build()
     c.log(Kind.START)
     first = await team.arun("do the job", session_id=SESSION)
@@ -180,11 +184,14 @@ async def _pause_then_continue(c: CellBase, build: Callable[[], Any]) -> dict[st
         raise NotReproduced(f"the team did not pause for the member's confirmation (status {_status(first)})")
     c.log(Kind.PAUSE, value=len(getattr(first, "requirements", None) or []))
     before = c.ledger.counts()
-    team = build()
-    saved = team.get_run_output(run_id=first.run_id, session_id=SESSION) if hasattr(team, "get_run_output") else first
-    reqs = _confirm_all(saved or first)
+    saved = first
+    if rebuild:
+        team = build()
+        saved = (team.get_run_output(run_id=first.run_id, session_id=SESSION)
+                 if hasattr(team, "get_run_output") else None) or first
+    reqs = _confirm_all(saved)
     c.log(Kind.ANSWER, value="confirm")
-    c.log(Kind.RESUME, mode="acontinue_run")
+    c.log(Kind.RESUME, mode="acontinue_run" + (" on a rebuilt team" if rebuild else ""))
     try:
         second, error = await team.acontinue_run(run_id=first.run_id, requirements=reqs, session_id=SESSION), None
     except Exception as exc:  # a loud failure is an observation
@@ -197,41 +204,158 @@ async def _pause_then_continue(c: CellBase, build: Callable[[], Any]) -> dict[st
             "content": str(getattr(second, "content", None))[:120] if second is not None else None}
 
 
+ARMS = {"same team": False, "rebuilt team": True}
+
+
+def _arms(c: CellBase, team: Callable[[str], Any]) -> dict[str, Any]:
+    """Both arms, each on its own database file and effect names prefixed by the arm."""
+    out = {}
+    for arm, rebuild in ARMS.items():
+        c.location = str(c.workdir / f"{arm.replace(' ', '-')}.sqlite")
+        out[arm] = asyncio.run(_pause_then_continue(c, lambda arm=arm: team(arm), rebuild))
+    return out
+
+
 @CELLS.cell("8029")
 def route_continue_drops_member(c: CellBase) -> Observed:
     """A route-mode team delegates to a member whose tool needs confirmation; the team pauses; the
-    confirmation is given and ``acontinue_run`` called on the leader's run. The confirmed tool must
-    run once and the run finish."""
+    confirmation is given and ``acontinue_run`` called on the leader's run -- on the same team, and on
+    a team built again from the database. The confirmed tool must run once and the run finish."""
     api = _team_api()
     if api["TeamMode"] is None:
         raise NotApplicable("no TeamMode.route in this release")
     seen: dict[str, list[list[Any]]] = {}
-    out = asyncio.run(_pause_then_continue(c, lambda: _team(api, c, "route", [("mailer", "send_email", True)], seen)))
-    sent = c.ledger.counts().get("send_email", 0)
-    completed = sent == 1 and out["status"] == "completed" and out["error"] is None
-    behaviour = (f"the team paused with {out['paused_with']} requirement(s); after confirm, acontinue_run "
-                 + (f"raised {out['error']}" if out["error"] else f"ended {out['status']}")
-                 + f" and the confirmed send_email ran {sent}x")
-    return Observed(behaviour, {"completed": completed, "detail": f"send_email ran {sent}x, run {out['status']}"},
-                    out)
+    out = _arms(c, lambda arm: _team(api, c, "route", [("mailer", "send_email", True)], seen, f"{arm}:"))
+    counts = c.ledger.counts()
+    parts, ok = [], True
+    for arm, o in out.items():
+        sent = counts.get(f"{arm}:send_email", 0)
+        ok = ok and sent == 1 and o["status"] == "completed" and o["error"] is None
+        parts.append(f"{arm}: paused with {o['paused_with']} requirement(s); after confirm, acontinue_run "
+                     + (f"raised {o['error']}" if o["error"] else f"ended {o['status']}")
+                     + f" and the confirmed send_email ran {sent}x")
+    detail = ", ".join(f"{arm}: send_email ran {counts.get(f'{arm}:send_email', 0)}x, run {o['status']}"
+                       for arm, o in out.items())
+    return Observed("; ".join(parts), {"completed": ok, "detail": detail}, {**out, "counts": counts})
 
 
 @CELLS.cell("7697")
 def member_hitl_continue_redelegates(c: CellBase) -> Observed:
     """A coordinate-mode team delegates to ``researcher`` (no confirmation), then to ``deployer``
-    (whose tool needs confirmation): the team pauses. After confirm, ``acontinue_run``: the leader
-    must not delegate the finished research again."""
+    (whose tool needs confirmation): the team pauses. After confirm, ``acontinue_run`` (same team, and
+    a team built again from the database): the leader must not delegate the finished research again."""
     api = _team_api()
     seen: dict[str, list[list[Any]]] = {}
-    members = [("researcher", "research", False), ("deployer", "deploy", True)]
-    out = asyncio.run(_pause_then_continue(c, lambda: _team(api, c, "coordinate", members, seen)))
+    out = _arms(c, lambda arm: _team(api, c, "coordinate", [("researcher", "research", False),
+                                                           ("deployer", "deploy", True)], seen, f"{arm}:"))
     counts = c.ledger.counts()
-    if not out["before"].get("research"):
+    if not all(o["before"].get(f"{arm}:research") for arm, o in out.items()):
         raise NotReproduced("the research member had not run before the pause")
-    behaviour = (f"research ran before the pause; after confirm, acontinue_run "
-                 + (f"raised {out['error']}" if out["error"] else f"ended {out['status']}")
-                 + f"; research ran {counts.get('research', 0)}x, deploy {counts.get('deploy', 0)}x in all")
-    return Observed(behaviour, {"effect_counts": counts, "expected": ["deploy", "research"]}, out)
+    behaviour = "; ".join(f"{arm}: research ran before the pause; after confirm, acontinue_run "
+                          + (f"raised {o['error']}" if o["error"] else f"ended {o['status']}")
+                          + f"; research ran {counts.get(f'{arm}:research', 0)}x, deploy "
+                            f"{counts.get(f'{arm}:deploy', 0)}x in all" for arm, o in out.items())
+    reran = {f"{arm}:research": o["during_continue"].get(f"{arm}:research", 0) for arm, o in out.items()}
+    return Observed(behaviour, {"runs_after_recovery": reran, "durable_prefix": sorted(reran)},
+                    {**out, "counts": counts})
+
+
+def _tool_call_turns(messages: Sequence[Any]) -> dict[str, int]:
+    """How many assistant messages in ``messages`` carry each tool call id."""
+    out: dict[str, int] = {}
+    for cid, _tool, _args in _calls(messages):
+        out[cid] = out.get(cid, 0) + 1
+    return out
+
+
+def _unpaired(messages: Sequence[Any]) -> list[str]:
+    """Tool call ids of assistant messages not followed by a tool result for them -- what Chat
+    Completions rejects ("An assistant message with 'tool_calls' must be followed by tool messages")."""
+    bad = []
+    for i, m in enumerate(messages):
+        for tc in getattr(m, "tool_calls", None) or []:
+            later = {getattr(n, "tool_call_id", None) for n in messages[i + 1:] if getattr(n, "role", None) == "tool"}
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            if tc.get("id") not in later or getattr(nxt, "role", None) != "tool":
+                bad.append(tc.get("id"))
+    return bad
+
+
+@CELLS.cell("10086")
+def background_stream_continue_duplicates_turn(c: CellBase) -> Observed:
+    """An agent (history in context) calls an ``external_execution`` tool: the run pauses; the result
+    is set and the run continued with ``acontinue_run(stream=True, background=True)``, the shape an
+    HTTP server uses. The model must be sent the run's tool-call turn once, followed by its result."""
+    try:
+        from agno.agent import Agent
+        from agno.tools import tool
+    except ImportError as exc:
+        raise NotApplicable(f"no agno Agent in this release ({exc})") from None
+    import inspect
+
+    if "background" not in inspect.signature(Agent.acontinue_run).parameters:
+        raise NotApplicable("acontinue_run has no background= in this release")
+    seen: list[list[Any]] = []
+
+    @tool(name="lookup", external_execution=True)
+    def lookup() -> str:
+        return "never run here: the caller executes it"
+
+    def script(messages: Sequence[Any]) -> Reply:
+        if any(getattr(m, "role", None) == "tool" for m in messages):
+            return ("text", "the answer is 42")
+        return ("call", "lookup", {})
+
+    def build() -> Any:
+        return Agent(name="asker", id="asker", model=scripted("asker", script, seen), tools=[lookup], db=_db(c),
+                     add_history_to_context=True, telemetry=False)
+
+    async def drive() -> dict[str, Any]:
+        agent = build()
+        c.log(Kind.START)
+        first = await agent.arun("what is the answer?", session_id=SESSION)
+        if not getattr(first, "is_paused", False):
+            raise NotReproduced(f"the run did not pause for the external tool (status {_status(first)})")
+        c.log(Kind.PAUSE, "lookup")
+        agent = build()
+        saved = agent.get_run_output(run_id=first.run_id, session_id=SESSION) or first
+        reqs = list(getattr(saved, "requirements", None) or [])
+        for r in reqs:
+            r.set_external_execution_result("42")
+        c.log(Kind.ANSWER, value="42")
+        sent_before = len(seen)
+        c.log(Kind.RESUME, mode="acontinue_run(stream=True, background=True)")
+        error = None
+        try:
+            stream = agent.acontinue_run(run_id=first.run_id, requirements=reqs, session_id=SESSION, stream=True,
+                                         background=True)
+            if inspect.isawaitable(stream):
+                stream = await stream
+            async for _event in stream:
+                pass
+            for _ in range(200):  # a background run may still be finishing: poll its stored status
+                done = agent.get_run_output(run_id=first.run_id, session_id=SESSION)
+                if _status(done) not in ("running", "pending"):
+                    break
+                await asyncio.sleep(0.05)
+        except ImportError:
+            raise  # a missing dependency is a broken environment, not an observation
+        except Exception as exc:  # a loud failure is an observation
+            error = err(exc)
+        done = agent.get_run_output(run_id=first.run_id, session_id=SESSION)
+        sent = seen[sent_before:]
+        return {"model_calls_on_continue": len(sent), "error": error, "status": _status(done),
+                "turns": _tool_call_turns(sent[0]) if sent else {}, "unpaired": _unpaired(sent[0]) if sent else [],
+                "roles": [getattr(m, "role", None) for m in sent[0]] if sent else []}
+
+    out = asyncio.run(drive())
+    if not out["model_calls_on_continue"]:
+        raise NotReproduced(f"the continued run never called the model (status {out['status']}, error {out['error']})")
+    turns = {f"tool-call turn {k}": v for k, v in out["turns"].items()}
+    behaviour = (f"on the continue the model was sent {', '.join(f'{k} {v}x' for k, v in sorted(turns.items()))}"
+                 f" ({len(out['unpaired'])} without its result: {', '.join(out['unpaired']) or 'none'}); the run "
+                 f"ended {out['status']}")
+    return Observed(behaviour, {"effect_counts": turns}, out)
 
 
 DISTRIBUTIONS = ("agno", "sqlalchemy")

@@ -52,9 +52,14 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     # require mcp unbounded and import mcp.shared.exceptions.McpError, which mcp 2 removed.
     Framework("agent-framework", "Microsoft Agent Framework", "microsoft/agent-framework", "agent-framework-core",
               "probes.atlas.cells_maf", ("mcp<2",), "1.23.0", main_env=True, pre=True),
-    # SqliteDb needs SQLAlchemy (the [sqlite] extra); the pin runs in the agno campaign's environment.
-    Framework("agno", "Agno", "agno-agi/agno", "agno", "probes.atlas.cells_agno", ("sqlalchemy",), "3.1.10",
-              pin_env="probes.agno.campaign:ENV"),
+    # SqliteDb needs SQLAlchemy's asyncio extra and aiosqlite (agno's [sqlite] extra); a background
+    # continue-run goes through agno.os, which imports fastapi (the [os] extra) -- so the pin does not
+    # run in the agno campaign's environment, which has no fastapi.
+    Framework("agno", "Agno", "agno-agi/agno", "agno", "probes.atlas.cells_agno",
+              ("sqlalchemy[asyncio]", "aiosqlite", "fastapi"), "3.1.10"),
+    # SqliteSessionService needs aiosqlite; the pin runs in the google_adk campaign's environment.
+    Framework("google-adk", "Google ADK", "google/adk-python", "google-adk", "probes.atlas.cells_google_adk",
+              ("sqlalchemy[asyncio]", "aiosqlite"), "2.13.0", pin_env="probes.google_adk.campaign:ENV"),
 )}
 
 
