@@ -155,10 +155,15 @@ def test_agno_2_6_8_loses_the_confirmed_member_tool_when_the_team_is_rebuilt(tmp
     assert decide.status(decide.verdict(bug, "2.6.8", "sqlite", cell)) == decide.PRESENT
 
 
-def test_google_adk_pin_confirms_each_sequential_agent_once(tmp_path: Path) -> None:
+def test_google_adk_pin_resumes_a_confirmed_pipeline_once_per_agent(tmp_path: Path) -> None:
     bug = by_key("google-adk-6198")
     cell = _cell(bug.key, "2.13.0", "sqlite", tmp_path)
     assert cell["versions"]["google-adk"] == "2.13.0"
-    assert cell["observations"]["asked_per_round"] == [1, 1, 0]  # planner, then executor, then nothing pending
-    assert set(cell["effects"].values()) == {1} and len(cell["effects"]) == 7
+    resumable, plain = cell["observations"]["resumable"], cell["observations"]["plain"]
+    assert resumable["asked_per_round"] == [1, 1, 0] and resumable["error"] is None  # planner, executor, done
+    assert {v for k, v in cell["effects"].items() if k.startswith("resumable:")} == {1}
+    assert sum(k.startswith("resumable:") for k in cell["effects"]) == 7
+    # the plain app (an observation, not the verdict) never pauses: the model is asked again up to the limit
+    assert plain["asked_per_round"] == [] and plain["error"].startswith("LlmCallsLimitExceededError")
+    assert cell["effects"]["plain:planner:asked"] == 24
     assert decide.status(decide.verdict(bug, "2.13.0", "sqlite", cell)) == decide.ABSENT

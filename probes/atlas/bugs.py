@@ -133,6 +133,14 @@ OTHERS: tuple[Bug, ...] = (
     Bug("5349", "LV", "sub-agent with sequential long-running tools: the second resumption ends the agent early",
         "completes", ("sqlite",), "1.27-1.30, worked in 1.26 (open, PR #5386)", fw="google-adk", bad="1.30.0",
         since="1.14.0", cap=9),
+    Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
+        "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
+        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=8),
+    # openai-agents below 0.21 resolve an openai 2.x whose usage models they cannot build (the first
+    # model call fails in the SDK), so the sweep starts at 0.21.0, the first that takes openai 3.
+    Bug("2500", "LV", "nested approval of an agent.as_tool() re-interrupts after a to_json()/from_json() round "
+        "trip", "completes", ("memory",), "issue #2487; fix PR #2500 merged 2026-02-17", fw="openai-agents",
+        pull=True, since="0.21.0", cap=4),
 )
 
 

@@ -8,9 +8,10 @@ the tool. Each step fires its effect through the harness oracle. Sessions live i
 ``SqliteSessionService`` on the cell's file where the release has it (else
 ``DatabaseSessionService`` on the same file); every round of the conversation builds a
 new ``Runner`` over the stored session. One file drives 1.x and 2.x.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: ADK reads a tool function's signature
+(its ``ToolContext`` parameter) at run time, and the cells import ``ToolContext`` locally.
+"""
 
 import asyncio
 import sys
@@ -86,7 +87,8 @@ def _app(root: Any, resumable: bool) -> Any:
     return App(name=APP, root_agent=root, resumability_config=ResumabilityConfig(is_resumable=True))
 
 
-async def _round(c: CellBase, root: Any, resumable: bool, message: Any, invocation: str | None) -> list[Any]:
+async def _round(c: CellBase, root: Any, resumable: bool, message: Any, invocation: str | None,
+                 config: Any = None) -> list[Any]:
     """One ``run_async`` on a new Runner over the stored session; its events."""
     from google.adk.runners import Runner
 
@@ -94,7 +96,9 @@ async def _round(c: CellBase, root: Any, resumable: bool, message: Any, invocati
     if await service.get_session(app_name=APP, user_id=USER, session_id=SESSION) is None:
         await service.create_session(app_name=APP, user_id=USER, session_id=SESSION)
     runner = Runner(app=_app(root, resumable), session_service=service)
-    kwargs = {"invocation_id": invocation} if invocation and resumable else {}
+    kwargs: dict[str, Any] = {"invocation_id": invocation} if invocation and resumable else {}
+    if config is not None:
+        kwargs["run_config"] = config
     return [e async for e in runner.run_async(user_id=USER, session_id=SESSION, new_message=message, **kwargs)]
 
 
@@ -115,77 +119,101 @@ def _calls_in(events: Sequence[Any], name: str) -> list[tuple[str, str]]:
 
 
 @CELLS.cell("6198")
-def confirmation_reruns_invocation(c: CellBase, rounds: int = 5) -> Observed:
+def confirmation_reruns_invocation(c: CellBase, rounds: int = 4, max_llm_calls: int = 24) -> Observed:
     """``SequentialAgent(planner -> executor -> validator)``; planner and executor call a tool that
-    asks for a ``ToolConfirmation``. Every confirmation asked for is granted (at most ``rounds``
-    times). Each agent must ask once, run its confirmed tool once and finish once."""
+    asks for a ``ToolConfirmation``, and keep calling it until it reports "approved" (a model shown
+    a result that is not an approval asks again, so any consultation of the model while the
+    confirmation pends shows as a second ask). Every confirmation asked for is granted, at most
+    ``rounds`` times, in a resumable app answering in the paused invocation (the documented way
+    to resume a pipeline): each agent must ask once, run its confirmed tool once and finish once.
+    The same pipeline in a plain (non-resumable) app is run too, as an observation only: there
+    the invocation does not pause, so what follows depends on the model, not on the release."""
     try:
-        from google.adk.agents import LlmAgent, SequentialAgent
+        from google.adk.agents import LlmAgent, RunConfig, SequentialAgent
         from google.adk.tools.tool_context import ToolContext
     except ImportError as exc:
-        raise NotApplicable(f"no LlmAgent / SequentialAgent / ToolContext in this release ({exc})") from None
+        raise NotApplicable(f"no LlmAgent / SequentialAgent / RunConfig / ToolContext in this release ({exc})") \
+            from None
     if not hasattr(ToolContext, "request_confirmation"):
         raise NotApplicable("ToolContext has no request_confirmation in this release")
     Scripted = _model_class()
+    arm = {"name": ""}
 
-    def request_human_input(summary: str, tool_context: ToolContext) -> dict[str, Any]:
+    def request_human_input(summary: str, tool_context: ToolContext) -> dict:
         """Ask the human to confirm the summary before moving on."""
-        agent = tool_context.agent_name
+        who = f"{arm['name']}:{tool_context.agent_name}"
         if tool_context.tool_confirmation is None:
-            c.fire(f"{agent}:asked", agent)
+            c.fire(f"{who}:asked", tool_context.agent_name)
             tool_context.request_confirmation(hint=f"confirm {summary}?")
             return {"status": "waiting for confirmation"}
-        c.fire(f"{agent}:approved" if tool_context.tool_confirmation.confirmed else f"{agent}:rejected", agent)
-        return {"status": "approved" if tool_context.tool_confirmation.confirmed else "rejected"}
+        ok = tool_context.tool_confirmation.confirmed
+        c.fire(f"{who}:{'approved' if ok else 'rejected'}", tool_context.agent_name)
+        return {"status": "approved" if ok else "rejected"}
 
     def asking(name: str) -> Callable[[Sequence[Any]], tuple]:
         def script(contents: Sequence[Any]) -> tuple:
-            seen = [r.get("status") for r in responses(contents, "request_human_input")]
-            if "approved" in seen:
-                c.fire(f"{name}:done", name)
+            if any(r.get("status") == "approved" for r in responses(contents, "request_human_input")):
+                c.fire(f"{arm['name']}:{name}:done", name)
                 return ("text", f"{name} done")
-            if seen:  # asked and not answered yet: say so, as a model shown the pending call would
-                return ("text", "waiting for your confirmation")
             return ("call", "request_human_input", {"summary": f"{name} output"})
         return script
 
     def validating(contents: Sequence[Any]) -> tuple:
-        c.fire("validator:done", "validator")
+        c.fire(f"{arm['name']}:validator:done", "validator")
         return ("text", "valid")
 
     SCRIPTS.update({"planner": asking("planner"), "executor": asking("executor"), "validator": validating})
 
     def root() -> Any:
         agents = [LlmAgent(name=n, model=Scripted(model=n), instruction=f"you are the {n}",
-                           tools=[request_human_input] if n != "validator" else []) for n in SCRIPTS]
+                           tools=[request_human_input] if n != "validator" else [])
+                  for n in ("planner", "executor", "validator")]
         return SequentialAgent(name="pipeline", sub_agents=agents)
 
-    async def drive() -> list[int]:
-        c.log(Kind.START)
-        events = await _round(c, root(), True, _text("plan, execute, validate"), None)
-        asked = []
-        for _ in range(rounds):
-            pending = _calls_in(events, "adk_request_confirmation")
-            asked.append(len(pending))
-            if not pending:
-                break
-            c.log(Kind.PAUSE, value=len(pending))
-            c.log(Kind.ANSWER, value="confirmed")
-            c.log(Kind.RESUME, mode="FunctionResponse(adk_request_confirmation)")
-            call_id, invocation = pending[-1]
-            events = await _round(c, root(), True, _answer(call_id, "adk_request_confirmation",
-                                                            {"confirmed": True}), invocation)
-        return asked
+    async def drive(resumable: bool) -> dict[str, Any]:
+        config = RunConfig(max_llm_calls=max_llm_calls)
+        c.log(Kind.START, mode=arm["name"])
+        asked: list[int] = []
+        error = None
+        try:
+            events = await _round(c, root(), resumable, _text("plan, execute, validate"), None, config)
+            for _ in range(rounds):
+                pending = _calls_in(events, "adk_request_confirmation")
+                asked.append(len(pending))
+                if not pending:
+                    break
+                c.log(Kind.PAUSE, value=len(pending))
+                c.log(Kind.RESUME, mode="FunctionResponse(adk_request_confirmation, confirmed=True)")
+                call_id, invocation = pending[-1]
+                events = await _round(c, root(), resumable, _answer(call_id, "adk_request_confirmation",
+                                                                    {"confirmed": True}), invocation, config)
+        except Exception as exc:  # e.g. the run's model-call limit: an observation
+            error = err(exc)
+        return {"asked_per_round": asked, "error": error}
 
-    asked = asyncio.run(drive())
+    out = {}
+    for name, resumable in (("plain", False), ("resumable", True)):
+        arm["name"] = name
+        c.location = str(c.workdir / f"{name}.sqlite")
+        try:
+            out[name] = asyncio.run(drive(resumable))
+        except NotApplicable as exc:
+            out[name] = {"n/a": str(exc)}
     counts = c.ledger.counts()
-    if not counts.get("planner:asked"):
-        raise NotReproduced("the planner never asked for a confirmation")
-    expected = [f"{a}:{s}" for a in ("planner", "executor") for s in ("asked", "approved", "done")] + ["validator:done"]
-    behaviour = (f"confirmations asked per round: {asked}; after granting them: "
-                 + ", ".join(f"{k} {v}x" for k, v in sorted(counts.items())))
-    return Observed(behaviour, {"effect_counts": counts, "expected": expected},
-                    {"asked_per_round": asked, "counts": counts, "service": _service(c)[1]})
+    if not counts.get("resumable:planner:asked"):
+        raise NotReproduced("the planner never asked for a confirmation in the resumable app")
+    if "n/a" in out["resumable"]:
+        raise NotApplicable(out["resumable"]["n/a"])
+    decided = {k: v for k, v in counts.items() if k.startswith("resumable:")}
+    expected = [f"resumable:{a}:{s}" for a in ("planner", "executor") for s in ("asked", "approved", "done")] \
+        + ["resumable:validator:done"]
+    behaviour = "; ".join(
+        f"{n}: " + (o["n/a"] if "n/a" in o else
+                    f"confirmations asked per round {o['asked_per_round']}"
+                    + (f", then {o['error']}" if o["error"] else "") + "; "
+                    + ", ".join(f"{k.split(':', 1)[1]} {v}x" for k, v in sorted(counts.items()) if k.startswith(n)))
+        for n, o in out.items())
+    return Observed(behaviour, {"effect_counts": decided, "expected": expected}, {**out, "counts": counts})
 
 
 @CELLS.cell("5349")
