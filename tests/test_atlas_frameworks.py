@@ -167,3 +167,13 @@ def test_google_adk_pin_resumes_a_confirmed_pipeline_once_per_agent(tmp_path: Pa
     assert plain["asked_per_round"] == [] and plain["error"].startswith("LlmCallsLimitExceededError")
     assert cell["effects"]["plain:planner:asked"] == 24
     assert decide.status(decide.verdict(bug, "2.13.0", "sqlite", cell)) == decide.ABSENT
+
+
+def test_agno_3_0_0_sends_the_continued_runs_own_tool_call_turn_twice(tmp_path: Path) -> None:
+    bug = by_key("agno-10086")
+    cell = _cell(bug.key, "3.0.0", "sqlite", tmp_path)
+    assert cell["versions"]["agno"] == "3.0.0"
+    # the run re-read as its own history (once unpaired), then as the current turn with its result
+    assert cell["observations"]["turns"] == {"asker-call-1": 2}
+    assert cell["observations"]["unpaired"] == ["asker-call-1"]
+    assert decide.status(decide.verdict(bug, "3.0.0", "sqlite", cell)) == decide.PRESENT

@@ -132,7 +132,7 @@ OTHERS: tuple[Bug, ...] = (
         since="1.14.0", cap=8),
     Bug("5349", "LV", "sub-agent with sequential long-running tools: the second resumption ends the agent early",
         "completes", ("sqlite",), "1.27-1.30, worked in 1.26 (open, PR #5386)", fw="google-adk", bad="1.30.0",
-        since="1.14.0", cap=9),
+        since="1.14.0", cap=8),
     Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
         "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
         fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=8),
