@@ -112,3 +112,68 @@ def test_an_older_pydantic_graph_mutates_its_recorded_history(tmp_path: Path) ->
     recorded, final = cell["observations"]["recorded"], cell["observations"]["final"]
     assert recorded == [3, 2, 1, 0] and final != recorded  # load_next handed out the live snapshot
     assert decide.status(decide.verdict(bug, "1.0.15", "memory", cell)) == decide.PRESENT
+
+
+def _cell(key: str, release: str, backend: str, tmp_path: Path) -> dict:
+    """One cell of ``key`` on ``release`` (its cached environment, the main one for a main_env pin)."""
+    from probes.atlas import runner
+    from probes.atlas.envs import side_env
+
+    bug = by_key(key)
+    location = str(tmp_path / "store.sqlite")
+    return runner.run_cell(side_env(release, bug.framework), [bug.ref, backend, location, str(tmp_path)],
+                           module=bug.framework.cells)
+
+
+def test_agent_framework_pin_resumes_its_final_checkpoint_without_rerunning(tmp_path: Path) -> None:
+    bug = by_key("agent-framework-1695")
+    cell = _cell(bug.key, "1.23.0", "file", tmp_path)
+    assert cell["versions"]["agent-framework-core"] == "1.23.0"
+    for arm in ("run", "stream"):  # the blocking and the streaming resume
+        assert cell["observations"][arm]["prefix"] == ["s1", "s2", "s3"]
+        assert cell["observations"][arm]["reran"] == {"s1": 0, "s2": 0, "s3": 0}
+    assert decide.status(decide.verdict(bug, "1.23.0", "file", cell)) == decide.ABSENT
+
+
+def test_agent_framework_pin_replays_a_failed_superstep_from_the_checkpoint_before_it(tmp_path: Path) -> None:
+    bug = by_key("agent-framework-3938")
+    cell = _cell(bug.key, "1.23.0", "file", tmp_path)
+    assert cell["observations"]["first_error"] == "RuntimeError: notify: network timeout"
+    assert cell["observations"]["latest_written_after"] == ["a"]  # no checkpoint of the failed superstep
+    assert cell["effects"] == {"a": 1, "send_email": 2, "update_database": 2, "notify": 1}
+    assert decide.status(decide.verdict(bug, "1.23.0", "file", cell)) == decide.PRESENT
+
+
+def test_agno_2_6_8_loses_the_confirmed_member_tool_when_the_team_is_rebuilt(tmp_path: Path) -> None:
+    bug = by_key("agno-8029")
+    cell = _cell(bug.key, "2.6.8", "sqlite", tmp_path)
+    assert cell["versions"]["agno"] == "2.6.8"
+    # the same team object runs the confirmed tool; a team built again from the database does not,
+    # and still ends its run as completed (the report's silent failure)
+    assert cell["observations"]["counts"] == {"same team:send_email": 1}
+    assert cell["observations"]["rebuilt team"]["status"] == "completed"
+    assert decide.status(decide.verdict(bug, "2.6.8", "sqlite", cell)) == decide.PRESENT
+
+
+def test_google_adk_pin_resumes_a_confirmed_pipeline_once_per_agent(tmp_path: Path) -> None:
+    bug = by_key("google-adk-6198")
+    cell = _cell(bug.key, "2.13.0", "sqlite", tmp_path)
+    assert cell["versions"]["google-adk"] == "2.13.0"
+    resumable, plain = cell["observations"]["resumable"], cell["observations"]["plain"]
+    assert resumable["asked_per_round"] == [1, 1, 0] and resumable["error"] is None  # planner, executor, done
+    assert {v for k, v in cell["effects"].items() if k.startswith("resumable:")} == {1}
+    assert sum(k.startswith("resumable:") for k in cell["effects"]) == 7
+    # the plain app (an observation, not the verdict) never pauses: the model is asked again up to the limit
+    assert plain["asked_per_round"] == [] and plain["error"].startswith("LlmCallsLimitExceededError")
+    assert cell["effects"]["plain:planner:asked"] == 24
+    assert decide.status(decide.verdict(bug, "2.13.0", "sqlite", cell)) == decide.ABSENT
+
+
+def test_agno_3_0_0_sends_the_continued_runs_own_tool_call_turn_twice(tmp_path: Path) -> None:
+    bug = by_key("agno-10086")
+    cell = _cell(bug.key, "3.0.0", "sqlite", tmp_path)
+    assert cell["versions"]["agno"] == "3.0.0"
+    # the run re-read as its own history (once unpaired), then as the current turn with its result
+    assert cell["observations"]["turns"] == {"asker-call-1": 2}
+    assert cell["observations"]["unpaired"] == ["asker-call-1"]
+    assert decide.status(decide.verdict(bug, "3.0.0", "sqlite", cell)) == decide.PRESENT

@@ -112,6 +112,35 @@ OTHERS: tuple[Bug, ...] = (
     Bug("4244", "LV", "approval on a JSON-restored RunState is not honoured when Runner.run gets a context: the run "
         "interrupts again", "completes", ("memory",), "closed 2026-08-06", fw="openai-agents", bad="0.22.0",
         since="0.6.0", cap=6),
+    Bug("1695", "PC", "resuming a workflow from its latest checkpoint re-runs the first executor",
+        "prefix_not_reentered", ("file",), "a fix on main 2025-11-04", fw="agent-framework", bad="1.0.0b251016",
+        cap=8),
+    Bug("3938", "EO", "an executor failing mid-superstep leaves no checkpoint for it: resuming replays its "
+        "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
+        bad="1.0.0b260212", cap=6),
+    Bug("8029", "LV", "route-mode team: acontinue_run drops the paused member run and restarts the leader; the "
+        "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
+        since="2.5.0", cap=8),
+    Bug("7697", "PC", "member-level HITL resume: acontinue_run loses the conversation and the leader re-delegates "
+        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.6.0",
+        since="2.5.0", cap=7),
+    Bug("10086", "CV", "background + streaming continue of an external_execution tool sends the run's own "
+        "tool-call turn twice", "at_most_once", ("sqlite",), "open (2026-09-09)", fw="agno", bad="3.0.0",
+        since="2.5.0", cap=9),
+    Bug("6198", "PC", "ADK 2.0: resuming after a ToolConfirmation runs the sequential pipeline's invocation again",
+        "exactly_once", ("sqlite",), "2.0; closed as stale (2026-06-23)", fw="google-adk", bad="2.0.0",
+        since="1.14.0", cap=8),
+    Bug("5349", "LV", "sub-agent with sequential long-running tools: the second resumption ends the agent early",
+        "completes", ("sqlite",), "1.27-1.30, worked in 1.26 (open, PR #5386)", fw="google-adk", bad="1.30.0",
+        since="1.14.0", cap=8),
+    Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
+        "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
+        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=8),
+    # openai-agents below 0.21 resolve an openai 2.x whose usage models they cannot build (the first
+    # model call fails in the SDK), so the sweep starts at 0.21.0, the first that takes openai 3.
+    Bug("2500", "LV", "nested approval of an agent.as_tool() re-interrupts after a to_json()/from_json() round "
+        "trip", "completes", ("memory",), "issue #2487; fix PR #2500 merged 2026-02-17", fw="openai-agents",
+        pull=True, since="0.21.0", cap=4),
 )
 
 

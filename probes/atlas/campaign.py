@@ -16,8 +16,11 @@ Cost (the default profile's budget): LangGraph's part as before; each other row 
 most its ``cap`` releases (7-12), so the default sweep is bounded by the sum of the caps.
 On this loaded 2-core machine a release's environment costs about 40 s to create for
 pydantic-graph and several minutes to twenty for CrewAI (once; cached afterwards), a cell
-seconds: pydantic-graph #1684's bisection (10 releases) took 6.5 min cold. The full
-sweep is ``-p sweep=every`` (every release from the row's ``since`` on: hours).
+seconds: pydantic-graph #1684's bisection (10 releases) took 6.5 min cold. Measured cold
+on the same machine (December 2026): an agent-framework-core environment 1-2 min (its
+cells 3-5 s), an agno one 2-3 min (cells 6-16 s; #8029's eight releases took 17 min), a
+google-adk one 2.5-8 min (cells 25-35 s). The full sweep is ``-p sweep=every`` (every
+release from the row's ``since`` on: hours).
 
 Either way the store is made here (a fresh SQLite file, or a fresh database on the
 embedded PostgreSQL server the harness starts; a framework's own file or in-memory

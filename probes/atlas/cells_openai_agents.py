@@ -21,8 +21,8 @@ from probes.core.history import Kind
 CELLS = Registry()
 
 
-def _scripted_model(tool: str) -> Any:
-    """A model that calls ``tool`` until the input holds its output, then answers ``done``."""
+def _scripted_model(tool: str, arguments: str = "{}") -> Any:
+    """A model that calls ``tool`` (with ``arguments``) until the input holds its output, then answers ``done``."""
     from agents.items import ModelResponse
     from agents.models.interface import Model
     from agents.usage import Usage
@@ -38,7 +38,7 @@ def _scripted_model(tool: str) -> Any:
                     id="msg-1", type="message", role="assistant", status="completed",
                     content=[ResponseOutputText(type="output_text", text="done", annotations=[])])]
             else:
-                out = [ResponseFunctionToolCall(type="function_call", name=tool, arguments="{}", call_id="call-1",
+                out = [ResponseFunctionToolCall(type="function_call", name=tool, arguments=arguments, call_id="call-1",
                                                 id="fc-1", status="completed")]
             fields = {f.name for f in dataclasses.fields(ModelResponse)}
             extra = {"response_id": None} if "response_id" in fields else {"referenceable_id": None}
@@ -123,6 +123,66 @@ def approval_lost_with_context(c: CellBase) -> Observed:
     return Observed(behaviour, {"completed": completed,
                                 "detail": f"with a context: tool ran {ctx['charged']}x, interrupted again: "
                                           f"{bool(ctx['interrupted_again'])}"}, results)
+
+
+@CELLS.cell("2500")
+def nested_approval_reinterrupts(c: CellBase, rounds: int = 4) -> Observed:
+    """An outer agent whose one tool is ``inner.as_tool()``; the inner agent's tool needs approval.
+    The outer run pauses on the nested approval; each time it pauses, the state is round-tripped
+    through JSON and every interruption approved, then the run resumed (at most ``rounds`` times).
+    The approved tool must run once and the run finish after the first approval."""
+    api = _api()
+
+    @api["function_tool"](needs_approval=True)
+    def charge() -> str:
+        c.fire("charge", "charge")
+        return "charged"
+
+    inner = api["Agent"](name="payer", instructions="pay", model=_scripted_model("charge"), tools=[charge])
+    try:
+        delegate = inner.as_tool(tool_name="ask_payer", tool_description="asks the payer to pay")
+    except TypeError as exc:
+        raise NotApplicable(f"Agent.as_tool does not take these arguments in this release ({exc})") from None
+    outer = api["Agent"](name="boss", instructions="delegate", model=_scripted_model("ask_payer", '{"input": "pay"}'),
+                         tools=[delegate])
+
+    async def drive() -> dict[str, Any]:
+        c.log(Kind.START)
+        result = await api["Runner"].run(outer, "pay")
+        paused = []
+        error = None
+        for _ in range(rounds):
+            pending = list(result.interruptions or [])
+            paused.append(len(pending))
+            if not pending:
+                break
+            c.log(Kind.PAUSE, "charge", value=len(pending))
+            state = await _round_trip(api, outer, result.to_state())
+            for item in state.get_interruptions():
+                state.approve(item)
+            c.log(Kind.ANSWER, value="approve")
+            c.log(Kind.RESUME, mode="RunState.from_json")
+            try:
+                result = await api["Runner"].run(outer, state)
+            except Exception as exc:  # a loud failure is an observation
+                error = err(exc)
+                break
+        return {"paused_per_round": paused, "final": getattr(result, "final_output", None), "error": error,
+                "charged": c.ledger.counts().get("charge", 0)}
+
+    out = asyncio.run(drive())
+    if not out["paused_per_round"] or not out["paused_per_round"][0]:
+        raise NotApplicable("the nested approval never surfaced as an interruption of the outer run")
+    finished = out["error"] is None and out["paused_per_round"][-1] == 0
+    completed = finished and out["charged"] == 1 and out["paused_per_round"] == [out["paused_per_round"][0], 0]
+    behaviour = (f"interruptions per round {out['paused_per_round']} (approving every one after a JSON round "
+                 f"trip); the approved tool ran {out['charged']}x; "
+                 + (f"resuming raised {out['error']}" if out["error"] else
+                    f"the run finished with {out['final']!r}" if finished else
+                    f"still interrupted after {rounds} approvals"))
+    return Observed(behaviour, {"completed": completed,
+                                "detail": f"approvals needed {len(out['paused_per_round']) - 1}, tool ran "
+                                          f"{out['charged']}x"}, out)
 
 
 DISTRIBUTIONS = ("openai-agents", "openai")

@@ -18,6 +18,7 @@ checkout gives a new environment instead of silently reusing a stale one.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 from pathlib import Path
 
@@ -84,6 +85,13 @@ def side_env(release: str, fw: str | Framework = "langgraph") -> SideEnv | MainE
     check_release(release, f.dist)
     if f.main_env and release == f.pin:
         return MainEnv()
+    if f.pin_env and release == f.pin:  # the framework's own campaign already built it: reuse, don't reinstall
+        module, _, name = f.pin_env.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as exc:  # a checkout without that campaign: the atlas's own environment
+            if not module.startswith(exc.name or "\0"):
+                raise
     if not is_local(release):
         return SideEnv(f"{f.name}-{release}", f.requirements(release))
     path = Path(release).expanduser().resolve()

@@ -25,6 +25,8 @@ class Framework:
     companions: tuple[str, ...] = ()    # other requirements of every side environment
     pin: str | None = None              # the release in env/requirements.lock
     main_env: bool = False              # the pin runs in the main environment (no side environment)
+    pre: bool = False                   # its pre-releases are swept too (it shipped only those for a while)
+    pin_env: str | None = None          # "module:NAME" of a campaign's SideEnv that already holds the pin
 
     def requirements(self, release: str) -> tuple[str, ...]:
         return (f"{self.dist}=={release}", *self.companions)
@@ -45,6 +47,23 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
               "probes.atlas.cells_llamaindex"),
     Framework("openai-agents", "OpenAI Agents SDK", "openai/openai-agents-python", "openai-agents",
               "probes.atlas.cells_openai_agents", (), "0.24.0"),
+    # agent-framework-core shipped betas (1.0.0bYYMMDD) and release candidates for five months
+    # before 1.0.0; the reported bugs of that time exist only there, so they are swept too. The betas
+    # require mcp unbounded and import mcp.shared.exceptions.McpError, which mcp 2 removed.
+    Framework("agent-framework", "Microsoft Agent Framework", "microsoft/agent-framework", "agent-framework-core",
+              "probes.atlas.cells_maf", ("mcp<2",), "1.23.0", main_env=True, pre=True),
+    # SqliteDb needs SQLAlchemy's asyncio extra and aiosqlite (agno's [sqlite] extra); a background
+    # continue-run goes through agno.os, which imports fastapi (the [os] extra) -- so the pin does not
+    # run in the agno campaign's environment, which has no fastapi.
+    Framework("agno", "Agno", "agno-agi/agno", "agno", "probes.atlas.cells_agno",
+              ("sqlalchemy[asyncio]", "aiosqlite", "fastapi"), "3.1.10"),
+    # SqliteSessionService needs aiosqlite; the pin runs in the google_adk campaign's environment.
+    Framework("google-adk", "Google ADK", "google/adk-python", "google-adk", "probes.atlas.cells_google_adk",
+              ("sqlalchemy[asyncio]", "aiosqlite"), "2.13.0", pin_env="probes.google_adk.campaign:ENV"),
+    # the agent package (pydantic-graph above is its graph library, released with the same numbers);
+    # the pin runs in the pydantic-ai campaign's environment (pydantic-ai-slim[dbos] 2.68.0) where it exists
+    Framework("pydantic-ai", "pydantic-ai", "pydantic/pydantic-ai", "pydantic-ai-slim", "probes.atlas.cells_pydantic_ai",
+              (), "2.68.0", pin_env="probes.pydantic_ai.campaign:ENV"),
 )}
 
 
