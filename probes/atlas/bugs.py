@@ -122,7 +122,7 @@ OTHERS: tuple[Bug, ...] = (
         "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
         since="2.5.0", cap=8),
     Bug("7697", "PC", "member-level HITL resume: acontinue_run loses the conversation and the leader re-delegates "
-        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.6.0",
+        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.5.17",
         since="2.5.0", cap=7),
     Bug("10086", "CV", "background + streaming continue of an external_execution tool sends the run's own "
         "tool-call turn twice", "at_most_once", ("sqlite",), "open (2026-09-09)", fw="agno", bad="3.0.0",
