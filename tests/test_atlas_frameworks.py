@@ -186,3 +186,13 @@ def test_pre_releases_order_before_their_final_release_in_lists_and_tables() -> 
     assert table.release_key("local:x") > table.release_key("99.0.0")
     betas = releases.releases("agent-framework-core")
     assert betas[0].startswith("1.0.0b") and betas.index("1.0.0rc1") < betas.index("1.0.0")
+
+
+def test_pydantic_ai_1_11_0_runs_the_unapproved_call_its_history_ends_in(tmp_path: Path) -> None:
+    bug = by_key("pydantic-ai-3355")
+    cell = _cell(bug.key, "1.11.0", "memory", tmp_path)
+    assert cell["versions"]["pydantic-ai-slim"] == "1.11.0"
+    assert cell["observations"]["counts"] == {"resumed:charge": 1}  # the fresh run deferred; the resume ran it
+    assert cell["check"]["decisions"] == {"fresh run": "did not run it",
+                                          "history ending in the unapproved call": "ran the gated tool"}
+    assert decide.status(decide.verdict(bug, "1.11.0", "memory", cell)) == decide.PRESENT

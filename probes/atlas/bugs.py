@@ -135,7 +135,7 @@ OTHERS: tuple[Bug, ...] = (
         since="1.14.0", cap=8),
     Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
         "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
-        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=8),
+        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=12),
     # openai-agents below 0.21 resolve an openai 2.x whose usage models they cannot build (the first
     # model call fails in the SDK), so the sweep starts at 0.21.0, the first that takes openai 3.
     Bug("2500", "LV", "nested approval of an agent.as_tool() re-interrupts after a to_json()/from_json() round "
