@@ -177,3 +177,22 @@ def test_agno_3_0_0_sends_the_continued_runs_own_tool_call_turn_twice(tmp_path: 
     assert cell["observations"]["turns"] == {"asker-call-1": 2}
     assert cell["observations"]["unpaired"] == ["asker-call-1"]
     assert decide.status(decide.verdict(bug, "3.0.0", "sqlite", cell)) == decide.PRESENT
+
+
+def test_pre_releases_order_before_their_final_release_in_lists_and_tables() -> None:
+    ordered = ["1.0.0b251001", "1.0.0b251112", "1.0.0b251112.post1", "1.0.0rc1", "1.0.0", "1.2.9", "1.23.0"]
+    assert sorted(reversed(ordered), key=releases.key) == ordered
+    assert sorted(reversed(ordered), key=table.release_key) == ordered
+    assert table.release_key("local:x") > table.release_key("99.0.0")
+    betas = releases.releases("agent-framework-core")
+    assert betas[0].startswith("1.0.0b") and betas.index("1.0.0rc1") < betas.index("1.0.0")
+
+
+def test_pydantic_ai_1_11_0_runs_the_unapproved_call_its_history_ends_in(tmp_path: Path) -> None:
+    bug = by_key("pydantic-ai-3355")
+    cell = _cell(bug.key, "1.11.0", "memory", tmp_path)
+    assert cell["versions"]["pydantic-ai-slim"] == "1.11.0"
+    assert cell["observations"]["counts"] == {"resumed:charge": 1}  # the fresh run deferred; the resume ran it
+    assert cell["check"]["decisions"] == {"fresh run": "did not run it",
+                                          "history ending in the unapproved call": "ran the gated tool"}
+    assert decide.status(decide.verdict(bug, "1.11.0", "memory", cell)) == decide.PRESENT

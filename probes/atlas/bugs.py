@@ -122,7 +122,7 @@ OTHERS: tuple[Bug, ...] = (
         "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
         since="2.5.0", cap=8),
     Bug("7697", "PC", "member-level HITL resume: acontinue_run loses the conversation and the leader re-delegates "
-        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.6.0",
+        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.5.17",
         since="2.5.0", cap=7),
     Bug("10086", "CV", "background + streaming continue of an external_execution tool sends the run's own "
         "tool-call turn twice", "at_most_once", ("sqlite",), "open (2026-09-09)", fw="agno", bad="3.0.0",
@@ -135,7 +135,7 @@ OTHERS: tuple[Bug, ...] = (
         since="1.14.0", cap=8),
     Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
         "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
-        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=8),
+        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=12),
     # openai-agents below 0.21 resolve an openai 2.x whose usage models they cannot build (the first
     # model call fails in the SDK), so the sweep starts at 0.21.0, the first that takes openai 3.
     Bug("2500", "LV", "nested approval of an agent.as_tool() re-interrupts after a to_json()/from_json() round "

@@ -174,9 +174,11 @@ def _status(run: Any) -> str:
     return str(getattr(getattr(run, "status", None), "value", getattr(run, "status", None))).lower()
 
 
-async def _pause_then_continue(c: CellBase, build: Callable[[], Any], rebuild: bool) -> dict[str, Any]:
+async def _pause_then_continue(c: CellBase, build: Callable[[], Any], rebuild: bool,
+                               stream: bool = False) -> dict[str, Any]:
     """Run the team until it pauses, confirm, and continue it: on the same team object (the report's
-    shape), or (``rebuild``) on a team built again that reads the paused run from the database."""
+    shape), or (``rebuild``) on a team built again that reads the paused run from the database;
+    ``stream``: the continuation streamed (its events drained), the run then read back."""
     team = build()
     c.log(Kind.START)
     first = await team.arun("do the job", session_id=SESSION)
@@ -193,7 +195,13 @@ async def _pause_then_continue(c: CellBase, build: Callable[[], Any], rebuild: b
     c.log(Kind.ANSWER, value="confirm")
     c.log(Kind.RESUME, mode="acontinue_run" + (" on a rebuilt team" if rebuild else ""))
     try:
-        second, error = await team.acontinue_run(run_id=first.run_id, requirements=reqs, session_id=SESSION), None
+        if stream:
+            async for _event in team.acontinue_run(run_id=first.run_id, requirements=reqs, session_id=SESSION,
+                                                   stream=True):
+                pass
+            second, error = team.get_run_output(run_id=first.run_id, session_id=SESSION), None
+        else:
+            second, error = await team.acontinue_run(run_id=first.run_id, requirements=reqs, session_id=SESSION), None
     except Exception as exc:  # a loud failure is an observation
         second, error = None, err(exc)
     after = c.ledger.counts()
@@ -204,15 +212,16 @@ async def _pause_then_continue(c: CellBase, build: Callable[[], Any], rebuild: b
             "content": str(getattr(second, "content", None))[:120] if second is not None else None}
 
 
-ARMS = {"same team": False, "rebuilt team": True}
+ARMS = {"same team": (False, False), "rebuilt team": (True, False)}  # (rebuild from the database, stream)
+STREAMED = {**ARMS, "same team streamed": (False, True)}
 
 
-def _arms(c: CellBase, team: Callable[[str], Any]) -> dict[str, Any]:
+def _arms(c: CellBase, team: Callable[[str], Any], arms: dict[str, tuple[bool, bool]] = ARMS) -> dict[str, Any]:
     """Both arms, each on its own database file and effect names prefixed by the arm."""
     out = {}
-    for arm, rebuild in ARMS.items():
+    for arm, (rebuild, stream) in arms.items():
         c.location = str(c.workdir / f"{arm.replace(' ', '-')}.sqlite")
-        out[arm] = asyncio.run(_pause_then_continue(c, lambda arm=arm: team(arm), rebuild))
+        out[arm] = asyncio.run(_pause_then_continue(c, lambda arm=arm: team(arm), rebuild, stream))
     return out
 
 
@@ -242,12 +251,14 @@ def route_continue_drops_member(c: CellBase) -> Observed:
 @CELLS.cell("7697")
 def member_hitl_continue_redelegates(c: CellBase) -> Observed:
     """A coordinate-mode team delegates to ``researcher`` (no confirmation), then to ``deployer``
-    (whose tool needs confirmation): the team pauses. After confirm, ``acontinue_run`` (same team, and
-    a team built again from the database): the leader must not delegate the finished research again."""
+    (whose tool needs confirmation): the team pauses. After confirm, ``acontinue_run`` (same team, a
+    team built again from the database, and the same team with the continuation streamed, as the
+    report's script does): the leader must not delegate the finished research again."""
     api = _team_api()
     seen: dict[str, list[list[Any]]] = {}
     out = _arms(c, lambda arm: _team(api, c, "coordinate", [("researcher", "research", False),
-                                                           ("deployer", "deploy", True)], seen, f"{arm}:"))
+                                                           ("deployer", "deploy", True)], seen, f"{arm}:"),
+                STREAMED)
     counts = c.ledger.counts()
     if not all(o["before"].get(f"{arm}:research") for arm, o in out.items()):
         raise NotReproduced("the research member had not run before the pause")

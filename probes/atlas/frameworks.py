@@ -61,9 +61,10 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     Framework("google-adk", "Google ADK", "google/adk-python", "google-adk", "probes.atlas.cells_google_adk",
               ("sqlalchemy[asyncio]", "aiosqlite"), "2.13.0", pin_env="probes.google_adk.campaign:ENV"),
     # the agent package (pydantic-graph above is its graph library, released with the same numbers);
-    # the pin runs in the pydantic-ai campaign's environment (pydantic-ai-slim[dbos] 2.68.0) where it exists
+    # the pin runs in the pydantic-ai campaign's environment (pydantic-ai-slim[dbos] 2.68.0) where it exists.
+    # 1.x imports opentelemetry._events, which opentelemetry-api 1.45 removed (1.42 still has it).
     Framework("pydantic-ai", "pydantic-ai", "pydantic/pydantic-ai", "pydantic-ai-slim", "probes.atlas.cells_pydantic_ai",
-              (), "2.68.0", pin_env="probes.pydantic_ai.campaign:ENV"),
+              ("opentelemetry-api<1.43",), "2.68.0", pin_env="probes.pydantic_ai.campaign:ENV"),
 )}
 
 

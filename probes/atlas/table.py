@@ -15,7 +15,6 @@ A verdict belongs to the row of its framework (``Verdict.framework``) and refere
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
 from probes.atlas.bugs import LANGGRAPH, Bug, of
@@ -32,10 +31,14 @@ def link(probe: str) -> str:
 
 
 def release_key(release: str) -> tuple[Any, ...]:
-    """Version order; local builds after every numbered release."""
-    if re.fullmatch(r"\d+(\.\d+)*", release):
-        return (0, tuple(int(x) for x in release.split(".")))
-    return (1, release)
+    """Version order (pre-releases before their final release, ``releases.key``); local builds
+    after every numbered release."""
+    from probes.atlas import releases
+
+    try:
+        return (0, releases.key(release))
+    except ValueError:
+        return (1, release)
 
 
 def cells(receipts: Iterable[Receipt], fw: str | None = LANGGRAPH) -> list[dict[str, Any]]:
