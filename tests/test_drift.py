@@ -22,7 +22,7 @@ from probes.core.backends import StoreFactory
 from probes.core.campaign import ProbeContext, ProbeSpec
 from probes.core.errors import HarnessError
 from probes.core.receipt import Receipt
-from probes.drift import report
+from probes.drift import plots, report
 from probes.drift.campaign import missing_api, side_env
 from probes.drift.targets import TARGETS, Target, by_campaign, requirement_name
 
@@ -60,19 +60,19 @@ def test_every_other_release_is_compared_with_the_pin_cell_by_cell() -> None:
 
 
 def test_the_figure_has_a_row_per_release_and_frames_what_moved() -> None:
-    props, rows = report.grid(_three())
+    props, rows = plots.grid(_three())
     assert props == ["EO", "CO", "LV"]
     assert [(r["side"], r["release"]) for r in rows] == [("pin", "1.0"), ("patch", "1.0.5"), ("newest", "2.0")]
     eo, lv = rows[2]["cells"]["EO"], rows[2]["cells"]["LV"]
     assert (eo["label"].value, eo["pin"].value, eo["moved"]) == ("U", "U", 2)
     assert (lv["label"].value, lv["pin"].value, lv["moved"]) == ("D", "✓", 1)
     assert rows[0]["cells"]["EO"]["moved"] is None  # the pin is not compared with itself
-    fig = report.figure(_three())
+    fig = plots.grid_figure(_three())
     frames = [p for p in fig.axes[0].patches if not p.get_fill()]
     assert sorted(p.get_linestyle() for p in frames) == ["-", "--"]  # EO: paths moved; LV: label changed
     urls = {p.get_url() for p in fig.axes[0].patches if p.get_url()}
     assert urls == {f"../receipts/drift/fw.{s}.json" for s in ("pin", "patch", "newest")}
-    text = report.caption(_three())
+    text = plots.grid_caption(_three())
     assert "2 of 6 cells compared with the pin moved (fw 2.0 EO, fw 2.0 LV); 3 verdicts changed label" in text
 
 
@@ -84,11 +84,24 @@ def test_a_release_without_the_api_is_an_na_row_with_its_reason() -> None:
     receipts[0].observations["verdicts"]["p2"] = {"verdicts": [  # a second verdict framework at the pin
         {"framework": "fw · tampered", "backend": "file", "property": "CV", "path": "t", "label": "U",
          "evidence": {}, "summary": "t"}]}
-    _, rows = report.grid(receipts)
-    assert [(r["framework"], r["side"], r["status"]) for r in rows] == [
-        ("fw", "pin", "ran"), ("fw", "newest", "n/a"), ("fw · tampered", "pin", "ran")]  # one band for the release
-    assert "measured nothing: fw 2.0 (n/a)" in report.caption(receipts)
-    report.figure(receipts)  # draws the band
+    props, rows = plots.grid(receipts)
+    assert [(r["side"], r["status"]) for r in rows] == [("pin", "ran"), ("newest", "n/a")]  # frameworks folded
+    assert rows[0]["cells"]["CV"]["label"].value == "U" and props == ["EO", "CV", "CO", "LV"]
+    assert "measured nothing: fw 2.0 (n/a)" in plots.grid_caption(receipts)
+    newest = plots.glance(receipts)[0]["sides"]["newest"]
+    assert (newest["status"], newest["moved"]) == ("n/a", None)
+    assert "n/a: fw 2.0" in plots.glance_caption(receipts)
+    plots.grid_figure(receipts), plots.glance_figure(receipts)  # draw the bands
+
+
+def test_the_glance_names_each_release_and_what_moved_in_it() -> None:
+    (row,) = plots.glance(_three())
+    assert {s: (c["release"], c["moved"]) for s, c in row["sides"].items()} == {
+        "pin": ("1.0", None), "patch": ("1.0.5", {}), "newest": ("2.0", {"EO": 2, "LV": 1})}
+    fig = plots.glance_figure(_three())
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "1.0  (4 cells)" in texts and "1.0.5  unchanged" in texts and "2.0  Δ3: EO, LV" in texts
+    assert "1 of 2 releases compared with their pin moved: fw 2.0 (Δ3)" in plots.glance_caption(_three())
 
 
 def test_sides_name_each_release_once() -> None:

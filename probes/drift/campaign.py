@@ -166,7 +166,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     packages = sorted({*campaigns.get(name).packages, target.dist})
     kit = name in KIT_ADAPTERS
     observations: dict[str, Any] = {"campaign": name, "side": side, "release": release, "dist": target.dist,
-                                    "kind": "kit" if kit else "paper", "profile": spec.args["profile"]}
+                                    "kind": "kit" if kit else "paper", "profile": spec.args["profile"],
+                                    "releases": {"pin": target.pin, "patch": target.patch, "newest": target.newest}}
     metrics: dict[str, Any] = {}
     child = {k: v for k, v in os.environ.items()
              if k not in ("VIRTUAL_ENV", "PYTHONHOME", "RC_RENDER_FROM", KIT_PYTHON)}
