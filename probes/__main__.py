@@ -8,8 +8,10 @@ carries a label named by ``--fail-on`` (a CI job's failure).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from probes import campaigns
 from probes.core.campaign import parse_value, run_campaign
@@ -182,14 +184,34 @@ def main(argv: list[str] | None = None) -> int:
     params.add_argument("campaign")
     params.set_defaults(func=cmd_params)
     args = parser.parse_args(argv)
+    with _sigterm_unwinds():
+        try:
+            return args.func(args)
+        except (UsageError, ReceiptError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except HarnessError as exc:
+            print(f"harness error: {exc}", file=sys.stderr)
+            return 1
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM unwinds a run like Ctrl-C (``reproduce._exit_on_sigterm``): the servers its campaign
+    started (embedded PostgreSQL, a Temporal dev server) are stopped and its scratch is removed."""
+    import signal
+    import threading
+
+    from probes.reproduce import _exit_on_sigterm
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        return args.func(args)
-    except (UsageError, ReceiptError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except HarnessError as exc:
-        print(f"harness error: {exc}", file=sys.stderr)
-        return 1
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from probes import BOOK_DIR, DATA_DIR, campaigns
 from probes.core.atomic import atomic_write_bytes
 from probes.core.crate import CRATE_NAME, crate_copy
 from probes.core.runs import RunInfo, shown_run
+from probes.execute import execute_notebook, notebook_path
 from probes import pages
 from probes.matrix import load_all_verdicts
 
@@ -76,7 +77,6 @@ def _params_box(name: str, run: RunInfo) -> str:
 
 def render_chapter(name: str, run: RunInfo) -> None:
     """Execute a campaign's notebook over ``run``'s receipts (measuring nothing) into its chapter."""
-    from probes.reproduce import execute_notebook, notebook_path
 
     if notebook_path(name).exists():
         execute_notebook(name, run.params, run.chapter, render_from=run.directory)

@@ -132,7 +132,7 @@ def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]
     return spans
 
 
-ENUMS = {"Label", "Kind", "Property", "Intent", "Admission", "WorkerOutcome", "TestOutcome"}
+ENUMS = {"Label", "Kind", "Property", "Intent", "Admission", "Outcome", "WorkerOutcome", "TestOutcome"}
 IDENTITY_OPERATORS = {"core/ReplaceComparisonOperator_Is_Eq", "core/ReplaceComparisonOperator_IsNot_NotEq",
                       "core/ReplaceComparisonOperator_Eq_Is", "core/ReplaceComparisonOperator_NotEq_IsNot"}
 

@@ -14,7 +14,6 @@ probe by probe.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
@@ -23,15 +22,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
-from probes import NOTEBOOKS_DIR, PROJECT_ROOT, campaigns
-from probes.core.atomic import atomic_write_bytes, atomic_write_json
+from probes import PROJECT_ROOT, campaigns
+from probes.core.atomic import atomic_write_json
 from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
 from probes.core.crate import write_crate_after_run
 from probes.core.receipt import INDEX_NAME
-from probes.core.runs import CHAPTER_META, CHAPTER_NAME, FIGURES, backend_identity, profile_of, run_id
+from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
+from probes.execute import execute_notebook, notebook_path
 
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--jobs N] [--no-book]
        ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]] | render-reference [--only ...]
@@ -153,10 +153,6 @@ def plan_params(names: list[str], raw: list[list[str]], quick: bool,
     return plans
 
 
-def notebook_path(name: str) -> Path:
-    return NOTEBOOKS_DIR / f"{name}.ipynb"
-
-
 def chapter_stamp(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """What a chapter was executed from: the notebook's bytes and the parameters."""
     source = notebook_path(name)
@@ -173,49 +169,6 @@ def up_to_date(campaign: Campaign, params: dict[str, Any]) -> bool:
     except (OSError, ValueError):
         return False
     return stamp == json.loads(json.dumps(chapter_stamp(campaign.name, params)))
-
-
-@contextlib.contextmanager
-def _environ(**values: str | None) -> Iterator[None]:
-    """Set (a value) or leave alone (None) these environment variables for the block, then restore them."""
-    before = {k: os.environ.get(k) for k in values}
-    os.environ.update({k: v for k, v in values.items() if v is not None})
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if values[k] is None:
-                continue
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def execute_notebook(name: str, params: dict[str, Any], target: Path, render_from: Path | None = None) -> None:
-    """papermill into a temp file, then an atomic rename: a chapter is never half-written.
-
-    ``render_from`` re-renders the chapter from the results in that directory, measuring
-    nothing (``RC_RENDER_FROM``); its figures go to that run's ``figures/`` (``RC_FIGURES_DIR``),
-    where the book stages them from.
-    """
-    import papermill
-
-    source = notebook_path(name)
-    if not source.exists():
-        raise UsageError(f"campaign {name} has no notebook at {source}")
-    rendering = render_from is not None
-    with _environ(RC_RENDER_FROM=str(render_from) if rendering else None,
-                  RC_FIGURES_DIR=str(Path(render_from) / FIGURES) if rendering else None):
-        with tempfile.TemporaryDirectory(prefix="rc-nb-") as tmp:
-            out = Path(tmp) / f"{name}.ipynb"
-            # capture_fd_output=False: progress bars the campaign writes to the process's
-            # stderr reach the terminal, not the chapter.
-            papermill.execute_notebook(str(source), str(out), parameters=params, kernel_name="python3",
-                                       progress_bar=False, cwd=str(PROJECT_ROOT),
-                                       extra_arguments=["--IPKernelApp.capture_fd_output=False",
-                                                        "--IPKernelApp.log_level=ERROR"])
-            atomic_write_bytes(target, out.read_bytes())
 
 
 def _describe_params(campaign: Campaign, params: dict[str, Any]) -> str:

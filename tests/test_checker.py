@@ -469,7 +469,8 @@ def test_fd_witness_is_the_last_completion_and_first_outcome_precedes_the_fork()
     good = H(("resume", "h", None, True), ("complete", "a", None, 2), ("resume", "h", None, False),
              ("complete", "a", None, 1))
     g = check_fd(good, Expectation(outcome=1))
-    assert g.evidence == {"expected_f_v": 1, "observed": 1, "first_resume_outcome": 2, "served_first_outcome": False}
+    assert g.evidence == {"expected_f_v": 1, "observed": 1, "first_resume_outcome": 2, "served_first_outcome": False,
+                          "side": "fork: served the new answer"}
     forked = H(("complete", "x", None, 7), ("fork", "h"), ("resume", "h"), ("complete", "b", None, 1))
     f = check_fd(forked, Expectation(outcome=1))
     assert f.holds and f.evidence["first_resume_outcome"] == 7
@@ -478,7 +479,31 @@ def test_fd_witness_is_the_last_completion_and_first_outcome_precedes_the_fork()
     assert l2.holds and l2.evidence["first_resume_outcome"] is None  # no completion before the fork
     no_fork = check_fd(H(("complete", "a", None, 1)), Expectation(outcome=1))
     assert not no_fork.holds and no_fork.witness == () and no_fork.evidence["first_resume_outcome"] == 1
+    assert no_fork.evidence["side"] is None
     assert no_fork.evidence["served_first_outcome"] is False
+
+
+def test_fd_names_the_side_of_proposition_1_the_framework_took() -> None:
+    """A second, different answer with no discriminator: served (fork side), refused loudly or
+    ignored (retry side), or the gated effect fired again without the new outcome (neither)."""
+    first = (("fork", "h", None, 2), ("effect", "a", "s2"), ("complete", "a", None, 1), ("fork", "h", None, 3))
+    sides = {
+        "fork": H(*first, ("effect", "b", "s2"), ("complete", "b", None, 3)),
+        "refused": H(*first, ("refuse", "b", None, "already answered")),
+        "ignored": H(*first, ("complete", "b", None, 1)),
+        "refired": H(*first, ("effect", "b", "s2"), ("complete", "b", None, 1)),
+        "other effect": H(*first, ("effect", "b", "s1"), ("complete", "b", None, 1)),
+    }
+    got = {k: check_fd(h, Expectation(outcome=3, gate="s2")).evidence["side"] for k, h in sides.items()}
+    assert got == {"fork": "fork: served the new answer", "refused": "retry: refused loudly",
+                   "ignored": "retry: ignored, the first outcome stands",
+                   "refired": "neither: the gated effect fired again without the new answer's outcome",
+                   "other effect": "retry: ignored, the first outcome stands"}
+    # without a named gate every effect after the fork counts as firing again
+    assert check_fd(sides["other effect"], Expectation(outcome=3)).evidence["side"].startswith("neither")
+    # a refusal after the gated effect fired again is not a refusal
+    late = H(*first, ("effect", "b", "s2"), ("error", "b", None, "boom"))
+    assert check_fd(late, Expectation(outcome=3, gate="s2")).evidence["side"].startswith("neither")
 
 
 def test_rd_three_arms() -> None:

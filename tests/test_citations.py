@@ -237,28 +237,36 @@ print(json.dumps({"version": importlib.metadata.version(dist), "docs": docs}))
 """
 
 
-def _python_for(dist: str) -> str | None:
-    """The interpreter that has ``dist``: this one, or a kit campaign's side environment (if built)."""
+def _pinned(requirement: str) -> str:
+    """``name[extra]==1.2`` -> ``name==1.2``: what a side environment pins, extras aside."""
+    return re.sub(r"\[[^\]]*\]", "", requirement)
+
+
+def _python_for(dist: str, version: str) -> str | None:
+    """The interpreter that has ``dist``: this one if it has the cited ``version``, else a kit campaign's
+    side environment pinning that version (if built), else this one if it has another (the test then
+    fails on the version), else none."""
     try:
-        importlib.metadata.version(dist)
-        return sys.executable
+        installed: str | None = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
-        pass
+        installed = None
+    if installed == version:
+        return sys.executable
     from probes.core.envs import SideEnv
 
     for cls_name in KIT:
         module = importlib.import_module(f"probes.{cls_name}.campaign") if cls_name != "--saver" else None
         env = getattr(module, "ENV", None)
-        if isinstance(env, SideEnv) and any(r.startswith(f"{dist}==") for r in env.requirements):
+        if isinstance(env, SideEnv) and any(_pinned(r) == f"{dist}=={version}" for r in env.requirements):
             return str(env.python) if env.ready else None
-    return None
+    return sys.executable if installed else None
 
 
 @pytest.mark.parametrize("dist", sorted(_docstring_citations()))
 def test_docstring_citations_are_verbatim_in_the_release_they_name(dist: str) -> None:
     """The pinned version is the installed one, and every quote is in the installed docstring."""
     cited = _docstring_citations()[dist]
-    python = _python_for(dist)
+    python = _python_for(dist, str(cited["version"]))
     if python is None:
         pytest.skip(f"{dist} is installed neither here nor in a built side environment")
     quotes: dict[str, list[str]] = cited["quotes"]  # type: ignore[assignment]
@@ -274,11 +282,18 @@ def test_docstring_citations_are_verbatim_in_the_release_they_name(dist: str) ->
 
 
 def test_side_environments_install_the_release_their_citations_name() -> None:
+    from probes.agno import campaign as agno, citations as agno_citations
     from probes.google_adk import campaign as adk, citations as adk_citations
     from probes.openai_agents import campaign as oa, citations as oa_citations
+    from probes.pydantic_ai import campaign as pai, citations as pai_citations
+    from probes.strands import campaign as strands, citations as strands_citations
+    from probes.temporal import campaign as temporal, citations as temporal_citations
 
-    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations)):
-        assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in env.requirements
+    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations), (pai.ENV, pai_citations),
+                       (agno.ENV, agno_citations), (strands.ENV, strands_citations),
+                       (temporal.ENV, temporal_citations)):
+        assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in map(_pinned, env.requirements), (env.name, env.requirements)
+    assert f"{pai_citations.DBOS_DISTRIBUTION}=={pai_citations.DBOS_VERSION}" in pai.ENV.requirements
 
 
 def test_statement_versions_name_the_installed_releases() -> None:

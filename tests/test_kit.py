@@ -79,6 +79,7 @@ def test_third_party_adapter_runs_and_verdicts_are_byte_identical(tmp_path: Path
     by = {(v["property"], v["path"]): v for v in _verdicts(tmp_path / "a")}
     assert by[("EO", "baseline:yes")]["label"] == "✓"
     assert by[("FD", "fork:same-pause")]["evidence"]["observed"] == "s2 served 'no'"
+    assert by[("FD", "fork:same-pause")]["evidence"]["side"] == "fork: served the new answer"
     # a kill after the gated effect fired and before its checkpoint: recovery answers again
     crash = by[("EO", "crash:kill@s2.effect/latest-checkpoint")]
     assert crash["evidence"]["effect_counts"] == {"e1": 1, "e2": 2}
@@ -106,8 +107,9 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "kit_test").exists()
 
 
-@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk", "autogen_kit", "crewai_kit", "dbos_kit",
-                                  "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit"])
+@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk", "agno", "pydantic_ai", "strands", "autogen_kit",
+                                  "crewai_kit", "dbos_kit", "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit",
+                                  "temporal"])
 def test_kit_chapters_are_the_template(name: str) -> None:
     """Every kit chapter is generated from one template (cells with stable ids); a hand edit would drift."""
     from probes import NOTEBOOKS_DIR
@@ -187,3 +189,14 @@ def test_the_smoke_profile_runs_every_protocol_in_one_or_two_cells() -> None:
     assert {p: n for p, n in per_protocol.items() if n > 1} == {"baseline": 2, "tamper": 2}
     race = next(s for s in specs if s.args["protocol"] == "race")
     assert (race.args["min_trials"], race.args["max_trials"]) == (1, 1)
+
+
+def test_a_third_party_adapters_framework_is_in_its_fingerprint() -> None:
+    """``--adapter`` names no packages: the adapter's declared ``packages`` are fingerprinted, so an
+    upgrade of its framework is a new run, not the old one's results."""
+    from probes.core.runs import fingerprint_inputs
+    from probes.kit.suite import kit_campaign
+
+    campaign = kit_campaign("kit_test", "t", "tests.fixtures.kit_adapters:NoReaddress")
+    assert campaign.packages == ("agent-framework-core",)
+    assert "agent-framework-core" in fingerprint_inputs(campaign, campaign.resolve(quick=True))["packages"]

@@ -201,3 +201,56 @@ def test_required_fields_are_read_from_the_model() -> None:
     assert required_fields(Plain) == ["x"]
     with pytest.raises(TypeError):
         required_fields(dict)
+
+
+# --- what the mutation run of probes/kit/judge.py showed untested -------------------------
+
+
+def test_a_violation_carries_its_witness_events() -> None:
+    """CO, LV and EO verdicts keep the events that decided them (the witness) in their evidence."""
+    fired_twice = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
+                    (Kind.EFFECT, "run/again", "e2"), (Kind.COMPLETE, "run/again", None, RESULT))
+    co = judge().gated_once("retry:same-pause×2", fired_twice, "twice")
+    assert co.label is Label.UNDOC and [w["kind"] for w in co.evidence["witness"]] == ["effect", "effect"]
+    stopped = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.CRASH, "harness"))
+    lv = judge().live("crash:kill@s2.begin/latest", stopped, "killed", RESULT)
+    assert lv.label is Label.UNDOC and [w["kind"] for w in lv.evidence["witness"]] == ["crash"]
+    eo = judge().effects_once(Property.EO, "x", fired_twice, "twice")
+    assert eo.evidence["witness"]
+
+
+def test_a_prefix_summary_says_empty_and_nothing_in_words() -> None:
+    h = H((Kind.STEP_BEGIN, "a", "s1"), (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"),
+          (Kind.STEP_BEGIN, "b", "s1"), (Kind.STEP_END, "b", "s1"))
+    pc = judge().prefix("crash:kill@s1.begin/latest", h)
+    assert pc.label is Label.PASS and pc.summary == "durable prefix empty at the crash; re-entered after recovery: nothing"
+    again = H((Kind.STEP_END, "a", "s1"), (Kind.PERSIST, "a"), (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"),
+              (Kind.STEP_BEGIN, "b", "s1"))
+    assert judge().prefix("p", again).summary == "durable prefix ['s1'] at the crash; re-entered after recovery: {'s1': 1}"
+
+
+def test_a_detected_forgery_cites_nothing_and_an_undetected_one_its_forgery_statement() -> None:
+    forged = {"CV forgery:tamper:*": CLAIM}
+    refused = _tampered((Kind.REFUSE, "run/answer", None, "ValidationError"))
+    [detected] = judge(forged).tampered("tamper:plus-one:x", refused, False, RESULT, "m")
+    assert detected.label is Label.PASS and detected.doc is None
+    accepted = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.COMPLETE, "run/answer", None, RESULT))
+    undetected, _ = judge(forged).tampered("tamper:plus-one:x", accepted, False, RESULT, "m")
+    assert undetected.label is Label.FAIL and undetected.doc.quote == CLAIM.quote
+
+
+def test_the_durable_prefix_reads_only_steps_and_writes_before_the_crash() -> None:
+    """Events at or after the crash do not count; only STEP_END ends a step and only PERSIST makes
+    the ended steps durable (other kinds, whatever their names, do neither)."""
+    after = H((Kind.STEP_END, "a", "s1"), (Kind.PERSIST, "a"), (Kind.CRASH, "harness"),
+              (Kind.STEP_END, "b", "s2"), (Kind.PERSIST, "b"))
+    assert durable_prefix(after, after.of(Kind.CRASH)[0]) == ["s1"]
+    crash_first = H((Kind.CRASH, "harness"), (Kind.STEP_END, "b", "s1"), (Kind.PERSIST, "b"))
+    assert durable_prefix(crash_first, crash_first.of(Kind.CRASH)[0]) == []
+    # s2 ended with no write after it; the events that follow are of kinds that sort before and after
+    # "persist" and "step_end" by name, and none of them is a durable write or a step's end
+    h = H((Kind.STEP_END, "a", "s1"), (Kind.PERSIST, "a"), (Kind.STEP_BEGIN, "a", "s2"), (Kind.STEP_END, "a", "s2"),
+          (Kind.PAUSE, "a", "s2"), (Kind.TAMPER, "harness", "x"), (Kind.STEP_BEGIN, "a", "s3"), (Kind.CRASH, "harness"))
+    assert durable_prefix(h, h.of(Kind.CRASH)[0]) == ["s1"]
+    tampered = H((Kind.STEP_END, "a", "s1"), (Kind.TAMPER, "harness", "x"), (Kind.PERSIST, "a"), (Kind.CRASH, "harness"))
+    assert durable_prefix(tampered, tampered.of(Kind.CRASH)[0]) == ["s1"]

@@ -35,6 +35,9 @@ def test_a_checkpoint_answered_again_fires_the_gate_again_against_the_documented
 def test_a_fork_at_the_answered_pause_is_served_the_first_answer(verdicts: dict) -> None:
     fork = verdicts[("FD", "fork:same-pause")]
     assert fork.label.value == "✗" and "s2 served 'yes'" in fork.summary  # #6663: the first answer, not 'no'
+    # Proposition 1's side: not a retry (the gated effect fired again), not a fork (the old outcome)
+    assert fork.evidence["side"] == "neither: the gated effect fired again without the new answer's outcome"
+    assert fork.evidence["side"] in fork.summary
     assert fork.doc.quote and fork.doc.stance == "claims"
 
 

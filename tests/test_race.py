@@ -8,7 +8,8 @@ import math
 import pytest
 
 from probes.core.checker import Label, Property, Subject, Verdict, cell_text, collapse, comparable
-from probes.core.race import Outcome, RaceRule, cell_verdict, decide, next_step, wilson_upper, worst_trial
+from probes.core.race import (DEFAULT_MAX_SECONDS, DEFAULT_MAX_TRIALS, DEFAULT_MIN_TRIALS, DEFAULT_THRESHOLD, Decision,
+                              Outcome, RaceRule, bound_text, cell_verdict, decide, next_step, wilson_upper, worst_trial)
 
 SUBJECT = Subject("fw", "file")
 PATH = "race:same-pause×2"
@@ -111,3 +112,65 @@ def test_undecided_never_reads_as_pass() -> None:
     assert collapse([Label.UNDECIDED, Label.DOC]) is Label.DOC
     assert cell_text(["✓", "?", "✓"]) == "?×1 · ✓×2"
     assert comparable("?") == "undecided" and not Label.UNDECIDED.violates
+
+
+def test_the_documented_defaults() -> None:
+    """The defaults the guide and the kit's parameters state: 10 %, 3 to 60 trials, 300 s."""
+    assert (DEFAULT_THRESHOLD, DEFAULT_MIN_TRIALS, DEFAULT_MAX_TRIALS, DEFAULT_MAX_SECONDS) == (0.10, 3, 60, 300.0)
+    assert RaceRule() == RaceRule(0.10, 3, 60, 300.0)
+    from probes.kit.suite import kit_params
+    from probes.maf.adapter import MafAdapter
+    defaults = {p.name: p.default for p in kit_params(MafAdapter)}
+    assert (defaults["race_threshold"], defaults["race_min_trials"], defaults["race_max_trials"],
+            defaults["race_max_seconds"]) == (0.10, 3, 60, 300.0)
+
+
+def test_rules_and_decisions_are_values() -> None:
+    """A rule or a decision stored in a receipt cannot be changed after it was made."""
+    import dataclasses
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        RULE.threshold = 0.5  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decide([False], RULE).trials = 9  # type: ignore[misc]
+
+
+def test_the_rule_ranges_at_their_edges() -> None:
+    for bad in (dict(threshold=-0.1), dict(threshold=1.5), dict(max_seconds=-1.0)):
+        with pytest.raises(ValueError):
+            RaceRule(**{**RULE.to_json(), **bad})
+    assert RaceRule(threshold=0.5, min_trials=4, max_trials=4, max_seconds=0.5).max_trials == 4  # min = max, < 1 s
+
+
+def test_the_bound_is_stated_to_four_places_and_a_bound_at_the_threshold_holds() -> None:
+    exact = wilson_upper(0, 20)
+    assert Decision(Outcome.HOLDS, 20, 0, exact, "x").evidence(RULE)["violation_rate_upper95"] == round(exact, 4)
+    assert round(exact, 4) != round(exact, 5)  # the fixture tells four places from five
+    at = RaceRule(threshold=exact, min_trials=1, max_trials=60)
+    assert decide([False] * 20, at).outcome is Outcome.HOLDS
+
+
+def test_bound_text_beside_each_decision() -> None:
+    """The matrix's text: k of n beside a violation, with the bound beside ✓ and ?; nothing for a non-race."""
+    assert bound_text({}) == ""
+    violated = decide([False, True, True], RULE).evidence(RULE)
+    assert bound_text(violated) == "2 of 3 trials"
+    import json
+    assert bound_text(json.loads(json.dumps(violated))) == "2 of 3 trials"  # as read back from a receipt
+    held = decide([False] * 35, RULE).evidence(RULE)
+    assert bound_text(held) == "0 of 35 trials, rate < 9.9 %"
+    open_ = decide([False] * 3, RULE).evidence(RULE)
+    assert bound_text(open_) == f"0 of 3 trials, rate < {100 * round(wilson_upper(0, 3), 4):.1f} %"
+
+
+def test_a_budget_overrun_stops_the_cell() -> None:
+    """More trials than the budget (a stored receipt judged under a smaller rule), or more seconds."""
+    rule = RaceRule(min_trials=1, max_trials=3, max_seconds=10.0)
+    four = [{Property.CO: False}] * 4
+    assert next_step(four, [0.1] * 4, rule) == "trial budget of 3 spent"
+    assert next_step(four[:1], [11.0], rule) == "time budget of 10 s spent after 1 trial(s)"
+
+
+def test_a_cells_statement_for_each_outcome() -> None:
+    assert decide([True], RULE).statement() == "violated in 1 of 1 trials"
+    assert decide([False] * 35, RULE).statement().startswith("0 of 35 trials violated it, rate < 9.9 %")
+    assert decide([False] * 3, RULE).statement().startswith("undecided: 0 of 3 trials violated it")

@@ -16,6 +16,9 @@ from probes.core.receipt import load_campaign
 from probes.rejudge import main, rejudge_campaign, rejudge_receipt
 
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
+# crewai_kit's receipts as the old checker judged them (the reference of 2026-12-01, before it was
+# re-measured): what re-judging changes in them is pinned here, whatever the reference holds now
+OLD_JUDGE = Path(__file__).resolve().parent / "fixtures" / "judged_before_issue_24"
 
 
 def _receipt(campaign: str, probe: str):
@@ -41,7 +44,7 @@ def test_pydantic_graph_race_lost_answer_moves_from_co_to_lv() -> None:
 
 
 def test_crewai_kit_structural_tamper_of_defaulted_fields_is_no_cv_failure() -> None:
-    changes, before, after = rejudge_campaign(REFERENCE / "crewai_kit")
+    changes, before, after = rejudge_campaign(OLD_JUDGE / "crewai_kit")
     assert before[("CV", "✗")] == 4 and after[("CV", "✗")] == 0
     forged = [c for c in changes if c.framework == "crewai · undetected forgery"]
     assert len(forged) == 6 and {c.after for c in forged} == {"U"}

@@ -391,18 +391,18 @@ def test_a_chapter_rendered_from_a_run_draws_its_figures_into_that_run(tmp_path:
     the run's figures/ (where the book stages them from), not in a scratch directory. A real kernel."""
     import nbformat
 
-    from probes import reproduce
+    from probes import execute
 
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import os\nprint(os.environ['RC_RENDER_FROM'], os.environ['RC_FIGURES_DIR'])")]
     nbformat.write(nb, notebooks / "tiny.ipynb")
-    monkeypatch.setattr(reproduce, "NOTEBOOKS_DIR", notebooks)
+    monkeypatch.setattr(execute, "NOTEBOOKS_DIR", notebooks)
     monkeypatch.delenv("RC_FIGURES_DIR", raising=False)
     run = tmp_path / "run"
     run.mkdir()
-    reproduce.execute_notebook("tiny", {}, run / "chapter.ipynb", render_from=run)
+    execute.execute_notebook("tiny", {}, run / "chapter.ipynb", render_from=run)
     out = nbformat.read(run / "chapter.ipynb", as_version=4).cells[0].outputs[0]["text"]
     assert out.split() == [str(run), str(run / "figures")]
     assert "RC_FIGURES_DIR" not in os.environ and "RC_RENDER_FROM" not in os.environ  # restored

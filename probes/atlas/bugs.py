@@ -1,36 +1,72 @@
-"""The atlas table: one row per reported LangGraph resume behaviour (shared/ATLAS.md).
+"""The atlas table: one row per reported resume behaviour (shared/ATLAS.md, shared/BUGS.md).
 
-Adding a bug is this row plus one ``@cell("<ref>")`` function in ``cells.py``. A row
-says which contract property the behaviour touches, on which backends it is measured
-(PostgreSQL where the report is backend-specific or concurrent), and which check of
-``probes.core.checker`` decides it from the cell's observations (``decide.py``).
+Adding a bug is this row plus one ``@cell("<ref>")`` function in its framework's cells
+module (``probes/atlas/frameworks.py`` names it: ``cells.py`` for LangGraph,
+``cells_<framework>.py`` for the others). A row says which framework the report is
+against, which contract property the behaviour touches, on which backends it is
+measured, and which check of ``probes.core.checker`` decides it from the cell's
+observations (``decide.py``).
 
 ``present_when`` is the checker outcome that means "the reported behaviour occurred":
 every check here returns ``holds``; the reported behaviour is the violation, so it is
 ``False`` for all rows today (kept explicit so a row for a *fix* -- a behaviour that
 should appear -- needs no code change).
+
+The releases a row runs on: LangGraph rows run on the campaign's ``versions`` list.
+The other frameworks' rows are swept (``sweep.py``) over their distribution's release
+list from ``since`` (the oldest release the cell can express; default the oldest in
+the list) to the newest: the release the report names as bad (``bad``), the pin and
+the newest are run, then the boundaries are bisected, at most ``cap`` releases in all.
+``bad`` and ``since`` only choose where to look; what each release does is measured.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probes.atlas.frameworks import Framework, framework
+
+LANGGRAPH = "langgraph"
+
 
 @dataclass(frozen=True)
 class Bug:
-    ref: str                     # langchain-ai/langgraph issue number
-    prop: str                    # contract property (probes.core.checker.Property), first one named in ATLAS.md
+    ref: str                     # tracker issue / pull request number
+    prop: str                    # contract property (probes.core.checker.Property), first one the report maps to
     title: str                   # the reported behaviour, short
     check: str                   # name of the check in probes.core.checker that decides the cell
     backends: tuple[str, ...] = ("sqlite",)
     reported: str = ""           # versions the report names (for the chapter; never used to decide)
     present_when: bool = False   # the check's `holds` value that means "present"
+    fw: str = LANGGRAPH          # row of probes/atlas/frameworks.py
+    pull: bool = False           # the reference is a pull request (else an issue)
+    repo: str | None = None      # the tracker, when not the framework's own (e.g. a companion server)
+    bad: str | None = None       # a release the report names as having the behaviour (where the sweep looks first)
+    since: str | None = None     # the oldest release the cell can express (the sweep's lower end)
+    cap: int = 6                 # at most this many releases run by the bisecting sweep
+
+    @property
+    def framework(self) -> Framework:
+        return framework(self.fw)
+
+    @property
+    def key(self) -> str:
+        """Unique across frameworks: the number for LangGraph (as before), ``<framework>-<number>`` else."""
+        return self.ref if self.fw == LANGGRAPH else f"{self.fw}-{self.ref}"
 
     @property
     def url(self) -> str:
-        return f"https://github.com/langchain-ai/langgraph/issues/{self.ref}"
+        repo = self.repo or self.framework.repo
+        return f"https://github.com/{repo}/{'pull' if self.pull else 'issues'}/{self.ref}"
+
+    @property
+    def cite(self) -> str:
+        """``owner/name#N`` (with "PR" for a pull request), for tables."""
+        repo = self.repo or self.framework.repo
+        return f"{repo}{' PR' if self.pull else ''}#{self.ref}"
 
 
+# LangGraph's rows (shared/ATLAS.md, and three more from shared/BUGS.md).
 BUGS: tuple[Bug, ...] = (
     Bug("6663", "FD", "second resume at one interrupt checkpoint returns the first outcome", "fork_outcome"),
     Bug("7361", "FD", "resume addressed to a checkpoint id replays instead of answering", "completes",
@@ -56,11 +92,76 @@ BUGS: tuple[Bug, ...] = (
         ("sqlite", "postgres"), reported="1.2.11, PostgresSaver 3.1.2"),
     Bug("8810", "CV", "async shallow PostgreSQL saver overwrites a newer checkpoint after a cancel",
         "same_decision", ("postgres",)),
+    # --- shared/BUGS.md: three more LangGraph reports (run on the same `versions`) ---
+    Bug("6050", "PC", "@task completed before an interrupt() inside a subgraph runs again on resume", "exactly_once",
+        reported="fix PR #6161 merged 2025-09-17, reverted by PR #6227 2025-09-30"),
+    Bug("5672", "RD", "a task cancelled in flight leaves no error record under durability='exit'",
+        "same_decision", reported="PR #8634 (closed 2026-08-17): sync/async record CancelledError, exit does not"),
+)
+
+# shared/BUGS.md: the other frameworks' reports (swept over their release lists).
+OTHERS: tuple[Bug, ...] = (
+    Bug("1684", "CV", "in-memory FullStatePersistence: load_next hands out the live snapshot, resuming mutates "
+        "the recorded history", "same_decision", ("memory",), "reported 2025-05; fix PR #3077 merged 2025-10",
+        fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
+    Bug("4501", "LV", "@persist cyclic flow kicked off with inputs={'id': ...} ends after one cycle", "completes",
+        ("sqlite",), "fix PR #4501 merged 2026-02-16", fw="crewai", pull=True, bad="1.9.3", since="1.0.0", cap=7),
+    Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
+        "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",
+        pull=True, bad="0.12.20", since="0.12.0", cap=8),
+    Bug("4244", "LV", "approval on a JSON-restored RunState is not honoured when Runner.run gets a context: the run "
+        "interrupts again", "completes", ("memory",), "closed 2026-08-06", fw="openai-agents", bad="0.22.0",
+        since="0.6.0", cap=6),
+    Bug("1695", "PC", "resuming a workflow from its latest checkpoint re-runs the first executor",
+        "prefix_not_reentered", ("file",), "a fix on main 2025-11-04", fw="agent-framework", bad="1.0.0b251016",
+        cap=8),
+    Bug("3938", "EO", "an executor failing mid-superstep leaves no checkpoint for it: resuming replays its "
+        "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
+        bad="1.0.0b260212", cap=6),
+    Bug("8029", "LV", "route-mode team: acontinue_run drops the paused member run and restarts the leader; the "
+        "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
+        since="2.5.0", cap=8),
+    Bug("7697", "PC", "member-level HITL resume: acontinue_run loses the conversation and the leader re-delegates "
+        "the finished work", "prefix_not_reentered", ("sqlite",), "closed (2026-04-27)", fw="agno", bad="2.5.17",
+        since="2.5.0", cap=7),
+    Bug("10086", "CV", "background + streaming continue of an external_execution tool sends the run's own "
+        "tool-call turn twice", "at_most_once", ("sqlite",), "open (2026-09-09)", fw="agno", bad="3.0.0",
+        since="2.5.0", cap=9),
+    Bug("6198", "PC", "ADK 2.0: resuming after a ToolConfirmation runs the sequential pipeline's invocation again",
+        "exactly_once", ("sqlite",), "2.0; closed as stale (2026-06-23)", fw="google-adk", bad="2.0.0",
+        since="1.14.0", cap=8),
+    Bug("5349", "LV", "sub-agent with sequential long-running tools: the second resumption ends the agent early",
+        "completes", ("sqlite",), "1.27-1.30, worked in 1.26 (open, PR #5386)", fw="google-adk", bad="1.30.0",
+        since="1.14.0", cap=8),
+    Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
+        "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
+        fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=12),
+    # openai-agents below 0.21 resolve an openai 2.x whose usage models they cannot build (the first
+    # model call fails in the SDK), so the sweep starts at 0.21.0, the first that takes openai 3.
+    Bug("2500", "LV", "nested approval of an agent.as_tool() re-interrupts after a to_json()/from_json() round "
+        "trip", "completes", ("memory",), "issue #2487; fix PR #2500 merged 2026-02-17", fw="openai-agents",
+        pull=True, since="0.21.0", cap=4),
 )
 
 
-def by_ref(ref: str) -> Bug:
-    for bug in BUGS:
-        if bug.ref == ref:
+# Every row: LangGraph's (``BUGS``, run on the campaign's ``versions``) and the others'.
+ALL: tuple[Bug, ...] = BUGS + OTHERS
+
+
+def by_ref(ref: str, fw: str = LANGGRAPH) -> Bug:
+    for bug in ALL:
+        if bug.ref == ref and bug.fw == fw:
             return bug
-    raise KeyError(ref)
+    raise KeyError(f"{fw}#{ref}")
+
+
+def by_key(key: str) -> Bug:
+    for bug in ALL:
+        if bug.key == key:
+            return bug
+    raise KeyError(key)
+
+
+def of(fw: str) -> tuple[Bug, ...]:
+    """The rows of one framework, in table order."""
+    return tuple(b for b in ALL if b.fw == fw)

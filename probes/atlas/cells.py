@@ -1,9 +1,11 @@
-"""The atlas cells: one small deterministic graph per reported behaviour (no model calls).
+"""The LangGraph atlas cells: one small deterministic graph per reported behaviour (no model calls).
 
 This module runs *inside the side environment of one LangGraph release*
-(``python -m probes.atlas.cells CELL BACKEND LOCATION WORKDIR``): at module level it
-imports only the standard library and ``probes.core``; LangGraph is imported inside
-the functions, so the same file drives 1.0.x and the newest release.
+(``python -m probes.atlas.cells CELL BACKEND LOCATION WORKDIR``, or ``--serve``): at
+module level it imports only the standard library, ``probes.core`` and the shared cell
+vocabulary (``probes.atlas.cellkit``: ``Observed``, ``NotApplicable``,
+``NotReproduced``, the oracle and history every cell gets); LangGraph is imported
+inside the functions, so the same file drives 1.0.x and the newest release.
 
 A cell drives its graph, fires every external effect through the harness oracle
 (``probes.core.oracle``: counter + crash-surviving ledger) and appends what it drove
@@ -11,14 +13,6 @@ and saw to the probe's ``HistoryLog`` (``probes.core.history``). It then returns
 :class:`Observed`: the behaviour in words built from the measured values, the inputs
 of the check its table row names (``probes/atlas/bugs.py``), and the raw observations.
 A cell never decides a label -- ``probes/atlas/decide.py`` does, through the checker.
-
-Three outcomes besides an observation:
-
-* :class:`NotApplicable` -- the feature the behaviour needs does not exist in this
-  release (e.g. delta channels before 1.2);
-* :class:`NotReproduced` -- the cell could not drive the situation the report
-  describes (says what was tried);
-* any other exception -- a harness error (the measurement is broken), never a label.
 
 Kill cells run their victims with ``probes.core.nemesis.run_child``; inside the side
 environment ``sys.executable`` is that environment's interpreter, so the victims run
@@ -28,81 +22,27 @@ the same release.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import json
 import operator
-import os
 import sys
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from probes.atlas.cellkit import CellBase, Module, NotApplicable, NotReproduced, Observed, Registry, err, installed
 from probes.core import oracle
 from probes.core.history import HistoryLog, Kind
 
+__all__ = ["CELLS", "Cell", "NotApplicable", "NotReproduced", "Observed", "cell", "run_cell"]
 
-class NotApplicable(Exception):
-    """The release lacks the feature the reported behaviour needs."""
-
-
-class NotReproduced(Exception):
-    """The cell could not set up the reported situation; the message says what was tried."""
-
-
-@dataclass
-class Observed:
-    behaviour: str                        # what happened, in words built from the measurements
-    check: dict[str, Any]                 # inputs of the check named by the table row
-    observations: dict[str, Any] = field(default_factory=dict)
-
-
-CELLS: dict[str, Callable[["Cell"], Observed]] = {}
-
-
-def cell(ref: str) -> Callable[[Callable[["Cell"], Observed]], Callable[["Cell"], Observed]]:
-    """Register the cell of tracker issue ``ref`` (its row in bugs.py has the same ref)."""
-    def register(fn: Callable[["Cell"], Observed]) -> Callable[["Cell"], Observed]:
-        CELLS[ref] = fn
-        return fn
-    return register
+CELLS = Registry()
+cell = CELLS.cell  # ``@cell("<ref>")`` registers the cell of langchain-ai/langgraph issue <ref>
 
 
 # --- what every cell gets -------------------------------------------------------------
 
 
-@dataclass
-class Cell:
-    """One probe's store, scratch directory, history and oracle (in this process)."""
-
-    backend: str
-    location: str
-    workdir: Path
-    incarnation: str = "driver"
-
-    def __post_init__(self) -> None:
-        self.workdir = Path(self.workdir)
-        self.history = HistoryLog(self.workdir / "history.sqlite")
-        oracle.install(self.workdir / "ledger.sqlite", self.incarnation)
-
-    @property
-    def ledger(self) -> oracle.Ledger:
-        return oracle.Ledger(self.workdir / "ledger.sqlite")
-
-    def log(self, kind: Kind, step: str | None = None, value: Any = None, **detail: Any) -> None:
-        self.history.append(kind, self.incarnation, step=step, value=value, detail=detail or None)
-
-    def fire(self, effect: str, step: str | None = None) -> None:
-        """The external effect: oracle (counter + ledger row), then the history event."""
-        oracle.fire(effect)
-        self.history.append(Kind.EFFECT, self.incarnation, step=step, effect=effect)
-
-    def consume(self, step: str, value: Any, **detail: Any) -> None:
-        self.log(Kind.CONSUME, step, value, **detail)
-
-    def args(self) -> dict[str, Any]:
-        """What a child process needs to rebuild this cell (see :func:`_child_cell`)."""
-        return {"backend": self.backend, "location": self.location, "workdir": str(self.workdir)}
+class Cell(CellBase):
+    """One probe's store, scratch directory, history and oracle, plus this backend's LangGraph saver."""
 
     @contextlib.contextmanager
     def saver(self) -> Iterator[Any]:
@@ -128,12 +68,6 @@ def cfg(thread: str, checkpoint_id: str | None = None, ns: str | None = None) ->
     if ns is not None:
         conf["checkpoint_ns"] = ns
     return {"configurable": conf}
-
-
-def err(exc: BaseException) -> str:
-    """An exception as a stable one-liner (type and first line; no ids past 160 chars)."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first}"[:160]
 
 
 def pending(app: Any, config: dict[str, Any]) -> list[Any]:
@@ -347,6 +281,123 @@ def subgraph_interrupt_reruns_parent(c: Cell) -> Observed:
                           f"{v['interrupts_surfaced']}x, final out={v['out']!r}" for k, v in variants.items())
     return Observed(behaviour, {"runs_after_recovery": {f"pre ({k})": v["pre_after_resume"] for k, v in variants.items()},
                                 "durable_prefix": [f"pre ({k})" for k in variants]}, variants)
+
+
+@cell("6050")
+def task_in_subgraph_reruns(c: Cell) -> Observed:
+    """A node of a subgraph calls a ``@task`` and then ``interrupt()``; one resume. The task's
+    recorded result should be reused: its effect fires once."""
+    from langgraph.func import task
+    from langgraph.graph import END, START
+    from langgraph.types import Command, interrupt
+
+    @task
+    def lookup(x: str) -> str:
+        c.log(Kind.STEP_BEGIN, "lookup")
+        c.fire("lookup", "lookup")
+        return f"looked up {x}"
+
+    def work(state: dict) -> dict:
+        found = lookup("x").result()
+        answer = interrupt("ok?")
+        c.consume("work", answer)
+        c.fire("after", "work")
+        return {"out": f"{found}: {answer}"}
+
+    sub = _state_graph({"out": str})
+    sub.add_node("work", work)
+    sub.add_edge(START, "work")
+    sub.add_edge("work", END)
+    parent = _state_graph({"out": str})
+    parent.add_node("sub", sub.compile())
+    parent.add_edge(START, "sub")
+    parent.add_edge("sub", END)
+    resumes = []
+    with c.saver() as saver:
+        app = parent.compile(checkpointer=saver)
+        c.log(Kind.START)
+        first = app.invoke({"out": ""}, cfg("t"))
+        before = c.ledger.counts().get("lookup", 0)
+        out: Any = first
+        for answer in ("yes", "yes again"):  # a second resume only if the first one interrupted again
+            if not surfaced(out):
+                break
+            c.log(Kind.ANSWER, value=answer)
+            c.log(Kind.RESUME, value=answer, mode="retry")
+            out = app.invoke(Command(resume=answer), cfg("t"))
+            resumes.append(answer)
+    counts = c.ledger.counts()
+    behaviour = (f"subgraph node: @task 'lookup' then interrupt(); 'lookup' ran {before}x before the pause and "
+                 f"{counts.get('lookup', 0)}x in all after {len(resumes)} resume(s); the gated effect fired "
+                 f"{counts.get('after', 0)}x; final out={out.get('out') if isinstance(out, dict) else out!r}")
+    return Observed(behaviour, {"effect_counts": {k: counts.get(k, 0) for k in ("lookup", "after")},
+                                "expected": ["lookup", "after"]},
+                    {"lookup_before_resume": before, "resumes": resumes, "counts": counts,
+                     "out": out.get("out") if isinstance(out, dict) else None})
+
+
+@cell("5672")
+def cancelled_task_error_record(c: Cell) -> Observed:
+    """Two nodes in one superstep (p1 returns, p2 waits on a barrier); the run is cancelled while p2
+    is in flight, under each durability mode. What ``aget_state().tasks`` records for each task
+    afterwards should not depend on the mode (RD: equal situations, equal durable record)."""
+    import asyncio
+
+    from langgraph.graph import END, START
+
+    if c.backend != "sqlite":
+        raise NotApplicable("this cell drives the asynchronous SQLite saver")
+    try:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    except ImportError:
+        raise NotApplicable("langgraph.checkpoint.sqlite.aio.AsyncSqliteSaver is not installed") from None
+
+    async def one(durability: str) -> dict[str, Any]:
+        entered, returned = asyncio.Event(), asyncio.Event()
+
+        async def p1(state: dict) -> dict:
+            c.fire(f"p1[{durability}]", "p1")
+            returned.set()
+            return {"log": ["p1"]}
+
+        async def p2(state: dict) -> dict:
+            entered.set()
+            await asyncio.Event().wait()  # in flight until cancelled
+            return {"log": ["p2"]}
+
+        g = _state_graph({"log": Annotated_list()})
+        g.add_node("p1", p1)
+        g.add_node("p2", p2)
+        g.add_edge(START, "p1")
+        g.add_edge(START, "p2")
+        g.add_edge("p1", END)
+        g.add_edge("p2", END)
+        async with AsyncSqliteSaver.from_conn_string(c.location) as saver:
+            app = g.compile(checkpointer=saver)
+            thread = cfg(f"t-{durability}")
+            c.log(Kind.START, mode=durability)
+            run = asyncio.ensure_future(app.ainvoke({"log": []}, thread, durability=durability))
+            await asyncio.wait_for(asyncio.gather(entered.wait(), returned.wait()), 60)
+            for _ in range(50):  # let p1's completion be committed by the loop (event-loop turns, no sleeps)
+                await asyncio.sleep(0)
+            run.cancel()
+            c.log(Kind.CRASH, value="asyncio cancellation while p2 is in flight", mode=durability)
+            try:
+                await run
+                outcome = "finished"
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+            state = await app.aget_state(thread)
+            tasks = {t.name: (type(t.error).__name__ if isinstance(t.error, BaseException)
+                              else (str(t.error) if t.error is not None else None))
+                     for t in state.tasks}
+            return {"outcome": outcome, "tasks": dict(sorted(tasks.items())),
+                    "p1_recorded": "p1" in (state.values.get("log") or []) or "p1" not in tasks}
+
+    results = {mode: asyncio.run(one(mode)) for mode in ("sync", "async", "exit")}
+    behaviour = "; ".join(f"durability={m}: run {r['outcome']}, recorded task errors {r['tasks']}"
+                          for m, r in results.items())
+    return Observed(behaviour, {"decisions": {m: r["tasks"].get("p2") for m, r in results.items()}}, results)
 
 
 @cell("7780")
@@ -1101,68 +1152,23 @@ def shallow_async_cancel(c: Cell) -> Observed:
 
 # --- entry point in the side environment ----------------------------------------------
 
+DISTRIBUTIONS = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres",
+                 "psycopg")
+MODULE = Module(CELLS, lambda backend, location, workdir: Cell(backend, location, Path(workdir)), DISTRIBUTIONS)
+
 
 def versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite",
-                 "langgraph-checkpoint-postgres", "psycopg"):
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    return installed(DISTRIBUTIONS)
 
 
 def run_cell(ref: str, backend: str, location: str, workdir: Path) -> dict[str, Any]:
     """Run one cell; the JSON the parent turns into a receipt."""
-    import warnings
+    from probes.atlas import cellkit
 
-    warnings.simplefilter("ignore")  # deprecation noise of older releases is not an observation
-    c = Cell(backend, location, workdir)
-    base = {"cell": ref, "backend": backend, "versions": versions()}
-    try:
-        obs = CELLS[ref](c)
-    except NotApplicable as exc:
-        return {**base, "status": "n/a", "why": str(exc)}
-    except NotReproduced as exc:
-        return {**base, "status": "not_reproduced", "tried": str(exc)}
-    history = c.history.read()
-    return {**base, "status": "observed", "behaviour": obs.behaviour, "check": obs.check,
-            "observations": obs.observations, "effects": c.ledger.counts(), "events": len(history)}
-
-
-def serve() -> int:
-    """Warm mode (``--serve``): one cell request per stdin line, one JSON reply per stdout line.
-
-    Importing a LangGraph release costs seconds; the campaign keeps one of these per
-    release while it runs that release's cells. Every cell still gets its own store,
-    scratch directory, history and oracle; victims of kill cells are fresh interpreters.
-    Anything a framework prints goes to stderr, never into the reply stream.
-    """
-    import traceback
-
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        ref, backend, location, workdir = json.loads(line)
-        try:
-            reply = run_cell(ref, backend, location, Path(workdir))
-        except Exception:
-            reply = {"status": "error", "error": traceback.format_exc()[-3000:]}
-        replies.write(json.dumps(reply, sort_keys=True, default=repr) + "\n")
-        replies.flush()
-    return 0
-
-
-def main(argv: list[str]) -> int:
-    if argv[1:] == ["--serve"]:
-        return serve()
-    ref, backend, location, workdir = argv[1:5]
-    print(json.dumps(run_cell(ref, backend, location, Path(workdir)), sort_keys=True, default=repr))
-    return 0
+    return cellkit.run_cell(MODULE, ref, backend, location, workdir)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    from probes.atlas.cellkit import main
+
+    sys.exit(main(MODULE, sys.argv))

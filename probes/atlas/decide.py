@@ -1,6 +1,6 @@
 """The one place an atlas cell's observations become a verdict.
 
-The cell (``cells.py``) observes and hands back the inputs of the check its table row
+The cell (its framework's cells module, ``cells.py`` for LangGraph) observes and hands back the inputs of the check its table row
 (``bugs.py``) names; here that check of ``probes.core.checker`` is called and the
 result labelled by ``Subject.verdict``. The atlas status of a cell follows from the
 verdict alone:
@@ -43,7 +43,7 @@ def path_of(bug: Bug, release: str) -> str:
 
 def verdict(bug: Bug, release: str, backend: str, cell: Mapping[str, Any]) -> Verdict:
     """The verdict of one cell run (``cell`` is the JSON ``cells.run_cell`` printed)."""
-    subject = Subject("langgraph", backend)
+    subject = Subject(bug.fw, backend)
     prop = Property(bug.prop)
     path = path_of(bug, release)
     if cell["status"] == "n/a":
@@ -56,7 +56,7 @@ def verdict(bug: Bug, release: str, backend: str, cell: Mapping[str, Any]) -> Ve
     args = dict(cell["check"])
     wanted = CHECKS[bug.check]
     if sorted(args) != sorted(wanted):
-        raise ValueError(f"cell #{bug.ref} gave {sorted(args)} for check {bug.check}, which takes {list(wanted)}")
+        raise ValueError(f"cell {bug.cite} gave {sorted(args)} for check {bug.check}, which takes {list(wanted)}")
     holds, evidence = getattr(checker, bug.check)(**args)
     present = holds == bug.present_when
     summary = f"{'present' if present else 'absent'}: {cell['behaviour']}"

@@ -1,4 +1,8 @@
-"""LangGraph releases -> cached side environments (``probes.core.envs.SideEnv``).
+"""Framework releases -> cached side environments (``probes.core.envs.SideEnv``).
+
+Every release of a framework (``frameworks.py``) runs its cells in an environment
+holding that release and the framework's companions; a framework whose pin the main
+environment already holds (``Framework.main_env``) runs the pin there (:class:`MainEnv`).
 
 A release is either a version number from PyPI (``1.2.9``) or a local path: a built
 wheel (``dist/langgraph-1.2.25-py3-none-any.whl``) or a source checkout (the
@@ -14,22 +18,27 @@ checkout gives a new environment instead of silently reusing a stale one.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 from pathlib import Path
 
+import sys
+from dataclasses import dataclass
+
+from probes.atlas.frameworks import Framework, framework
 from probes.core.envs import SideEnv
 from probes.core.errors import UsageError
 
-# The saver packages every cell may need, besides LangGraph itself.
-COMPANIONS = ("langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres", "psycopg[binary]")
-_VERSION = re.compile(r"\d+\.\d+\.\d+([a-z]+\d+)?")
+# The saver packages every LangGraph cell may need, besides LangGraph itself.
+COMPANIONS = framework("langgraph").companions
+_VERSION = re.compile(r"\d+(\.\d+)+([a-z]+\d+)?(\.post\d+)?(\.dev\d+)?")
 
 
 def is_local(release: str) -> bool:
     return not _VERSION.fullmatch(release)
 
 
-def check_release(release: str) -> None:
+def check_release(release: str, dist: str = "langgraph") -> None:
     """Usage error (before any work) for something that is neither a version nor a usable path."""
     if not is_local(release):
         return
@@ -39,7 +48,7 @@ def check_release(release: str) -> None:
     if path.is_dir() and (path / "pyproject.toml").exists():
         return
     raise UsageError(f"versions: {release!r} is neither a release number like 1.2.9 (see `pip index versions "
-                     f"langgraph`) nor a langgraph wheel or checkout directory with a pyproject.toml")
+                     f"{dist}`) nor a {dist} wheel or checkout directory with a pyproject.toml")
 
 
 def _content_hash(path: Path) -> str:
@@ -52,13 +61,41 @@ def _content_hash(path: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def side_env(release: str) -> SideEnv:
-    """The cached environment that runs the atlas cells for ``release``."""
-    check_release(release)
+@dataclass(frozen=True)
+class MainEnv:
+    """The main environment, for a release the lock already installs (same interface as SideEnv)."""
+
+    name: str = "main"
+
+    @property
+    def path(self) -> Path:
+        return Path(sys.prefix)
+
+    @property
+    def python(self) -> Path:
+        return Path(sys.executable)
+
+    def ensure(self, timeout: float = 0) -> "MainEnv":
+        return self
+
+
+def side_env(release: str, fw: str | Framework = "langgraph") -> SideEnv | MainEnv:
+    """The cached environment that runs ``fw``'s atlas cells for ``release``."""
+    f = framework(fw) if isinstance(fw, str) else fw
+    check_release(release, f.dist)
+    if f.main_env and release == f.pin:
+        return MainEnv()
+    if f.pin_env and release == f.pin:  # the framework's own campaign already built it: reuse, don't reinstall
+        module, _, name = f.pin_env.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as exc:  # a checkout without that campaign: the atlas's own environment
+            if not module.startswith(exc.name or "\0"):
+                raise
     if not is_local(release):
-        return SideEnv(f"langgraph-{release}", (f"langgraph=={release}", *COMPANIONS))
+        return SideEnv(f"{f.name}-{release}", f.requirements(release))
     path = Path(release).expanduser().resolve()
-    return SideEnv(f"langgraph-local-{_content_hash(path)}", (str(path), *COMPANIONS))
+    return SideEnv(f"{f.name}-local-{_content_hash(path)}", (str(path), *f.companions))
 
 
 def label(release: str) -> str:

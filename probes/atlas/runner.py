@@ -1,7 +1,8 @@
-"""A warm cell server per release: the atlas pays LangGraph's import once per release.
+"""A warm cell server per release: the atlas pays a framework's import once per release.
 
-``run_cell(env, args)`` sends one cell to ``python -m probes.atlas.cells --serve`` in
-the release's side environment and reads its one-line JSON reply. One server is kept
+``run_cell(env, args, module)`` sends one cell to ``python -m <module> --serve`` (the
+framework's cells module, ``probes.atlas.cells`` for LangGraph) in the release's side
+environment and reads its one-line JSON reply. One server is kept
 alive at a time (the campaign plans probes grouped by release); it is stopped when
 another release starts, at interpreter exit, and after any failure or timeout, so a
 broken server never serves the next cell.
@@ -44,16 +45,16 @@ def _stop() -> None:
 atexit.register(_stop)
 
 
-def _start(env: SideEnv) -> None:
+def _start(env: SideEnv, module: str) -> None:
     _stop()
     env.ensure()
     child_env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME", "RC_PARK_AT")}
     child_env["PYTHONPATH"] = str(PROJECT_ROOT)
     child_env.setdefault("PYTHONHASHSEED", "0")
     log = tempfile.TemporaryFile(prefix="rc-atlas-server-")
-    proc = subprocess.Popen([str(env.python), "-m", "probes.atlas.cells", "--serve"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([str(env.python), "-m", module, "--serve"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=log, env=child_env, cwd=str(PROJECT_ROOT))
-    _server.update(proc=proc, log=log, key=str(env.path), buf=b"")
+    _server.update(proc=proc, log=log, key=(str(env.path), module), buf=b"")
 
 
 def _stderr_tail() -> str:
@@ -64,9 +65,10 @@ def _stderr_tail() -> str:
     return log.read().decode(errors="replace")[-1500:]
 
 
-def run_cell(env: SideEnv, args: Sequence[str], timeout: float = 900) -> dict[str, Any]:
-    if _server.get("key") != str(env.path) or _server["proc"].poll() is not None:
-        _start(env)
+def run_cell(env: SideEnv, args: Sequence[str], timeout: float = 900,
+             module: str = "probes.atlas.cells") -> dict[str, Any]:
+    if _server.get("key") != (str(env.path), module) or _server["proc"].poll() is not None:
+        _start(env, module)
     proc = _server["proc"]
     proc.stdin.write((json.dumps(list(args)) + "\n").encode())
     proc.stdin.flush()

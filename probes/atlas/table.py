@@ -1,18 +1,23 @@
-"""The atlas table and figure, built from receipts only (no framework imports).
+"""The atlas tables and figures, one per framework, built from receipts only (no framework imports).
 
 Per (behaviour, release) the status combines the backends it was measured on:
 present on any backend -> ``present`` (the backends are named); otherwise ``absent`` if
 measured absent somewhere; otherwise ``not reproduced``; otherwise ``n/a``. "Fixed in"
 is the first release, in version order, where the behaviour is absent after one where
-it was present; "last present" is the newest release where it was present.
+it was present; "last present" is the newest release where it was present; "first bad"
+the oldest present release after a measured release without it. A boundary is exact
+when its two measured releases are neighbours in the distribution's release list
+(``releases.json``), else the table shows the interval the bisection left.
+
+A verdict belongs to the row of its framework (``Verdict.framework``) and reference
+(``#<ref> @ <release>``); every function takes the framework (LangGraph by default).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
-from probes.atlas.bugs import BUGS, Bug
+from probes.atlas.bugs import LANGGRAPH, Bug, of
 from probes.atlas.decide import ABSENT, NA, NOT_REPRODUCED, PRESENT, status
 from probes.core.receipt import Receipt
 
@@ -26,22 +31,30 @@ def link(probe: str) -> str:
 
 
 def release_key(release: str) -> tuple[Any, ...]:
-    """Version order; local builds after every numbered release."""
-    if re.fullmatch(r"\d+(\.\d+)*", release):
-        return (0, tuple(int(x) for x in release.split(".")))
-    return (1, release)
+    """Version order (pre-releases before their final release, ``releases.key``); local builds
+    after every numbered release."""
+    from probes.atlas import releases
+
+    try:
+        return (0, releases.key(release))
+    except ValueError:
+        return (1, release)
 
 
-def cells(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
-    """One row per measured cell: behaviour, release, backend, status, label, what was observed."""
+def cells(receipts: Iterable[Receipt], fw: str | None = LANGGRAPH) -> list[dict[str, Any]]:
+    """One row per measured cell of ``fw`` (every framework when None): behaviour, release, backend,
+    status, label, what was observed."""
     out = []
     for r in receipts:
         for v in r.verdicts:
+            if fw is not None and v.framework != fw:
+                continue
             ref, _, release = v.path.lstrip("#").partition(" @ ")
-            out.append({"ref": ref, "release": release, "backend": v.backend, "status": status(v),
+            out.append({"framework": v.framework, "ref": ref, "release": release, "backend": v.backend,
+                        "status": status(v),
                         "label": v.label.value, "property": v.property.value, "summary": v.summary,
                         "probe": r.probe, "receipt": link(r.probe)})
-    return sorted(out, key=lambda c: (c["ref"], release_key(c["release"]), c["backend"]))
+    return sorted(out, key=lambda c: (c["framework"], c["ref"], release_key(c["release"]), c["backend"]))
 
 
 def combine(statuses: dict[str, str]) -> str:
@@ -52,11 +65,19 @@ def combine(statuses: dict[str, str]) -> str:
     return NA
 
 
-def grid(receipts: Iterable[Receipt]) -> tuple[list[str], dict[str, dict[str, dict[str, Any]]]]:
+def frameworks(receipts: Iterable[Receipt]) -> list[str]:
+    """The frameworks with measured cells, in the order of probes/atlas/frameworks.py."""
+    from probes.atlas.frameworks import FRAMEWORKS
+
+    seen = {v.framework for r in receipts for v in r.verdicts}
+    return [f for f in FRAMEWORKS if f in seen]
+
+
+def grid(receipts: Iterable[Receipt], fw: str = LANGGRAPH) -> tuple[list[str], dict[str, dict[str, dict[str, Any]]]]:
     """(releases in version order, {ref: {release: {"status", "backends": {backend: status}, "receipts"}}})."""
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     releases: set[str] = set()
-    for c in cells(receipts):
+    for c in cells(receipts, fw):
         releases.add(c["release"])
         slot = rows.setdefault(c["ref"], {}).setdefault(c["release"], {"backends": {}, "receipts": {}})
         slot["backends"][c["backend"]] = c["status"]
@@ -79,15 +100,68 @@ def fixed_in(statuses: list[tuple[str, str]]) -> tuple[str | None, str | None]:
     return fixed, last
 
 
-def summary_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
+def first_bad(statuses: list[tuple[str, str]]) -> str | None:
+    """The oldest present release of the newest stretch of present releases (None if never present)."""
+    first = None
+    previous = None
+    for release, s in statuses:
+        if s == PRESENT and previous != PRESENT:
+            first = release
+        previous = s
+    return first
+
+
+def _neighbours(dist: str, older: str, newer: str) -> bool:
+    """``older`` and ``newer`` are adjacent in ``dist``'s release list (unknown list: not known to be)."""
+    from probes.atlas import releases
+
+    try:
+        listed = releases.releases(dist)
+    except KeyError:
+        return False
+    if older not in listed or newer not in listed:
+        return False
+    return listed.index(newer) - listed.index(older) == 1
+
+
+def boundary(dist: str, statuses: list[tuple[str, str]], at: str | None, oldest: str | None = None) -> str:
+    """``at`` as shown: the release, or ``A < … ≤ B`` (the measured release before it, exclusive) when
+    the releases between them were not run; ``≤ B`` when ``at`` is the oldest measured release but
+    not the oldest the sweep could run (``oldest``)."""
+    if at is None:
+        return "—"
+    names = [r for r, _s in statuses]
+    i = names.index(at)
+    if i == 0:
+        return at if oldest is None or oldest == at else f"≤ {at}"
+    if _neighbours(dist, names[i - 1], at):
+        return at
+    return f"{names[i - 1]} < … ≤ {at}"
+
+
+def _oldest_candidate(bug: Bug) -> str | None:
+    """The oldest release a swept row could run (None for LangGraph's fixed list)."""
+    from probes.atlas import releases, sweep
+
+    if bug.fw == LANGGRAPH:
+        return None
+    try:
+        found = sweep.candidates(releases.releases(bug.framework.dist), bug.since, releases.key)
+    except KeyError:
+        return None
+    return found[0] if found else None
+
+
+def summary_rows(receipts: Iterable[Receipt], fw: str = LANGGRAPH) -> list[dict[str, Any]]:
     """The atlas table: one row per behaviour, one column per release, plus fixed-in / last present."""
-    releases, rows = grid(receipts)
+    releases, rows = grid(receipts, fw)
     out = []
-    for bug in BUGS:
+    for bug in of(fw):
         if bug.ref not in rows:
             continue
         per = rows[bug.ref]
-        row: dict[str, Any] = {"ref": f"#{bug.ref}", "property": bug.prop, "behaviour": bug.title}
+        row: dict[str, Any] = {"ref": f"#{bug.ref}", "property": bug.prop, "behaviour": bug.title,
+                               "cite": bug.cite}
         ordered = []
         for release in releases:
             slot = per.get(release)
@@ -99,6 +173,8 @@ def summary_rows(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
         fixed, last = fixed_in(ordered)
         row["fixed in"] = fixed or "—"
         row["last present"] = last or "—"
+        row["first bad"] = boundary(bug.framework.dist, ordered, first_bad(ordered), _oldest_candidate(bug))
+        row["first fixed"] = boundary(bug.framework.dist, ordered, fixed)
         row["never reproduced"] = bool(ordered) and not any(s == PRESENT for _r, s in ordered)
         out.append(row)
     return out
@@ -113,16 +189,17 @@ def _cell_text(slot: dict[str, Any]) -> str:
     return text
 
 
-def markdown(receipts: list[Receipt]) -> str:
+def markdown(receipts: list[Receipt], fw: str = LANGGRAPH) -> str:
     """The table as Markdown, every cell linked to its receipt(s)."""
-    releases, rows = grid(receipts)
-    table = summary_rows(receipts)
-    head = ["behaviour", *releases, "fixed in", "last present"]
+    releases, rows = grid(receipts, fw)
+    table = summary_rows(receipts, fw)
+    ends = ["fixed in", "last present"] if fw == LANGGRAPH else ["first bad", "first fixed"]
+    head = ["behaviour", *releases, *ends]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in table:
         ref = row["ref"].lstrip("#")
-        bug = next(b for b in BUGS if b.ref == ref)
-        parts = [f"[{row['ref']}]({bug.url}) {bug.prop}: {bug.title}"]
+        bug = next(b for b in of(fw) if b.ref == ref)
+        parts = [f"[{bug.cite}]({bug.url}) {bug.prop}: {bug.title}"]
         for release in releases:
             slot = rows[ref].get(release)
             if slot is None:
@@ -130,23 +207,26 @@ def markdown(receipts: list[Receipt]) -> str:
                 continue
             links = " ".join(f"[{b}]({u})" for b, u in sorted(slot["receipts"].items()))
             parts.append(f"{_cell_text(slot)} {links}")
-        parts += [row["fixed in"], row["last present"]]
+        parts += [row[k] for k in ends]
         lines.append("| " + " | ".join(parts) + " |")
     return "\n".join(lines)
 
 
-def figure(receipts: list[Receipt], link_prefix: str = "../") -> Any:
-    """Bug x release grid: colour = status, marker = symbol; in the SVG each cell links to its
-    receipt (``<link_prefix>receipts/atlas/<probe>.json``: from the book's ``figures/``)."""
+def figure(receipts: list[Receipt], link_prefix: str = "../", fw: str = LANGGRAPH) -> Any:
+    """Bug x release grid of ``fw``: colour = status, marker = symbol; in the SVG each cell links to
+    its receipt (``<link_prefix>receipts/atlas/<probe>.json``: from the book's ``figures/``)."""
+    from probes.atlas.frameworks import framework
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    releases, rows = grid(receipts)
-    bugs: list[Bug] = [b for b in BUGS if b.ref in rows]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(releases), 0.9 + 0.42 * len(bugs)))
+    releases, rows = grid(receipts, fw)
+    bugs: list[Bug] = [b for b in of(fw) if b.ref in rows]
+    rotate = len(releases) > 8
+    fig, ax = plt.subplots(figsize=(2.2 + 0.9 * len(releases), 1.2 + 0.42 * len(bugs) + (1.0 if rotate else 0)))
     for y, bug in enumerate(bugs):
         for x, release in enumerate(releases):
             slot = rows[bug.ref].get(release)
@@ -160,10 +240,10 @@ def figure(receipts: list[Receipt], link_prefix: str = "../") -> Any:
             ax.text(x, y, SYMBOL[s] + ("*" if mixed else ""), ha="center", va="center", fontsize=9)
     ax.set_xlim(-0.5, len(releases) - 0.5)
     ax.set_ylim(len(bugs) - 0.5, -0.5)
-    ax.set_xticks(range(len(releases)), releases)
+    ax.set_xticks(range(len(releases)), releases, rotation=60 if rotate else 0)
     ax.tick_params(labeltop=True)
     ax.set_yticks(range(len(bugs)), [f"#{b.ref} {b.prop}" for b in bugs])
-    ax.set_xlabel("LangGraph release")
+    ax.set_xlabel(f"{framework(fw).title} release ({framework(fw).dist})")
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
@@ -173,23 +253,29 @@ def figure(receipts: list[Receipt], link_prefix: str = "../") -> Any:
     return fig
 
 
-def caption(receipts: list[Receipt]) -> str:
+def caption(receipts: list[Receipt], fw: str = LANGGRAPH) -> str:
     """The caption, with the figure's own counts (newest release, fixed, never reproduced)."""
-    releases, _rows = grid(receipts)
-    rows = summary_rows(receipts)
+    from probes.atlas.frameworks import framework
+
+    releases, _rows = grid(receipts, fw)
+    rows = summary_rows(receipts, fw)
     newest = releases[-1] if releases else "?"
     open_now = [r["ref"] for r in rows if str(r.get(newest, "")).startswith(SYMBOL[PRESENT])]
     fixed = [f"{r['ref']} in {r['fixed in']}" for r in rows if r["fixed in"] != "—"]
     never = [r["ref"] for r in rows if r["never reproduced"]]
-    return (f"Regression atlas: {len(rows)} reported LangGraph resume behaviours (rows) on {len(releases)} releases "
+    return (f"Regression atlas: {len(rows)} reported {framework(fw).title} resume behaviours (rows) on {len(releases)} releases "
             f"(columns). {SYMBOL[PRESENT]} red = present, {SYMBOL[ABSENT]} green = absent, {SYMBOL[NOT_REPRODUCED]} "
             f"yellow = could not reproduce, {SYMBOL[NA]} grey = feature missing; * = backends disagree. "
             f"Present on the newest ({newest}): {len(open_now)}; fixed within the measured range: "
             f"{', '.join(fixed) or 'none'}; never reproduced: {len(never)}. Click a cell (SVG) for its receipt.")
 
 
-def show_figure(receipts: list[Receipt], params: Any) -> Any:
-    """The atlas figure, saved and shown as a numbered figure (``probes.figures.save_figure``)."""
+def figure_name(fw: str = LANGGRAPH) -> str:
+    return "atlas-grid" if fw == LANGGRAPH else f"atlas-grid-{fw}"
+
+
+def show_figure(receipts: list[Receipt], params: Any, fw: str = LANGGRAPH) -> Any:
+    """``fw``'s atlas figure, saved and shown as a numbered figure (``probes.figures.save_figure``)."""
     from probes.figures import save_figure
 
-    return save_figure(figure(receipts), "atlas-grid", caption(receipts), dict(params))
+    return save_figure(figure(receipts, fw=fw), figure_name(fw), caption(receipts, fw), dict(params))

@@ -15,12 +15,13 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, ContextManager, Iterator, TypeVar
 
 from probes.core.errors import UsageError
 
 BACKENDS = ("memory", "sqlite", "postgres")
 DSN_ENV = "RC_POSTGRES_DSN"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,17 @@ class StoreFactory:
     def __init__(self, workdir: Path, stack: contextlib.ExitStack) -> None:
         self.workdir = Path(workdir)
         self._stack = stack
-        self._pg: PostgresService | None = None
+        self._services: dict[str, object] = {}
         self._n = 0
+
+    def service(self, key: str, start: Callable[[Path], ContextManager[T]]) -> T:
+        """A server shared by the campaign's probes, started on first use in ``<stores>/<key>`` and
+        stopped when the campaign ends: its context is entered on the campaign's ExitStack, which
+        unwinds on return, on an exception, on Ctrl-C and (with the CLI's handler) on SIGTERM.
+        PostgreSQL is one (``postgres_service``); a framework's own server is another."""
+        if key not in self._services:
+            self._services[key] = self._stack.enter_context(start(self.workdir / key))
+        return self._services[key]  # type: ignore[return-value]
 
     def fresh(self, backend: str, label: str) -> Store:
         if backend not in BACKENDS:
@@ -112,6 +122,4 @@ class StoreFactory:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.unlink(missing_ok=True)
             return Store("sqlite", str(path))
-        if self._pg is None:
-            self._pg = self._stack.enter_context(postgres_service(self.workdir / "pg"))
-        return Store("postgres", self._pg.fresh_dsn(label))
+        return Store("postgres", self.service("pg", postgres_service).fresh_dsn(label))

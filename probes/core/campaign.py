@@ -30,8 +30,8 @@ from probes.core.crate import CRATE_NAME, write_crate_after_run
 from probes.core.errors import UsageError
 from probes.core.manifest import build_manifest
 from probes.core.portable import run_directory
-from probes.core.runs import (REFERENCE_DIR, RUNS_DIR, campaign_fingerprint, profile_of, provenance, run_dir,
-                              write_latest)
+from probes.core.runs import (REFERENCE_DIR, RUNS_DIR, campaign_fingerprint, fingerprint_inputs, profile_of, provenance,
+                              run_dir, write_latest)
 from probes.core.receipt import INDEX_NAME, ProbeResult, Receipt, load_campaign, load_receipt, read_index, write_index
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
@@ -372,7 +372,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
             workdir.mkdir(parents=True)
             t0 = time.monotonic()
             result = campaign.run_probe(spec, ProbeContext(workdir, stores, seed, params))
-            manifest = build_manifest(params, seed, campaign)
+            manifest = build_manifest(params, seed, campaign, fingerprint_inputs(campaign, params))
             manifest["probe_seconds"] = round(time.monotonic() - t0, 3)
             receipt = Receipt.measured(campaign.name, spec.id, spec.args, manifest, result, scratch)
             receipt.write(directory)

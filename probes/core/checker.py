@@ -402,23 +402,53 @@ def check_lv(history: History, expect: Expectation | None = None) -> Check:
     return Check(Property.LV, why is None, witness, evidence, history=history)
 
 
+class RepeatSide(str, Enum):
+    """Which side of Proposition 1's fork/retry ambiguity a framework took on a second answer to
+    an answered pause when the wire carries no discriminator: it served the new answer (the fork
+    side); it refused loudly or ignored it (the retry side: the first outcome stands, the gated
+    effect fired once); or neither -- the gated effect fired again without the new answer's outcome.
+    Only the first satisfies FD; the verdict names the side, so a loud refusal is not read as the
+    same failure as serving the wrong answer."""
+
+    FORK = "fork: served the new answer"
+    REFUSED = "retry: refused loudly"
+    IGNORED = "retry: ignored, the first outcome stands"
+    REFIRED = "neither: the gated effect fired again without the new answer's outcome"
+
+
+def repeat_side(after_fork: History, holds: bool, gate: str | None) -> RepeatSide:
+    """The side (``RepeatSide``) taken after the fork event, read from what followed it."""
+    if holds:
+        return RepeatSide.FORK
+    fired = [e for e in after_fork.of(Kind.EFFECT) if gate is None or e.effect == gate]
+    if fired:
+        return RepeatSide.REFIRED
+    return RepeatSide.REFUSED if after_fork.of(Kind.REFUSE, Kind.ERROR) else RepeatSide.IGNORED
+
+
 def check_fd(history: History, expect: Expectation) -> Check:
-    """FD: the fork (the last FORK, else the second RESUME) observed f(v) for its own v."""
+    """FD: the fork (the last FORK, else the second RESUME) observed f(v) for its own v.
+
+    The evidence names the side the framework took (``repeat_side``; with ``expect.gate`` the
+    gated effect, else any effect, counts as fired again)."""
     if expect.outcome is _UNSET:
         raise ValueError("check_fd needs Expectation.outcome")
     forks = history.of(Kind.FORK)
     resumes = history.of(Kind.RESUME)
     fork = forks[-1] if forks else (resumes[1] if len(resumes) > 1 else None)
-    done = history.after(fork).of(Kind.COMPLETE) if fork is not None else []
+    after = history.after(fork) if fork is not None else History(())
+    done = after.of(Kind.COMPLETE)
     before = history.events[: history.events.index(fork)] if fork is not None else history.events
     firsts = [e for e in before if e.kind is Kind.COMPLETE]
     first = firsts[0].value if firsts else None
     observed = done[-1].value if done else None
     holds = fork is not None and bool(done) and observed == expect.outcome
     witness = tuple(done[-1:]) if done else ((fork,) if fork is not None else ())
+    side = repeat_side(after, holds, expect.gate) if fork is not None else None
     return Check(Property.FD, holds, () if holds else witness,
                  {"expected_f_v": expect.outcome, "observed": observed, "first_resume_outcome": first,
-                  "served_first_outcome": bool(done) and observed == first and observed != expect.outcome}, history=history)
+                  "served_first_outcome": bool(done) and observed == first and observed != expect.outcome,
+                  "side": side.value if side is not None else None}, history=history)
 
 
 def check_cv(history: History, expect: Expectation | None = None) -> Check:

@@ -73,11 +73,13 @@ def project_commit() -> str:
         return "unknown"
 
 
-def build_manifest(params: Mapping[str, Any], seed: int | None, campaign: Any = None) -> dict[str, Any]:
+def build_manifest(params: Mapping[str, Any], seed: int | None, campaign: Any = None,
+                   fingerprint_inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Everything a reader needs to know about where a receipt came from.
 
-    ``fingerprint`` is the campaign's (parameters, its own packages, backend, code hash;
-    see ``probes.core.runs``); ``packages`` lists every tracked package plus the
+    ``fingerprint`` is the campaign's, over the ``fingerprint_inputs`` its caller computed
+    (parameters, its own packages, backend, code hash: ``probes.core.runs.fingerprint_inputs``;
+    this module stays below the run directories); ``packages`` lists every tracked package plus the
     campaign's own, so a receipt also says what else was installed.
     """
     names = tuple(dict.fromkeys(TRACKED_PACKAGES + tuple(getattr(campaign, "packages", ()))))
@@ -90,12 +92,9 @@ def build_manifest(params: Mapping[str, Any], seed: int | None, campaign: Any = 
         "seed": seed,
         "commit": project_commit(),
     }
-    if campaign is not None:
-        from probes.core.runs import fingerprint_inputs, fingerprint_of
-
-        inputs = fingerprint_inputs(campaign, params)
-        manifest["fingerprint"] = fingerprint_of(inputs)
-        manifest["fingerprint_inputs"] = {k: v for k, v in inputs.items() if k != "params"}
+    if fingerprint_inputs is not None:
+        manifest["fingerprint"] = hashlib.sha256(canonical_json(dict(fingerprint_inputs))).hexdigest()[:16]
+        manifest["fingerprint_inputs"] = {k: v for k, v in fingerprint_inputs.items() if k != "params"}
     else:
         manifest["fingerprint"] = hashlib.sha256(canonical_json({"params": dict(params)})).hexdigest()[:16]
     return manifest

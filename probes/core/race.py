@@ -70,7 +70,9 @@ class RaceRule:
                    float(data["max_seconds"]))
 
 
-class Outcome(str, Enum):
+class Outcome(Enum):
+    """A plain Enum (not a str): outcomes have no order, and comparing them by their names' spelling fails."""
+
     VIOLATED = "violated"
     HOLDS = "holds"
     UNDECIDED = "undecided"
@@ -111,7 +113,7 @@ def bound_text(evidence: Mapping[str, Any]) -> str:
     if "race_decision" not in evidence:
         return ""
     n, k = evidence["trials"], evidence["violations"]
-    if evidence["race_decision"] == Outcome.VIOLATED.value:
+    if Outcome(evidence["race_decision"]) is Outcome.VIOLATED:
         return f"{k} of {n} trials"
     return f"{k} of {n} trials, rate < {_percent(evidence['violation_rate_upper95'])}"
 
@@ -146,15 +148,15 @@ def next_step(outcomes: Sequence[Mapping[Property, bool]], seconds: Sequence[flo
     return None if undecided or not props else "every property decided"
 
 
-def worst_trial(trials: Sequence[Verdict], tie: Callable[[Verdict], float] = lambda v: 0.0) -> Verdict:
+def worst_trial(trials: Sequence[Verdict], tie: Callable[[Verdict], float] | None = None) -> Verdict:
     """The trial verdict that decides a violated cell: the worst label, then the lowest ``tie``
     (e.g. minus how far the gate's count is from one), then the first."""
-    return min(trials, key=lambda v: (WORST_FIRST.index(v.label), tie(v)))
+    return min(trials, key=lambda v: (WORST_FIRST.index(v.label), *((tie(v),) if tie else ())))
 
 
 def cell_verdict(subject: Subject, prop: Property, path: str, trials: Sequence[Verdict], rule: RaceRule,
                  stopped: str, by_trial: Mapping[str, list[Any]],
-                 tie: Callable[[Verdict], float] = lambda v: 0.0) -> Verdict:
+                 tie: Callable[[Verdict], float] | None = None) -> Verdict:
     """One property's verdict over a race cell's trial verdicts (one per trial, in order).
 
     ``by_trial``: run-stable per-trial facts to state in the evidence (e.g. gate fires);

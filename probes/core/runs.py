@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from probes import DATA_DIR, PROJECT_ROOT
 from probes.core.atomic import atomic_write_json, canonical_json
 from probes.core.errors import ReceiptError, UsageError
+from probes.core import manifest
 
 if TYPE_CHECKING:
     from probes.core.campaign import Campaign
@@ -92,11 +93,9 @@ def backend_identity() -> dict[str, str]:
 
 
 def fingerprint_inputs(campaign: "Campaign", params: Mapping[str, Any]) -> dict[str, Any]:
-    from probes.core.manifest import package_versions
-
     inputs = {
         "params": dict(params),
-        "packages": package_versions(campaign.packages),
+        "packages": manifest.package_versions(campaign.packages),
         "backend": backend_identity(),
         "code": sources_hash(campaign_sources(campaign)),
     }
@@ -106,7 +105,7 @@ def fingerprint_inputs(campaign: "Campaign", params: Mapping[str, Any]) -> dict[
 
 
 def fingerprint_of(inputs: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(dict(inputs))).hexdigest()[:16]
+    return hashlib.sha256(canonical_json(dict(inputs))).hexdigest()[:16]  # the same hash as build_manifest's
 
 
 def campaign_fingerprint(campaign: "Campaign", params: Mapping[str, Any]) -> str:
@@ -247,9 +246,8 @@ def write_latest(name: str, directory: Path, runs_root: Path | None = None) -> N
 def provenance(started: _dt.datetime, finished: _dt.datetime, manifests: list[Mapping[str, Any]]) -> dict[str, Any]:
     """The run's provenance from its receipts' manifests (the commit of the newest probe)."""
     last = manifests[-1] if manifests else {}
-    from probes.core.manifest import project_commit
 
-    commit = str(last.get("commit") or project_commit())
+    commit = str(last.get("commit") or manifest.project_commit())
     return {
         "date": finished.strftime("%Y-%m-%d"),
         "started": started.isoformat(timespec="microseconds"),
@@ -272,9 +270,8 @@ def promote(campaign: "Campaign", runs_root: Path | None = None, reference_root:
     Refused (``UsageError``) for a dirty tree, a run with harness errors or local
     changes, or a run whose fingerprint is not the current code's.
     """
-    from probes.core.manifest import working_tree_clean
 
-    if require_clean_tree and not working_tree_clean():
+    if require_clean_tree and not manifest.working_tree_clean():
         raise UsageError("promote refuses a working tree with local changes: commit or stash them first")
     run = latest_local(campaign.name, profile="default", runs_root=runs_root)
     if run is None:

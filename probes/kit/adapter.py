@@ -79,13 +79,18 @@ class Adapter:
         raise NotImplementedError
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
-        """Answer the pause ``handle`` (``None``: the run's current pause, found in durable state)."""
+        """Answer the pause ``handle``. ``None`` (park-kill, and the stray answer after completion):
+        the run's current pause, found in durable state as a user without a handle would find it;
+        when the run has none (it completed), address the run the same way and let the framework
+        decide -- a refusal is the framework's to make, not the adapter's."""
         raise NotImplementedError
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
-        """Continue after a crash the way ``mode`` of the documentation says; ``answer`` is
-        delivered again if the recovered run asks for it. Nothing durable to resume from:
-        ``return self.nothing_durable(why)``."""
+        """Continue after a crash the way recovery ``mode`` (one of ``recovery_modes``) says, and
+        return the status it reaches. The kit answers a pause it reaches: on ``paused`` it calls
+        ``resume(handle, answer)`` once, in a fresh process. Deliver ``answer`` here only where the
+        framework's documented recovery takes the answer in the same call (then do not also return
+        ``paused``). Nothing durable to resume from: ``return self.nothing_durable(why)``."""
         raise NotImplementedError
 
     def nothing_durable(self, why: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 from probes import NOTEBOOKS_DIR
 
 LABEL_ORDER = ("✓", "D", "✗", "U", "n/a")
+LABEL_COLOURS = {"✓": "#cfe8cf", "D": "#f3e3a6", "U": "#f2b8a8", "✗": "#e88a8a", "n/a": "#e6e6e6", "": "#ffffff"}
 
 
 def _family(path: str) -> str:
@@ -78,13 +79,12 @@ def matrix_figure(run: Any, name: str):
 
     frame = matrix_frame(run)
     props = [c for c in frame.columns if c != "path"]
-    colour = {"✓": "#cfe8cf", "D": "#f3e3a6", "U": "#f2b8a8", "✗": "#e88a8a", "n/a": "#e6e6e6", "": "#ffffff"}
     fig, ax = plt.subplots(figsize=(1.4 * max(1, len(props)) + 3, 0.32 * max(1, len(frame)) + 1))
     for i, row in frame.iterrows():
         for j, p in enumerate(props):
             text = row[p]
             key = text.split(" ")[0] if text else ""
-            ax.add_patch(plt.Rectangle((j, i), 1, 1, color=colour.get(key, "#ffffff")))
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, color=LABEL_COLOURS.get(key, "#ffffff")))
             ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7)
     ax.set_xlim(0, len(props))
     ax.set_ylim(len(frame), 0)
@@ -153,7 +153,28 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("markdown", "## Every verdict"),
                 _cell("code", "import pandas as pd\npd.set_option('display.max_colwidth', 160)\n"
                               "pd.DataFrame(chapter.verdict_rows(run)).style.hide(axis='index')"),
+                *_exhaustive_cells(name),
             ])}
+
+
+def _exhaustive_cells(name: str) -> list[dict[str, Any]]:
+    """The section of the exhaustive protocol (``probes.kit.exhaustive``, drawn by ``exhaustive_chapter``)."""
+    return [
+        _cell("markdown", "## Exhaustive crash points\n\nEvery step boundary and every write of the framework's "
+                          "own save that a traced clean run reached, numbered over the run (`save.write#3`: its "
+                          "third write), each crashed at (SIGKILL; an exception where one can be raised) and "
+                          "recovered by each recovery mode; the verdicts are the crash protocol's (EO, PC, LV). "
+                          "With more points than `exhaustive_cap`, that many are measured, spread evenly over "
+                          "the run; a blank cell is a point left out."),
+        _cell("code", "from probes.kit import exhaustive_chapter\n"
+                      "display(Markdown(exhaustive_chapter.summary(run)))"),
+        _cell("code", "exhaustive_chapter.frame(run).style.hide(axis='index')"),
+        _cell("code", f"fig = exhaustive_chapter.figure(run, {name!r})\n"
+                      f"if fig is not None:\n"
+                      f"    save_figure(fig, {name + '-crash-points'!r}, 'The verdict of {name} at every crash point "
+                      f"of the traced baseline, per crash kind, recovery mode and property (from the receipts of "
+                      f"this run).', dict(run.params))"),
+    ]
 
 
 def _numbered(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -80,9 +80,12 @@ class Judge:
         return self._label(check, path, f"{what}: {check.evidence['why'] or 'completed'}", witness)
 
     def fork(self, h: History, expected: Any) -> Verdict:
-        check = checker.check_fd(h, checker.Expectation(outcome=expected))
+        """FD for a second, different answer at the answered pause, with no discriminator on the
+        wire (Proposition 1): the summary names the side the framework took."""
+        check = checker.check_fd(h, checker.Expectation(outcome=expected, gate=GATE))
         return self._label(check, "fork:same-pause", f"second answer at the answered pause gave "
-                                                     f"{check.evidence['observed']!r}; its own outcome is {expected!r}")
+                                                     f"{check.evidence['observed']!r}; its own outcome is {expected!r} "
+                                                     f"({check.evidence['side']})")
 
     def tampered(self, path: str, h: History, invalid: bool, result: Any, model: str) -> list[Verdict]:
         """A tamper edit's outcome (``checker.tamper_outcome``), in the row it belongs to.
@@ -128,9 +131,7 @@ def durable_prefix(h: History, crash: Event) -> list[str]:
     """Steps whose end was followed by a durable write before ``crash`` (the frontier F)."""
     ended: list[str] = []
     durable: list[str] = []
-    for e in h.events:
-        if e.seq >= crash.seq:
-            break
+    for e in h.events[: h.events.index(crash)]:
         if e.kind is Kind.STEP_END and e.step not in ended:
             ended.append(e.step)
         elif e.kind is Kind.PERSIST:

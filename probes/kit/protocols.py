@@ -42,10 +42,13 @@ class Target:
     backend: str
     python: str | None = None  # a side environment's interpreter; None: this one
     timeout: float = 120.0
+    environ: tuple[tuple[str, str], ...] = ()  # for the adapter's processes, e.g. a campaign server's address
 
 
 class Run:
     """One run of the workflow inside a probe: its own state directory, a shared history."""
+
+    child = "probes.kit.child:op"  # the child entry of every operation (probes.kit.exhaustive traces its own)
 
     def __init__(self, target: Target, root: Path, name: str, store: str | None, history: HistoryLog,
                  ledger: Ledger, observations: dict[str, Any]) -> None:
@@ -63,12 +66,12 @@ class Run:
            barrier: str | None = None, **args: Any) -> dict[str, Any]:
         """Run adapter operation ``name``; with ``park_at`` the process must be killed there."""
         inc = f"{self.name}/{incarnation}"
-        out = run_child("probes.kit.child:op", {
+        out = run_child(self.child, {
             "adapter": self.target.adapter, "workdir": str(self.workdir), "backend": self.target.backend,
             "store": self.store, "ledger": str(self.ledger.path), "history": str(self.history.path),
             "incarnation": inc, "markers": str(self.markers), "name": name, "args": args,
             "fail_at": fail_at, "barrier": barrier}, park_at=park_at, timeout=self.target.timeout,
-            python=self.target.python)
+            python=self.target.python, env=dict(self.target.environ))
         result = out.result or {}
         self.obs.setdefault("children", {})[inc] = {
             "op": name, "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
@@ -480,5 +483,13 @@ PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill,
 }
+
+
+def _exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    from probes.kit.exhaustive import exhaustive  # imported on use: that module builds on this one
+    return exhaustive(p, args)
+
+
+PROTOCOLS["exhaustive"] = _exhaustive  # every crash point of a traced baseline (probes.kit.exhaustive)
 CRASH_POINTS = STEP_POINTS
 KILL_POINTS_IN_SAVE = SAVE_POINTS

@@ -93,7 +93,11 @@ def step1() -> str:
 
 
 def before_pause() -> None:
-    """Call where the second step starts, just before it asks for the human answer."""
+    """Call where the second step starts, just before it asks for the human answer.
+
+    A framework that re-runs the pausing code on resume (LangGraph re-runs the node) runs this
+    again: another ``s2`` STEP_BEGIN, which no property counts against it (no effect fires, and
+    ``s2`` joins the durable prefix only once it has ended)."""
     record(Kind.STEP_BEGIN, step="s2")
     point("s2.begin")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from probes.core import race
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
@@ -46,15 +46,14 @@ def adapter_class(spec: str) -> type[Adapter]:
     return cls
 
 
-def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
+def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) -> tuple[Param, ...]:
     modes = tuple(cls.recovery_modes)
     return (
         Param("seed", "int", 0, 0, "campaign seed (recorded; the protocols use no randomness)"),
         Param("reps", "int", 1, 1, "repetitions of every probe", minimum=1),
         Param("backends", "list[str]", list(cls.backends), list(cls.backends[:1]), "durable stores to measure",
               tuple(cls.backends)),
-        Param("protocols", "list[str]", list(PROTOCOL_NAMES), list(PROTOCOL_NAMES), "protocols to run",
-              PROTOCOL_NAMES),
+        Param("protocols", "list[str]", list(protocols), list(protocols), "protocols to run", protocols),
         Param("crash_points", "list[str]", list(STEP_POINTS), ["s1.effect", "s2.effect"],
               "where in the steps the crash protocol crashes", STEP_POINTS),
         Param("crash_hows", "list[str]", ["kill", "raise"], ["kill", "raise"],
@@ -81,6 +80,10 @@ def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
         Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
         Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
               SAVE_POINTS),
+        # exhaustive: one probe per crash_hows x recovery_modes, each over the points a traced baseline
+        # reached; with more than the cap, that many spread evenly from the first point to the last
+        Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
+              "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
 
 
@@ -88,7 +91,8 @@ def kit_params(cls: type[Adapter]) -> tuple[Param, ...]:
 # (``resume-contract run ... --smoke``, ``pytest --resume-contract-smoke``). Every protocol runs
 # once; a race gets one trial, so its cell is a violation or undecided, never a ✓.
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
-                         "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"]}
+                         "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
+                         "exhaustive_cap": 1}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -98,11 +102,11 @@ def kit_check(params: Mapping[str, Any]) -> None:
                          f"({params['race_max_trials']})")
 
 
-def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NAMES) -> list[ProbeSpec]:
     specs: list[ProbeSpec] = []
     for backend in params["backends"]:
         cells: list[tuple[str, dict[str, Any]]] = []
-        for proto in PROTOCOL_NAMES:
+        for proto in protocols:
             if proto not in params["protocols"]:
                 continue
             if proto == "baseline":
@@ -121,6 +125,9 @@ def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             elif proto == "tamper":
                 cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
                           for kind in ("structural", "typed")]
+            elif proto == "exhaustive":
+                cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
+                          for how in params["crash_hows"] for mode in params["recovery_modes"]]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]]}))
             else:
@@ -132,8 +139,15 @@ def kit_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     return specs
 
 
+# A campaign's servers for its adapter's processes (``ctx.stores.service``: started once, stopped at the
+# campaign's end) -> the environment variables that tell those processes where they are.
+Services = Callable[[ProbeContext], Mapping[str, str]]
+Protocol = Callable[[Probe, dict[str, Any]], list[Any]]  # as in probes.kit.protocols: -> verdicts
+
+
 def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: ProbeContext,
-                  timeout: float = 120.0) -> ProbeResult:
+                  timeout: float = 120.0, services: Services | None = None,
+                  protocols: Mapping[str, Protocol] | None = None) -> ProbeResult:
     cls = adapter_class(adapter)
     result = ProbeResult()
     backend = spec.args["backend"]
@@ -145,9 +159,10 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
 
     try:
         python = operations_python(env)
-        probe = Probe(Target(adapter, cls, backend, python, timeout), ctx.workdir, store)
+        environ = tuple(sorted((services(ctx) if services else {}).items()))
+        probe = Probe(Target(adapter, cls, backend, python, timeout, environ), ctx.workdir, store)
         result.observations = probe.observations
-        result.verdicts = PROTOCOLS[spec.args["protocol"]](probe, dict(spec.args))
+        result.verdicts = {**PROTOCOLS, **(protocols or {})}[spec.args["protocol"]](probe, dict(spec.args))
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
             result.observations["history"] = probe.read().to_json()
         result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}  # for trace validation
@@ -170,19 +185,28 @@ def operations_python(env: SideEnv | None) -> str | None:
 
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
-                 in_default_run: bool = False) -> Campaign:
-    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint).
+                 in_default_run: bool = False, services: Services | None = None,
+                 protocols: Mapping[str, Protocol] | None = None) -> Campaign:
+    """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint);
+    left empty, the adapter's own declared ``packages`` (a third party's ``--adapter``: upgrading its
+    framework changes the fingerprint). With a side environment ``env`` its pinned requirements
+    are part of the campaign's sources instead. ``services``: servers the adapter's processes talk
+    to (a durable-execution engine's), see ``Services``. ``protocols``: this framework's own
+    protocols, run after the kit's (e.g. killing its server).
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
     """
     cls = adapter_class(adapter)
+    packages = packages or (tuple(cls.packages) if env is None else ())
     KIT_ADAPTERS[name] = adapter
+    names = PROTOCOL_NAMES + tuple(protocols or {})
     if env is not None:
         KIT_ENVS[name] = env
     return Campaign(
-        name=name, title=title, params=kit_params(cls), plan=kit_plan,
-        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout),
+        name=name, title=title, params=kit_params(cls, names),
+        plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
+        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
         in_default_run=in_default_run, check=kit_check,
     )

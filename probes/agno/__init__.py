@@ -1,0 +1,1 @@
+"""Agno (agno) measured with the conformance kit, in its own side environment."""

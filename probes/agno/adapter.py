@@ -1,0 +1,127 @@
+"""Agno: a two-step ``Workflow`` whose second step asks for user input (``HumanReview``).
+
+Why a Workflow, not an Agent: the kit's workflow is two steps with a human answer in the
+second, and an Agno Workflow is exactly that -- ``Step("s1")`` fires the first effect,
+``Step("s2", human_review=HumanReview(requires_user_input=True, ...))`` pauses *before* its
+executor runs and hands the user's input to it (``step_input.additional_data["user_input"]``),
+so the kit's answer ("yes"/"no") travels as the framework's own payload and both answers let
+s2 run. An Agent's ``@tool(requires_confirmation=True)`` only carries confirm/reject, and
+needs a scripted model in between. Agno runs nothing of s2 before the pause, so the step
+records its start (``runtime.before_pause``) when its executor begins, after the answer.
+
+Durable state: Agno's ``SqliteDb`` (WAL mode) or ``PostgresDb`` on the harness's server; the
+paused run is a row of ``agno_runs`` whose ``run_data`` is the JSON of ``WorkflowRunOutput``.
+A pause's handle is its run id; answering is ``get_run_output`` + ``set_user_input`` +
+``continue_run(run_id=..., session_id=..., step_requirements=...)``. Recovery
+("continue-run") reads the session's last run: paused, it is continued with the answer
+again; completed, its stored result is what there is; none stored, nothing is durable (a
+kill before the first save: Agno writes nothing before the pause). Steps keep Agno's
+defaults (``max_retries=3``): an exception in a step runs it again in the same process.
+
+Hermetic and offline: telemetry is on by default (a completing run looks up Agno's API
+host); ``AGNO_TELEMETRY=false`` is set here (it overrides the constructor argument) and
+``telemetry=False`` passed. Audited (tests/test_agno.py): no socket is opened and no file
+is opened for writing; the only file written is the SQLite store the harness gave it.
+"""
+
+import json
+import os
+import sqlite3
+from typing import Any
+
+from probes.agno.citations import CITATIONS
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability, required_fields
+
+NAME, SESSION = "kit", "s"
+FIELD = "answer"
+
+
+def _workflow(db: Any) -> Any:
+    os.environ["AGNO_TELEMETRY"] = "false"  # read by every run; wins over telemetry=
+    from agno.workflow import HumanReview, Step, StepInput, StepOutput, Workflow
+
+    def s1(step_input: StepInput) -> StepOutput:
+        return StepOutput(content=runtime.step1())
+
+    def s2(step_input: StepInput) -> StepOutput:
+        runtime.before_pause()
+        return StepOutput(content=runtime.step2(((step_input.additional_data or {}).get("user_input") or {}).get(FIELD)))
+
+    review = HumanReview(requires_user_input=True, user_input_message="answer?",
+                         user_input_schema=[{"name": FIELD, "field_type": "str", "required": True}])
+    return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
+                    steps=[Step(name="s1", executor=s1), Step(name="s2", executor=s2, human_review=review)])
+
+
+class AgnoAdapter(Adapter):
+    framework = "agno"
+    packages = ("agno",)
+    backends = ("sqlite", "postgres")
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("continue-run",)
+    answers = ("yes", "no")
+    citations = CITATIONS
+
+    def _db(self) -> Any:
+        if self.backend == "postgres":
+            from agno.db.postgres import PostgresDb
+            return PostgresDb(db_url=self.store.replace("postgresql://", "postgresql+psycopg://", 1))
+        from agno.db.sqlite import SqliteDb
+        return SqliteDb(db_file=self.store)
+
+    def hook(self) -> None:
+        from agno.workflow import Workflow
+        from sqlalchemy.engine.default import DefaultDialect
+        runtime.hook_save(Workflow, "_persist_session_and_run", writes=((DefaultDialect, "do_commit"),))
+
+    @staticmethod
+    def _status(run: Any) -> dict[str, Any]:
+        status = str(getattr(run.status, "value", run.status)).lower()
+        if run.is_paused:
+            return {"status": "paused", "handle": run.run_id}
+        return {"status": status, "outcome": run.content}
+
+    def start(self) -> dict[str, Any]:
+        return self._status(_workflow(self._db()).run("go", session_id=SESSION))
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        wf = _workflow(self._db())
+        run_id = handle or getattr(wf.get_last_run_output(session_id=SESSION), "run_id", None)
+        saved = wf.get_run_output(run_id=run_id, session_id=SESSION) if run_id else None
+        requirements = getattr(saved, "step_requirements", None)
+        if requirements:  # else continue_run itself says what is missing (a stored run edited, say)
+            requirements[-1].set_user_input(**{FIELD: answer})
+        return self._status(wf.continue_run(run_id=run_id, session_id=SESSION, step_requirements=requirements))
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        last = _workflow(self._db()).get_last_run_output(session_id=SESSION)
+        if last is None:
+            return self.nothing_durable("no run stored yet (Agno saves the run at the pause)")
+        return self.resume(last.run_id, answer) if last.is_paused else self._status(last)
+
+    # The durable documents: each run's run_data (WorkflowRunOutput as JSON), by run id.
+    def _sql(self, query: str, *args: Any) -> list[Any]:
+        with sqlite3.connect(self.store) as db:
+            return db.execute(query, args).fetchall()
+
+    def state_paths(self) -> list[Any]:
+        if self.backend != "sqlite":
+            return []
+        try:
+            return [r[0] for r in self._sql("SELECT run_id FROM agno_runs ORDER BY created_at, run_index")]
+        except sqlite3.OperationalError:  # no table yet: nothing saved
+            return []
+
+    def load_state(self, path: Any) -> Any:
+        return json.loads(self._sql("SELECT run_data FROM agno_runs WHERE run_id=?", path)[0][0])
+
+    def save_state(self, path: Any, data: Any) -> None:
+        self._sql("UPDATE agno_runs SET run_data=? WHERE run_id=?", json.dumps(data), path)
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """A run's document is Agno's ``WorkflowRunOutput`` dataclass (every field has a default)."""
+        from agno.run.workflow import WorkflowRunOutput
+        return {"status": "schema", "required": required_fields(WorkflowRunOutput),
+                "model": "agno.run.workflow.WorkflowRunOutput"}

@@ -1,0 +1,138 @@
+"""pydantic-ai durable execution under the kit: the DBOS workflow of ``workflow.py``, driven per process.
+
+Every operation is a fresh process that launches DBOS on the probe's system database (SQLite file,
+or a PostgreSQL database of the harness's embedded server); ``DBOS.launch()`` recovers the pending
+workflow (recovery mode "launch"; the application version is pinned, so a new process's code
+matches). A pause is the workflow parked in ``DBOS.recv_async``; its handle is ``[workflow id,
+topic]``; answering (again) is ``DBOS.send``. Concurrent answers come from ``DBOSClient`` processes
+beside one executor (``Capability.CLIENT``), as in ``probes/dbos_kit``. Values stay pickled, DBOS's
+default (its JSON serializer cannot store pydantic-ai's ``ModelResponse``); the documents the kit
+edits are the pickled outputs of steps ``s1`` and ``s2``. Saves are hooked at
+``SystemDatabase.record_operation_result`` (its write: ``_record_operation_result_txn``).
+"""
+
+import base64
+import os
+import pickle
+import sqlite3
+import sys
+import threading
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+from probes.pydantic_ai.citations import CITATIONS
+from probes.pydantic_ai.workflow import TOPIC, WID, workflow
+
+_ROW = "workflow_uuid=? AND function_id=?"
+
+
+class PydanticAIAdapter(Adapter):
+    framework = "pydantic-ai"
+    packages = ("pydantic-ai-slim", "dbos")
+    backends = ("sqlite", "postgres")
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK, Capability.CLIENT})
+    recovery_modes = ("launch",)
+    answers = ("yes", "no")
+    citations = CITATIONS
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.url = self.store if self.backend == "postgres" else f"sqlite:///{self.store}"
+
+    def hook(self) -> None:
+        """In each operation's own process (never the kit's), before the framework is imported: make it
+        hermetic (its home and temporary files in the run's directory), then hook the save's write."""
+        for var in ("HOME", "TMPDIR"):
+            os.environ[var] = str((self.workdir / var.lower()).resolve())
+            os.makedirs(os.environ[var], exist_ok=True)
+        from dbos._sys_db import SystemDatabase
+        runtime.hook_save(SystemDatabase, "record_operation_result",
+                          writes=((SystemDatabase, "_record_operation_result_txn"),))
+
+    def _launch(self) -> tuple[Any, threading.Event]:
+        from dbos import DBOS
+        from dbos._sys_db import SystemDatabase
+        waiting, setup = threading.Event(), SystemDatabase.recv_setup
+        def recv_setup(*a: Any, **k: Any) -> Any:  # observes only: (False, ...) = recv waits for a message
+            out = setup(*a, **k)
+            if not out[0]:
+                waiting.set()
+            return out
+        SystemDatabase.recv_setup = recv_setup
+        workflow()
+        DBOS(config={"name": "rc-kit", "system_database_url": self.url, "log_level": "ERROR", "enable_otlp": False,
+                     "application_version": "kit", "notification_listener_polling_interval_sec": 0.02})
+        DBOS.launch()
+        return DBOS, waiting
+
+    def _result(self, DBOS: Any, wid: str = WID) -> dict[str, Any]:
+        outcome = DBOS.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)
+        DBOS.destroy()
+        return {"status": "completed", "outcome": outcome}
+
+    def start(self) -> dict[str, Any]:
+        return self.recover("launch", None)  # on a fresh store nothing is pending: the run starts
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        wid, topic = handle or (WID, TOPIC)
+        DBOS, _ = self._launch()  # recovers the pending workflow, which then receives the answer
+        DBOS.send(wid, answer, topic)
+        return self._result(DBOS, wid)
+
+    def serve(self) -> dict[str, Any]:  # the one executor: the recovered workflow waits in recv for a client
+        return self._result(self._launch()[0])
+
+    def send(self, handle: Any, answer: Any) -> dict[str, Any]:  # a client: no DBOS launched here
+        from dbos import DBOSClient
+        wid, topic = handle or (WID, TOPIC)
+        client = DBOSClient(system_database_url=self.url)
+        try:
+            client.send(wid, answer, topic)
+            return {"status": "completed", "outcome": client.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)}
+        finally:
+            client.destroy()
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        from dbos import SetWorkflowID
+        DBOS, waiting = self._launch()
+        if DBOS.get_workflow_status(WID) is None:  # no durable workflow yet: start it
+            with SetWorkflowID(WID):
+                DBOS.start_workflow(workflow())
+        box: dict[str, Any] = {}
+        def watch() -> None:  # until the workflow waits in recv or has ended
+            try:
+                box["outcome"] = DBOS.retrieve_workflow(WID).get_result(polling_interval_sec=0.02)
+            except Exception as exc:  # the framework's error, raised below
+                box["error"] = exc
+            waiting.set()
+        threading.Thread(target=watch, daemon=True).start()
+        waiting.wait()
+        if "error" in box:
+            raise box["error"]
+        if "outcome" in box:
+            DBOS.destroy()
+            return {"status": "completed", "outcome": box["outcome"]}
+        # DBOS's executor waits in recv and interpreter exit would join it: end the process in
+        # threading's exit hooks (they run after the kit's child wrote its result).
+        threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))
+        return {"status": "paused", "handle": [WID, TOPIC]}
+
+    # The durable state: the pickled outputs of steps s1 and s2, one row each (SQLite backend).
+    def state_paths(self) -> list[Any]:
+        if self.backend != "sqlite":
+            return []
+        with sqlite3.connect(self.store) as db:
+            return [f for f, in db.execute("SELECT function_id FROM operation_outputs WHERE workflow_uuid=? AND output"
+                                           " IS NOT NULL AND function_name IN ('s1', 's2') ORDER BY function_id", (WID,))]
+
+    def load_state(self, path: Any) -> Any:  # a pickle this probe's own run wrote
+        with sqlite3.connect(self.store) as db:
+            value, = db.execute(f"SELECT output FROM operation_outputs WHERE {_ROW}", (WID, path)).fetchone()
+        return pickle.loads(base64.b64decode(value))
+
+    def save_state(self, path: Any, data: Any) -> None:
+        with sqlite3.connect(self.store) as db:
+            db.execute(f"UPDATE operation_outputs SET output=? WHERE {_ROW}",
+                       (base64.b64encode(pickle.dumps(data)).decode(), WID, path))

@@ -1,0 +1,76 @@
+"""The application the kit measures: a pydantic-ai agent with ``DBOSDurability`` inside a DBOS workflow.
+
+Written the way the installed docstrings ask: ``DBOSDurability`` ("call ``agent.run()`` inside your own
+``@DBOS.workflow`` to make that run durable"), a tool declared ``requires_approval=True`` (the run
+ends with ``DeferredToolRequests``), answered with ``DeferredToolResults`` on the next run. A scripted
+model (``FunctionModel``, no network, no keys) calls tool ``s1`` (the kit's first step), then ``s2``,
+then answers with ``s2``'s result. The workflow then asks (step ``ask``: the kit's ``before_pause``),
+parks in ``DBOS.recv_async`` for the answer and continues with ``agent.run(message_history=...,
+deferred_tool_results=...)``, approving the call with the answer as its argument
+(``ToolApproved(override_args=...)``); its result is the model's final text, ``s2``'s result.
+
+The capability makes model requests DBOS steps; a function tool's body is no step (it runs again
+whenever the workflow is replayed). A tool with a side effect is therefore decorated ``@DBOS.step()``
+here, as the DBOS and pydantic-ai docs tell a user to do: the kit measures DBOS's recorded steps
+around pydantic-ai's deferred tools. (Left undecorated, ``s1`` ran again in every process that
+answered the pause, ``e1`` twice in a run with no fault: measured once on this machine, not a verdict.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from probes.kit import runtime
+
+WID, TOPIC = "kit-run", "answer"
+_registered: list[Any] = []
+
+
+def _model(messages: list[Any], info: Any) -> Any:
+    """The scripted model: call s1, then s2, then answer with s2's result."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+
+    done = {p.tool_name: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
+    todo = [tool for tool in ("s1", "s2") if tool not in done]
+    return ModelResponse(parts=[ToolCallPart(todo[0], {}, tool_call_id=f"call-{todo[0]}") if todo
+                                else TextPart(done["s2"])])
+
+
+def workflow() -> Any:
+    """Build the agent and register the workflow once per process, before launch (recovery finds it by name)."""
+    if _registered:
+        return _registered[0]
+    from dbos import DBOS
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved
+    from pydantic_ai.durable_exec.dbos import DBOSDurability
+    from pydantic_ai.models.function import FunctionModel
+
+    agent = Agent(FunctionModel(_model), name="kit", output_type=[str, DeferredToolRequests],
+                  capabilities=[DBOSDurability()])
+
+    @agent.tool_plain
+    @DBOS.step(name="s1")
+    async def s1() -> dict[str, str]:
+        return {"s1": runtime.step1()}
+
+    @agent.tool_plain(requires_approval=True)
+    @DBOS.step(name="s2")
+    async def s2(answer: str = "") -> str:
+        return runtime.step2(answer)
+
+    @DBOS.step(name="ask")  # a step: a replay never asks again
+    async def ask() -> None:
+        runtime.before_pause()
+
+    @DBOS.workflow(name="kit_workflow")
+    async def kit_workflow() -> str:
+        first = await agent.run("go")
+        await ask()
+        answer = await DBOS.recv_async(TOPIC, timeout_seconds=3600)
+        approved = {c.tool_call_id: ToolApproved(override_args={"answer": answer}) for c in first.output.approvals}
+        done = await agent.run(message_history=first.all_messages(),
+                               deferred_tool_results=DeferredToolResults(approvals=approved))
+        return done.output
+
+    _registered.append(kit_workflow)
+    return kit_workflow

@@ -1,0 +1,149 @@
+"""Strands Agents: an agent whose second tool interrupts, persisted by a file session manager.
+
+A scripted model (a ``strands.models.model.Model`` subclass: no Bedrock, no network) calls
+tool ``s1`` (the kit's first step), then tool ``s2``, declared ``@tool(context=True)``:
+it starts the second step and calls ``tool_context.interrupt("answer")``, which stops the
+agent with ``stop_reason == "interrupt"``. ``FileSessionManager`` keeps the agent (its
+interrupt state in ``agent.json``) and every message as JSON files under the probe's
+``sessions/`` directory (never ``~/.strands``). Answering is a fresh ``Agent`` on the same
+session called with ``[{"interruptResponse": {"interruptId": id, "response": answer}}]``;
+the tool then runs again from its top and its ``interrupt`` call returns the answer. A
+pause's handle is the interrupt id; the application also keeps the ids it was given
+(``pauses.txt``), as a caller that shows the question to a human would. Recovery: a restored
+agent in its interrupt state accepts only the answer (sent again); else ``agent()``, no input.
+"""
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability, required_fields
+from probes.strands.citations import CITATIONS
+
+SESSION, AGENT = "kit", "kit"
+
+
+def _events(tool: str | None, text: str = "", call_id: str = "") -> list[dict[str, Any]]:
+    """One assistant message as model stream events: a tool call, or a final text."""
+    if tool is None:
+        block = [{"contentBlockDelta": {"delta": {"text": text}}}]
+    else:
+        block = [{"contentBlockStart": {"start": {"toolUse": {"toolUseId": call_id, "name": tool}}}},
+                 {"contentBlockDelta": {"delta": {"toolUse": {"input": "{}"}}}}]
+    return [{"messageStart": {"role": "assistant"}}, *block, {"contentBlockStop": {}},
+            {"messageStop": {"stopReason": "tool_use" if tool else "end_turn"}}]
+
+
+def _model() -> Any:
+    from strands.models.model import Model
+
+    class Scripted(Model):
+        """s1, then s2, then a final message that is s2's result. A failed tool is called again."""
+
+        def update_config(self, **config: Any) -> None:
+            pass
+
+        def get_config(self) -> dict[str, Any]:
+            return {}
+
+        async def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError("the kit's workflow asks for no structured output")
+            yield
+
+        async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            results = [b["toolResult"] for m in messages for b in m["content"] if "toolResult" in b]
+            reply = None
+            for tool in ("s1", "s2"):
+                mine = [r for r in results if r["toolUseId"].startswith(tool)]
+                if reply is None and (not mine or mine[-1].get("status") == "error"):
+                    reply = _events(tool, call_id=f"{tool}-{len(mine)}")
+            for event in reply or _events(None, text="".join(c.get("text", "") for c in mine[-1]["content"])):
+                yield event
+
+    return Scripted()
+
+
+def _agent(storage: Path) -> Any:
+    from strands import Agent, tool
+    from strands.session.file_session_manager import FileSessionManager
+
+    @tool
+    def s1() -> str:
+        """The kit's first step."""
+        return runtime.step1()
+
+    @tool(context=True)
+    def s2(tool_context: Any) -> str:
+        """The kit's second step: asks for the answer, then consumes it."""
+        runtime.before_pause()
+        return runtime.step2(tool_context.interrupt("answer", reason="answer?"))
+
+    manager = FileSessionManager(session_id=SESSION, storage_dir=str(storage))
+    return Agent(model=_model(), tools=[s1, s2], session_manager=manager, agent_id=AGENT, callback_handler=None)
+
+
+class StrandsAdapter(Adapter):
+    framework = "strands"
+    packages = ("strands-agents",)
+    backends = ("file",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+                              Capability.SAVE_HOOK})
+    recovery_modes = ("session",)
+    answers = ("yes", "no")
+    citations = CITATIONS
+
+    @property
+    def _agent_file(self) -> Path:
+        return self.workdir / "sessions" / f"session_{SESSION}" / "agents" / f"agent_{AGENT}" / "agent.json"
+
+    def hook(self) -> None:
+        """Every operation's first call in its process: telemetry off before strands is imported
+        (it exports traces only to an OTLP endpoint), then the session's atomic write hooked."""
+        os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+        os.environ["OTEL_SDK_DISABLED"] = "true"
+        from strands.session.file_session_manager import FileSessionManager
+        runtime.hook_save(FileSessionManager, "_write_file", writes=((os, "replace"),))
+
+    def _call(self, prompt: Any) -> dict[str, Any]:
+        result = _agent(self.workdir / "sessions")(prompt)
+        if result.stop_reason == "interrupt":
+            handle = result.interrupts[0].id
+            with open(self.workdir / "pauses.txt", "a") as given:
+                given.write(handle + "\n")
+            return {"status": "paused", "handle": handle}
+        return {"status": "completed", "outcome": str(result).strip(), "stop_reason": result.stop_reason}
+
+    def _pending(self) -> list[str]:
+        """The interrupt ids the durable agent state is waiting on."""
+        if not self._agent_file.exists():
+            return []
+        doc = json.loads(self._agent_file.read_text())
+        state = (doc.get("_internal_state") or {}).get("interrupt_state") or {}
+        return list(state.get("interrupts") or {}) if state.get("activated") else []
+
+    def start(self) -> dict[str, Any]:
+        return self._call("go")
+
+    def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        if handle is None:  # the run's current pause, else the last one the application was given
+            given = (self.workdir / "pauses.txt").read_text().split()
+            handle = (self._pending() or given)[-1]
+        return self._call([{"interruptResponse": {"interruptId": handle, "response": answer}}])
+
+    def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        if not self._agent_file.exists():
+            return self.nothing_durable("no agent state saved yet")
+        pending = self._pending()
+        if pending:  # the restored agent is in its interrupt state: it accepts only the answer
+            return self.resume(pending[-1], answer)
+        return self._call(None)  # "No input: uses existing conversation history"
+
+    # The durable state the kit edits is agent.json: the agent, its interrupt state inside.
+    def state_paths(self) -> list[Any]:
+        return [self._agent_file] if self._agent_file.exists() else []
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        from strands.types.session import SessionAgent
+        return {"status": "schema", "required": required_fields(SessionAgent), "model": "strands SessionAgent"}

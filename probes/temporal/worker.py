@@ -1,0 +1,101 @@
+"""What every adapter process of the Temporal campaign runs: a client, a worker, the activities.
+
+The activities are the kit's step bodies (``probes.kit.runtime``), sync functions on a thread
+pool. A session connects a client to the campaign's dev server (``RC_TEMPORAL_ADDRESS``) with
+telemetry off (no metrics exporter, no worker heartbeats, no environment info) and, unless it
+is a client only, runs a worker on the run's task queue that caches no workflow between tasks,
+so each workflow task replays the history. The harness package passes through the workflow
+sandbox: its ``__init__`` resolves the project root, a file-system access the sandbox forbids,
+and the workflow module keeps no state, so sharing it is safe.
+
+Process hygiene: ``tether()`` makes the kernel kill this process when the campaign that started
+it dies (it may be mid-wait on a server that is going away), and ends it at once if that
+already happened; ``exit_hard()`` ends the process in threading's exit hooks, once the kit's
+child has written its result and before interpreter finalization, where temporalio's native
+threads can abort it (temporalio/sdk-python#300).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, AsyncIterator
+
+from probes.kit import runtime
+from probes.temporal.server import die_with_parent
+
+ADDRESS = "RC_TEMPORAL_ADDRESS"  # the campaign's dev server (probes.temporal.campaign)
+HOLDS: dict[str, str] = {}  # step -> a barrier socket: the activity waits there once its body returned
+
+
+def hold_after(step: str) -> None:
+    """Where the server-kill protocol holds a live worker: the step's body (and effect) done, its
+    outcome not yet reported to the server. The parent kills the server meanwhile, then says go."""
+    if (sock := HOLDS.pop(step, None)) is not None:
+        from probes.core.barrier import wait_at_barrier
+        wait_at_barrier(sock)
+
+
+def activities() -> list[Any]:
+    from temporalio import activity
+
+    @activity.defn(name="s1")
+    def s1() -> str:
+        out = runtime.step1()
+        hold_after("s1")
+        return out
+
+    @activity.defn(name="ask")
+    def ask() -> None:
+        runtime.before_pause()
+
+    @activity.defn(name="s2")
+    def s2(answer: Any) -> str:
+        return runtime.step2(answer)
+
+    return [s1, ask, s2]
+
+
+@contextlib.asynccontextmanager
+async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
+    """A connected client; with ``worker``, a worker runs on ``task_queue`` while the block runs."""
+    from temporalio.client import Client
+    from temporalio.runtime import Runtime, TelemetryConfig
+    from temporalio.worker import Worker
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+    from probes.temporal.workflow import KitWorkflow
+    engine = Runtime(telemetry=TelemetryConfig(metrics=None), worker_heartbeat_interval=None,
+                     disable_environment_info=True)
+    client = await Client.connect(os.environ[ADDRESS], runtime=engine)
+    if not worker:
+        yield client
+        return
+    sandbox = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("probes"))
+    with ThreadPoolExecutor(4) as pool:
+        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow], activities=activities(),
+                          activity_executor=pool, max_cached_workflows=0, workflow_runner=sandbox):
+            yield client
+
+
+def tether() -> None:
+    """Die with the campaign (Linux: PR_SET_PDEATHSIG); if it died already, end now."""
+    if (die := die_with_parent()) is None:
+        return
+    die()
+    hold = os.environ.get("RC_HOLD_FD")  # the kit's parent (run_child) holds its write end while it lives
+    if hold and select.select([int(hold)], [], [], 0)[0]:  # EOF: it died before the line above
+        os._exit(1)
+
+
+def exit_hard() -> None:
+    """Register the hard exit: status 0 when the kit's result was written, else 1."""
+    def end() -> None:
+        result = os.environ.get("RC_RESULT_PATH")
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(0 if result and os.path.exists(result) else 1)
+    threading._register_atexit(end)  # type: ignore[attr-defined]  # runs first: registered last
