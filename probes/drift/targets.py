@@ -103,6 +103,10 @@ TARGETS: tuple[Target, ...] = (
     Target("maf", "agent-framework-core", "1.23.0", "1.23.0", "1.23.0"),
     Target("openai_agents", "openai-agents", "0.24.0", "0.24.0", "0.24.0"),
     Target("google_adk", "google-adk", "2.13.0", "2.13.0", "2.13.0"),
+    Target("pydantic_ai", "pydantic-ai-slim", "2.68.0", "2.68.0", "2.68.0"),
+    Target("strands", "strands-agents", "1.62.0", "1.62.0", "1.62.0"),
+    Target("agno", "agno", "3.1.10", "3.1.10", "3.1.10"),
+    Target("temporal", "temporalio", "1.35.0", "1.35.0", "1.35.0"),
 )
 
 
