@@ -1,1 +1,1 @@
-"""Version drift: each framework campaign at its pinned release and at its newest release."""
+"""Version drift: every framework campaign at its pinned release, the newest patch of its pinned minor and its newest release."""
