@@ -8,6 +8,7 @@ finished run's receipts (``render_from``: measuring nothing). Both ``probes.repr
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, Iterator
 from probes import NOTEBOOKS_DIR, PROJECT_ROOT
 from probes.core.atomic import atomic_write_bytes
 from probes.core.errors import UsageError
+from probes.core.portable import portable
 from probes.core.runs import FIGURES
 
 
@@ -63,4 +65,7 @@ def execute_notebook(name: str, params: dict[str, Any], target: Path, render_fro
                                        progress_bar=False, cwd=str(PROJECT_ROOT),
                                        extra_arguments=["--IPKernelApp.capture_fd_output=False",
                                                         "--IPKernelApp.log_level=ERROR"])
-            atomic_write_bytes(target, out.read_bytes())
+            # papermill records its input and output paths, and cells may print this machine's paths
+            # (warnings, tracebacks): the chapter names them as a receipt does (probes.core.portable)
+            chapter = portable(json.loads(out.read_text()), Path(target).parent)
+            atomic_write_bytes(target, (json.dumps(chapter, indent=1, ensure_ascii=False) + "\n").encode())

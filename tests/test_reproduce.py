@@ -404,5 +404,8 @@ def test_a_chapter_rendered_from_a_run_draws_its_figures_into_that_run(tmp_path:
     run.mkdir()
     execute.execute_notebook("tiny", {}, run / "chapter.ipynb", render_from=run)
     out = nbformat.read(run / "chapter.ipynb", as_version=4).cells[0].outputs[0]["text"]
-    assert out.split() == [str(run), str(run / "figures")]
+    # the kernel saw the run's directories; the stored chapter names them as a receipt does
+    assert out.split() == ["<run>", "<run>/figures"]
+    stored = (run / "chapter.ipynb").read_text()
+    assert str(tmp_path) not in stored and '"input_path": "' in stored
     assert "RC_FIGURES_DIR" not in os.environ and "RC_RENDER_FROM" not in os.environ  # restored
