@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -69,3 +71,54 @@ def execute_notebook(name: str, params: dict[str, Any], target: Path, render_fro
             # (warnings, tracebacks): the chapter names them as a receipt does (probes.core.portable)
             chapter = portable(json.loads(out.read_text()), Path(target).parent)
             atomic_write_bytes(target, (json.dumps(chapter, indent=1, ensure_ascii=False) + "\n").encode())
+
+
+def running_kernels() -> list[int]:
+    """The pids of the notebook kernels this process started (papermill's ipykernel children).
+
+    jupyter_client starts each kernel in a session of its own, so a Ctrl-C or SIGTERM that
+    reaches this process never reaches them: they must be stopped by name.
+    """
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # the field after the parenthesised command name: state, then the parent's pid
+            ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if ppid == me and b"ipykernel_launcher" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (an exited kernel stays a zombie until papermill's thread reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def stop_kernels(grace_s: float = 20.0) -> list[int]:
+    """Stop every kernel this process started, with what each was running.
+
+    SIGINT first: the kernel turns it into KeyboardInterrupt inside the executing cell, so the
+    campaign unwinds (its scratch directories, child processes and embedded PostgreSQL are
+    stopped by their own ``finally`` blocks). Whatever is still alive after ``grace_s`` is
+    SIGKILLed with its whole process group (the kernel's session). Returns the kernels' pids.
+    """
+    kernels = running_kernels()
+    for pid in kernels:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(map(_alive, kernels)):
+        time.sleep(0.1)
+    for pid in kernels:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    return kernels

@@ -31,7 +31,7 @@ from probes.core.errors import ReceiptError, UsageError
 from probes.core.crate import write_crate_after_run
 from probes.core.receipt import INDEX_NAME
 from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
-from probes.execute import execute_notebook, notebook_path
+from probes.execute import execute_notebook, notebook_path, stop_kernels
 
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--jobs N] [--no-book]
        ./reproduce.sh --book-only | --list | promote [--only NAME[,NAME...]] | render-reference [--only ...]
@@ -244,9 +244,20 @@ def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1) -
         if jobs > 1 and len(wave) == 1 and campaigns.get(wave[0]).runs_alone:
             print(f"[{number[wave[0]]}/{len(names)}] {wave[0]}: runs alone ({campaigns.get(wave[0]).runs_alone})",
                   flush=True)
-        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave)))) as pool:
-            done = dict(zip(wave, pool.map(lambda n: _measure_one(f"[{number[n]}/{len(names)}] {n}", n, plans[n]),
-                                           wave)))
+        pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave))))
+        try:
+            futures = {n: pool.submit(_measure_one, f"[{number[n]}/{len(names)}] {n}", n, plans[n]) for n in wave}
+            done = {n: future.result() for n, future in futures.items()}
+        except BaseException:
+            # Ctrl-C or SIGTERM (raised here by _exit_on_sigterm): the campaigns run in threads, their
+            # kernels in sessions of their own -- stop those, or the threads (and the run) go on
+            pool.shutdown(wait=False, cancel_futures=True)
+            stopped = stop_kernels()
+            print(f"interrupted: stopped {len(stopped)} running campaign kernel(s); every complete probe is kept, "
+                  "rerun to continue", file=sys.stderr, flush=True)
+            raise
+        finally:
+            pool.shutdown(wait=True)
         failures += [n for n in wave if not done[n]]
     return failures
 
@@ -353,6 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReceiptError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: measure() has stopped the campaigns' kernels already
+        return 130
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -384,6 +385,48 @@ def test_sigkill_during_a_parallel_run_then_rerun_completes_both(sandbox: dict) 
         starts[probe] = starts.get(probe, 0) + 1
     assert starts["b2"] == 2 and all(1 <= n <= 2 for n in starts.values()), starts  # a killed probe runs again
     assert not list(Path(sandbox["RC_RUNS_DIR"]).rglob("*.tmp"))
+
+
+def _processes_with_environ(needle: str) -> list[str]:
+    """Live processes whose environment holds ``needle`` (a zombie's environment reads empty)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and needle.encode() in (entry / "environ").read_bytes():
+                command = (entry / "cmdline").read_bytes().replace(bytes(1), b" ").decode(errors="replace")
+                found.append(f"{entry.name}: {command[:120]}")
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how, jobs", [("SIGTERM", "2"), ("SIGINT", "2"), ("SIGTERM", "1")])
+def test_sigterm_or_ctrl_c_stops_the_run_and_every_process_it_started(sandbox: dict, how: str, jobs: str) -> None:
+    """Campaigns run in threads and their kernels in sessions of their own: a SIGTERM to the driver
+    (or Ctrl-C, SIGINT to the terminal's foreground group) must still end the run and its kernels."""
+    env = dict(sandbox, RC_SELFTEST_BLOCK_AT="b2")
+    proc = subprocess.Popen([REPRODUCE, "--only", BOTH, "--no-book", "--jobs", jobs], env=full_env(env), cwd=ROOT,
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for(Path(sandbox["RC_SELFTEST_MARKER"]), proc)
+        if how == "SIGTERM":
+            os.kill(proc.pid, signal.SIGTERM)  # reproduce.sh execs the driver: this is the driver alone
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0, out
+    assert re.search(r"interrupted: stopped [12] running campaign kernel", out), out[-2000:]
+    deadline = time.monotonic() + 10
+    while (left := _processes_with_environ(sandbox["RC_SELFTEST_MARKER"])) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], left
+    for path in Path(sandbox["RC_RUNS_DIR"]).rglob("*.json"):
+        json.loads(path.read_text())  # every file on disk is whole
 
 
 def test_a_chapter_rendered_from_a_run_draws_its_figures_into_that_run(tmp_path: Path, monkeypatch) -> None:
