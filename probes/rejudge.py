@@ -16,6 +16,7 @@ the label counts before and after and every change.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -114,8 +115,37 @@ def _kit_result(cls: Any, h: History) -> Any:
     return cls.result(answers[0].value) if answers and cls is not None else UNSET
 
 
+def stable(v: Verdict) -> str:
+    """A verdict as its receipt stores it (JSON: tuples read back as lists), to compare by."""
+    return json.dumps(v.to_json(), sort_keys=True, ensure_ascii=False)
+
+
+def kit_verdicts(receipt: Receipt, adapter: Any) -> list[Verdict] | None:
+    """A kit receipt's verdicts decided again exactly as its campaign decided them: the judge's
+    recorded calls replayed over the stored histories (``probes.kit.judge.replay``), or a race
+    cell's rule over its stored trials (``probes.kit.race.rejudge``). None for a receipt measured
+    before its judge kept that record."""
+    from probes.kit import race
+    from probes.kit.judge import replay
+
+    if "judged" in receipt.observations:
+        return replay(receipt.observations["judged"], receipt.histories, adapter.framework,
+                      receipt.args["backend"], adapter.citations)
+    if "race" in receipt.observations:
+        return race.rejudge_receipt(receipt, adapter)
+    return None
+
+
 def rejudge_receipt(campaign: str, receipt: Receipt, adapter: Any | None = None) -> tuple[list[Verdict], list[str]]:
-    """The receipt's verdicts decided again, and why each changed one changed (same order; additions last)."""
+    """The receipt's verdicts decided again, and why each changed one changed (same order; additions last).
+
+    A kit receipt that records how its verdicts were decided is re-judged exactly (``kit_verdicts``);
+    older receipts are re-read heuristically, from their histories or evidence, with today's checks."""
+    if adapter is not None and (exact := kit_verdicts(receipt, adapter)) is not None:
+        old = {(v.framework, v.property, v.path): stable(v) for v in receipt.verdicts}
+        why = ["" if old.get((v.framework, v.property, v.path)) == stable(v) else "decided again from the recorded calls"
+               for v in exact]
+        return exact, why
     out: list[Verdict] = []
     added: list[Verdict] = []
     why: dict[int, str] = {}

@@ -193,7 +193,7 @@ def test_the_judge_gives_its_subject_the_adapters_table() -> None:
     judge = Judge("langgraph", "sqlite", KIT["langgraph_kit"].citations)
     assert judge.subject.citations is KIT["langgraph_kit"].citations
     bare = Judge("langgraph", "sqlite", {})
-    assert bare.verdict(Property.EO, "crash:kill@s1.effect/none-input", False, {}, "s").label is Label.UNDOC
+    assert bare.subject.verdict(Property.EO, "crash:kill@s1.effect/none-input", False, {}, "s").label is Label.UNDOC
 
 
 @pytest.mark.parametrize("name", sorted(KIT))

@@ -54,3 +54,36 @@ def test_crewai_kit_structural_tamper_of_defaulted_fields_is_no_cv_failure() -> 
 def test_rejudge_cli_rejects_a_missing_directory(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "nowhere")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_a_kit_campaign_is_re_judged_byte_identically_from_its_receipts(tmp_path: Path) -> None:
+    """Every protocol once (``--smoke``) on Microsoft Agent Framework, real runs: each receipt's
+    verdicts decided again from what it stores -- the judge's recorded calls over the stored
+    histories, a race from its trials -- are the stored ones, byte for byte and in order."""
+    import os
+    import subprocess
+    import sys
+
+    from probes.rejudge import kit_verdicts, stable
+    from probes.maf.adapter import MafAdapter
+
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-m", "probes", "run", "maf", "--smoke", "--out", str(tmp_path)],
+                         cwd=root, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "RC_NO_PROGRESS": "1", "PYTHONPATH": str(root)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    receipts = load_campaign(tmp_path / "maf")
+    protocols = {r.args["protocol"] for r in receipts}
+    assert {"baseline", "crash", "tamper", "race", "fork"} <= protocols, protocols
+    replayed = 0
+    for r in receipts:
+        again = kit_verdicts(r, MafAdapter)
+        assert again is not None, f"{r.probe}: no record of how its verdicts were decided"
+        assert [stable(v) for v in again] == [stable(v) for v in r.verdicts], r.probe
+        replayed += len(again)
+    assert replayed == sum(len(r.verdicts) for r in receipts) > 20
+    # a record that does not fit the stored histories is refused, not silently re-labelled
+    tampered = next(r for r in receipts if "judged" in r.observations and r.histories)
+    tampered.histories.clear()
+    with __import__("pytest").raises(ValueError, match="no history stored"):
+        kit_verdicts(tampered, MafAdapter)

@@ -40,7 +40,6 @@ sentence.
 
 from __future__ import annotations
 
-import glob
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -49,7 +48,7 @@ from probes.core.checker import Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import Kind
 from probes.kit.adapter import Capability
-from probes.kit.judge import Judge, cite
+from probes.kit.judge import Judge
 from probes.kit.protocols import Probe, Run, _needs, _prefix
 from probes.kit.runtime import SAVE_POINTS
 from probes.kit.tracing import read_trace, trace_file
@@ -149,10 +148,9 @@ def path_of(how: str, point: Point, mode: str) -> str:
 # --- the protocol -------------------------------------------------------------------------------
 
 def _judge(p: Probe, path: str, cite_path: str) -> Judge:
-    """A judge for ``path`` whose table holds, per property, the adapter's citation of ``cite_path``."""
-    table = {f"{prop.value} {glob.escape(path)}": doc for prop in PROPERTIES
-             if (doc := cite(p.target.cls.citations, prop, cite_path)) is not None}
-    return Judge(p.target.cls.framework, p.target.backend, table)
+    """A judge for ``path`` citing the adapter's statements on ``cite_path``, writing into the probe's log."""
+    return Judge(p.target.cls.framework, p.target.backend, p.target.cls.citations, calls=p.judge.calls,
+                 cite_as=(path, cite_path))
 
 
 def _sub(p: Probe, name: str) -> tuple[Probe, TracedRun]:

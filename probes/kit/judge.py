@@ -11,7 +11,8 @@ no handles), so verdict files stay byte-identical across runs.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import glob
+from typing import Any, Mapping, Sequence
 
 from probes.citations import entries, lookup
 from probes.core import checker
@@ -32,16 +33,41 @@ def cite(citations: Mapping[str, DocRef], prop: Property, path: str) -> DocRef |
 
 
 class Judge:
-    """Verdicts for one framework and backend, labelled from the adapter's citations alone."""
+    """Verdicts for one framework and backend, labelled from the adapter's citations alone.
 
-    def __init__(self, framework: str, backend: str, citations: Mapping[str, DocRef]) -> None:
+    Every deciding call is written down, in order, with its arguments but without its history
+    (``calls``; the receipt keeps each verdict's history under its path): ``replay`` makes the
+    same calls again over a stored receipt's histories, so a verdict can be recomputed from the
+    receipt alone. Judges that share a ``calls`` list (a protocol's sub-runs) write one log.
+    ``cite_as=(path, as_path)`` labels ``path``'s verdicts with the citations ``as_path`` has
+    (the exhaustive protocol cites a crash point as the crash or save-kill path of its experiment).
+    """
+
+    def __init__(self, framework: str, backend: str, citations: Mapping[str, DocRef],
+                 calls: list[dict[str, Any]] | None = None, cite_as: tuple[str, str] | None = None) -> None:
+        self.cite_as = cite_as
+        if cite_as is not None:
+            path, as_path = cite_as
+            citations = {f"{prop.value} {glob.escape(path)}": doc for prop in Property
+                         if (doc := cite(citations, prop, as_path)) is not None}
         self.subject = Subject(framework, backend, citations=citations)
         self.citations = citations
+        self.calls: list[dict[str, Any]] = [] if calls is None else calls
+        self._quiet = False
 
-    def verdict(self, prop: Property, path: str, holds: bool, evidence: Mapping[str, Any], summary: str) -> Verdict:
-        return self.subject.verdict(prop, path, holds, evidence, summary, cite(self.citations, prop, path))
+    def _note(self, call: str, **args: Any) -> None:
+        if not self._quiet:
+            self.calls.append({"call": call, **args, **({"cite_as": list(self.cite_as)} if self.cite_as else {})})
+
+    def unrecorded(self) -> "Judge":
+        """The same judge, writing nothing down (a race trial's verdicts feed the race rule, which
+        ``probes.kit.race.rejudge`` replays from the trials themselves)."""
+        quiet = Judge.__new__(Judge)
+        quiet.__dict__.update(self.__dict__, _quiet=True)
+        return quiet
 
     def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:
+        self._note("not_applicable", prop=prop.value, path=path, why=why)
         return self.subject.not_applicable(prop, path, why)
 
     # --- properties over a history: the checker layer decides (probes.core.checker) ------
@@ -53,6 +79,7 @@ class Judge:
                      expected: tuple[str, ...] = ("e1", "e2")) -> Verdict:
         """EO (``checker.check_eo``): every effect at most once; exactly once (the ``expected``
         ones) when the run completed. Whether it completed is read from the history."""
+        self._note("effects_once", prop=prop.value, path=path, what=what, expected=list(expected))
         check = checker.check_eo(h, checker.Expectation(effects=expected))
         return self._label(check, path, f"{what}: effects {check.evidence['effect_counts']}, "
                                         f"completed {check.evidence['completed']}")
@@ -60,6 +87,7 @@ class Judge:
     def gated_once(self, path: str, h: History, what: str, witness: bool = True) -> Verdict:
         """CO: the gated effect e2 fired at most once whatever was delivered to the pause (a lost
         answer is LV's: ``live``)."""
+        self._note("gated_once", path=path, what=what, witness=witness)
         check = checker.check_co(h, checker.Expectation(gate=GATE))
         consumed = len(h.of(Kind.CONSUME))
         return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} time(s); "
@@ -67,6 +95,7 @@ class Judge:
 
     def prefix(self, path: str, h: History) -> Verdict:
         """PC: no step whose completion was durable before the crash begins again after recovery."""
+        self._note("prefix", path=path)
         crash = next(iter(h.of(Kind.CRASH)), None)
         durable = durable_prefix(h, crash) if crash else []
         check = checker.check_pc(h, checker.Expectation(prefix=tuple(durable)))
@@ -76,12 +105,17 @@ class Judge:
     def live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True) -> Verdict:
         """LV (``checker.check_lv``): the run completed after its last crash with ``result``, the
         workflow's own result (the adapter's ``result(answer)``); a lost answer is named as such."""
+        self._note("live", path=path, what=what, witness=witness, **({} if result is checker.UNSET else {"result": result}))
+        return self._live(path, h, what, result, witness)
+
+    def _live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True) -> Verdict:
         check = checker.check_lv(h, checker.Expectation(gate=GATE, result=result))
         return self._label(check, path, f"{what}: {check.evidence['why'] or 'completed'}", witness)
 
     def fork(self, h: History, expected: Any) -> Verdict:
         """FD for a second, different answer at the answered pause, with no discriminator on the
         wire (Proposition 1): the summary names the side the framework took."""
+        self._note("fork", expected=expected)
         check = checker.check_fd(h, checker.Expectation(outcome=expected, gate=GATE))
         return self._label(check, "fork:same-pause", f"second answer at the answered pause gave "
                                                      f"{check.evidence['observed']!r}; its own outcome is {expected!r} "
@@ -96,6 +130,8 @@ class Judge:
         ✓ means the forgery was detected -- never a ✓ of a safety property. An accepted edit
         (no refusal) is also decided under LV on the same path.
         """
+        self._note("tampered", path=path, invalid=invalid, model=model,
+                   **({} if result is checker.UNSET else {"result": result}))
         check = checker.tamper_outcome(h, checker.Expectation(gate=GATE, result=result), invalid)
         outcome = check.evidence["outcome"]
         changed = check.evidence["changed"]
@@ -112,8 +148,45 @@ class Judge:
                               evidence, summary, doc, h)
         out = [verdict]
         if not check.evidence["refused"]:
-            out.append(self.live(path, h, "after the edit", result))
+            out.append(self._live(path, h, "after the edit", result))
         return out
+
+
+def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], framework: str, backend: str,
+           citations: Mapping[str, DocRef]) -> list[Verdict]:
+    """The verdicts ``calls`` (a ``Judge``'s log) decide over ``histories`` (a receipt's, per verdict
+    path, or ``<path>#<property>`` where properties of a path were decided on different runs)."""
+    main = Judge(framework, backend, citations)
+    out: list[Verdict] = []
+    for call in calls:
+        args = dict(call)
+        name, cite_as = args.pop("call"), args.pop("cite_as", None)
+        judge = Judge(framework, backend, citations, cite_as=tuple(cite_as)) if cite_as else main
+        if "result" not in args and name in ("live", "tampered"):
+            args["result"] = checker.UNSET
+        if name == "not_applicable":
+            out.append(judge.not_applicable(Property(args["prop"]), args["path"], args["why"]))
+            continue
+        prop = {"effects_once": Property(args.pop("prop", "EO")), "gated_once": Property.CO, "prefix": Property.PC,
+                "live": Property.LV, "fork": Property.FD, "tampered": Property.CV}[name]
+        path = args.get("path", "fork:same-pause")
+        stored = histories.get(f"{path}#{prop.value}", histories.get(path))
+        if stored is None:
+            raise ValueError(f"no history stored for {prop.value} on {path}: the receipt cannot be re-judged")
+        h = History.from_json(stored)
+        if name == "effects_once":
+            out.append(judge.effects_once(prop, path, h, args["what"], tuple(args["expected"])))
+        elif name == "gated_once":
+            out.append(judge.gated_once(path, h, args["what"], args["witness"]))
+        elif name == "prefix":
+            out.append(judge.prefix(path, h))
+        elif name == "live":
+            out.append(judge.live(path, h, args["what"], args["result"], args["witness"]))
+        elif name == "fork":
+            out.append(judge.fork(h, args["expected"]))
+        else:
+            out += judge.tampered(path, h, args["invalid"], args["result"], args["model"])
+    return out
 
 
 GATE = "e2"  # the kit workflow's interrupt-gated effect (probes.kit.runtime.step2)

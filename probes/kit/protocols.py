@@ -146,6 +146,7 @@ def _isolated(p: Probe, name: str) -> tuple[Probe, Run]:
     """A run with its own history (a sub-probe), so its events judge only itself."""
     sub = Probe(p.target, p.root / name, p.store)
     sub.observations = p.observations.setdefault("runs", {}).setdefault(name, {})
+    sub.judge = p.judge  # one log of the probe's deciding calls (``Judge.calls``)
     return sub, sub.run("run")
 
 
@@ -293,7 +294,7 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         outs = _answer_at_once(p, run, k, handle, answer)
         sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
         h = sub.read()
-        judged.append(cell.judge_trial(p.judge, k, t, h, result))
+        judged.append(cell.judge_trial(p.judge.unrecorded(), k, t, h, result))
         trial = cell.trial_record(t, h, time.monotonic() - t0)
         record["trials"].append(trial)
         seconds.append(trial["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial

@@ -166,6 +166,8 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
             result.observations["history"] = probe.read().to_json()
         result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}  # for trace validation
+        if probe.judge.calls:  # what decided the verdicts, for a re-judge (``probes.kit.judge.replay``)
+            result.observations["judged"] = probe.judge.calls
     except HarnessError as exc:
         result.harness_errors.append(str(exc))
     return result
