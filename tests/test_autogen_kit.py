@@ -74,6 +74,20 @@ def test_graph_manager_state_is_loaded_unvalidated(verdicts: dict) -> None:
     assert forged.label.value == "U" and verdicts[("LV", "tamper:plus-one:current_turn")].framework == forged.framework.split(" · ")[0]
 
 
+def test_the_manager_state_model_is_read_from_its_deserialiser(verdicts: dict, receipts: list) -> None:
+    """AgentChat has no model for the graph manager's entry: ``GraphFlowManager.load_state`` reads
+    five keys by subscript, with no default (issue 24). The tamper probe declares exactly those, so
+    dropping one of them is invalid because the deserialiser needs it, not because nothing was declared."""
+    keys = ["current_turn", "enqueued_any", "message_thread", "ready", "remaining"]
+    for receipt in (r for r in receipts if r.probe.startswith("tamper.")):
+        assert receipt.observations["state_model"] == {
+            "model": "autogen_agentchat GraphFlowManager.load_state (plain dict, keys read by subscript)",
+            "required": keys}
+    dropped = verdicts[("CV", "tamper:drop:current_turn")]
+    assert dropped.framework == "autogen" and dropped.evidence["invalid_edit"] is True
+    assert f"no default for {keys}" in dropped.summary
+
+
 def test_kills_inside_the_application_save_of_the_team_state(verdicts: dict) -> None:
     # the write at the pause never landed: recovery starts over and runs s1 again
     assert verdicts[("EO", "save-kill:save.write#1")].evidence["effect_counts"] == {"e1": 2, "e2": 1}

@@ -17,13 +17,18 @@ from probes import campaigns  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
     campaign = campaigns.get("dbos_kit")
     params = campaign.resolve({"protocols": ["parkkill", "answers", "race", "tamper", "savekill"],
                                "tamper_limit": 2}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("dbos_kit"))
     assert run.harness_errors == []
-    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+    return run.receipts
+
+
+@pytest.fixture(scope="module")
+def verdicts(receipts: list) -> dict:
+    return {(v.property.value, v.path): v for r in receipts for v in r.verdicts}
 
 
 def test_a_worker_killed_in_recv_is_recovered_at_the_next_launch(verdicts: dict) -> None:
@@ -52,11 +57,23 @@ def test_concurrent_clients_answer_one_executor_whose_workflow_consumes_once(ver
 def test_an_edited_step_output_is_replayed_without_a_check(verdicts: dict) -> None:
     empty = verdicts[("CV", "tamper:empty-object")]  # s1's recorded output replaced by {}
     assert empty.label.value == "U" and not empty.evidence["refused"]
+    # no DBOS model constrains a step output (json.loads): {} is a valid document, its row the forgery row
+    assert empty.framework.endswith(" · undetected forgery") and empty.evidence["invalid_edit"] is False
     # a type-valid edit is no CV question: its outcome is in the undetected-forgery row, never a safety ✓
     forged = verdicts[("CV", "tamper:other-string:s1")]
     assert forged.framework.endswith(" · undetected forgery")
     assert forged.evidence["outcome"] in ("accepted, behaviour unchanged", "accepted, behaviour changed")
     assert forged.label.value == "U" and verdicts[("LV", "tamper:other-string:s1")].framework == forged.framework.split(" · ")[0]
+
+
+def test_a_step_output_has_no_state_model(receipts: list) -> None:
+    """The newest document at the pause is ``s1``'s recorded output, which DBOS reads back with
+    ``json.loads`` alone (issue 24): the adapter says so and requires nothing, rather than leaving
+    the model undeclared (which would take every structural edit as invalid)."""
+    for receipt in (r for r in receipts if r.probe.startswith("tamper.")):
+        assert receipt.observations["state_model"] == {
+            "model": "dbos step output: any JSON value (DBOSPortableJSONSerializer: json.loads, no schema)",
+            "required": []}
 
 
 def test_kills_inside_the_record_of_an_operation_output(verdicts: dict) -> None:

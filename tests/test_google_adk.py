@@ -37,3 +37,24 @@ def test_resuming_the_invocation_after_a_kill_inside_s1(verdicts: dict) -> None:
     v = verdicts[("EO", "crash:kill@s1.effect/resume-invocation")]
     assert v.evidence["effect_counts"]["e1"] == 2
     assert v.label.value == "D" and "at-least-once" in v.doc.quote
+
+
+@pytest.fixture(scope="module")
+def tamper_receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
+    campaign = campaigns.get("google_adk")
+    params = campaign.resolve({"protocols": ["tamper"], "tamper_limit": 1, "backends": ["sqlite"]}, quick=True)
+    run = run_campaign(campaign, params, tmp_path_factory.mktemp("adk-tamper"))
+    assert run.harness_errors == []
+    return run.receipts
+
+
+def test_the_event_state_model_is_adks_pydantic_event(tamper_receipts: list) -> None:
+    """A session event is read back with ``Event.model_validate_json``, and every field of ADK's
+    ``Event`` has a default (issue 24): the tamper probe declares that model, so an emptied event is a
+    valid document whose outcome goes to the undetected-forgery row, not an invalid edit taken blind."""
+    tampered = [r for r in tamper_receipts if r.probe.startswith("tamper.")]
+    assert len(tampered) == 2
+    for receipt in tampered:
+        assert receipt.observations["state_model"] == {"model": "google.adk Event", "required": []}
+    empty = next(v for r in tampered for v in r.verdicts if v.property.value == "CV" and v.path == "tamper:empty-object")
+    assert empty.framework.endswith(" · undetected forgery") and empty.evidence["invalid_edit"] is False

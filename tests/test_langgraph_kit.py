@@ -43,3 +43,29 @@ def test_a_fork_at_the_answered_pause_is_served_the_first_answer(verdicts: dict)
 
 def test_the_stock_savers_durable_state_is_not_a_json_document(verdicts: dict) -> None:
     assert verdicts[("CV", "tamper:structural")].label.value == "n/a"
+
+
+def test_the_stock_savers_checkpoint_model_is_langgraphs_checkpoint_typeddict(tmp_path) -> None:
+    """The state model is declared from LangGraph's own ``Checkpoint`` TypedDict (issue 24), and a
+    checkpoint a real run wrote through the stock SQLite saver carries every key it declares required."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from probes.langgraph_kit.adapter import StockSaverAdapter, stock_saver
+
+    class State(TypedDict):
+        out: str
+
+    saver = stock_saver("sqlite", str(tmp_path / "store.sqlite"))
+    graph = StateGraph(State).add_node("s1", lambda state: {"out": "done"})
+    graph = graph.add_edge(START, "s1").add_edge("s1", END).compile(checkpointer=saver)
+    thread = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"out": ""}, thread)
+    checkpoint = saver.get_tuple(thread).checkpoint  # the durable document, as the saver reads it back
+    adapter = StockSaverAdapter(tmp_path, "sqlite", str(tmp_path / "store.sqlite"))
+    declared = adapter.state_required(checkpoint)
+    assert declared["model"] == "langgraph.checkpoint.base Checkpoint (TypedDict)"
+    assert declared["required"] == ["channel_values", "channel_versions", "id", "ts", "updated_channels", "v",
+                                    "versions_seen"]
+    assert set(declared["required"]) <= set(checkpoint)

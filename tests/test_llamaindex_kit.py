@@ -18,7 +18,7 @@ from probes import campaigns  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
     campaign = campaigns.get("llamaindex_kit")
     params = campaign.resolve({"protocols": ["crash", "parkkill", "stray", "answers", "race", "tamper", "savekill"],
                                "crash_points": ["s2.effect"], "crash_hows": ["kill"], "tamper_limit": 2},
@@ -27,7 +27,12 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert run.harness_errors == []
     assert {r.observations.get("framework_versions", {}).get("llama-index-workflows")
             for r in run.receipts} - {None} == {"2.22.2"}
-    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+    return run.receipts
+
+
+@pytest.fixture(scope="module")
+def verdicts(receipts: list) -> dict:
+    return {(v.property.value, v.path): v for r in receipts for v in r.verdicts}
 
 
 def test_a_snapshot_survives_a_kill_while_parked(verdicts: dict) -> None:
@@ -52,10 +57,19 @@ def test_a_kill_after_the_effect_re_runs_the_answered_step(verdicts: dict) -> No
 def test_an_empty_snapshot_is_a_fresh_run_and_a_flipped_flag_restarts(verdicts: dict) -> None:
     empty = verdicts[("CV", "tamper:empty-object")]
     assert empty.label.value == "U" and "accepted" in empty.summary  # every field has a default
+    assert empty.framework.endswith(" · undetected forgery") and empty.evidence["invalid_edit"] is False
     flipped = verdicts[("CV", "tamper:flip:is_running")]  # type-valid: the undetected-forgery row
     assert flipped.framework.endswith(" · undetected forgery") and flipped.label.value == "U"
     assert flipped.evidence["outcome"] == "accepted, behaviour changed"  # a new run (LI-6): e1 again
     assert flipped.evidence["effects_after_edit"]["e1"] == 1
+
+
+def test_the_snapshot_state_model_is_the_frameworks_serialized_context(receipts: list) -> None:
+    """``Context.from_dict`` validates a versioned snapshot as the pydantic ``SerializedContext``,
+    every field of which has a default (issue 24): the tamper probe declares it, so an emptied
+    snapshot is a valid document (the forgery row above), not an invalid edit taken blind."""
+    for receipt in (r for r in receipts if r.probe.startswith("tamper.")):
+        assert receipt.observations["state_model"] == {"model": "workflows SerializedContext", "required": []}
 
 
 def test_kills_inside_the_snapshot_write(verdicts: dict) -> None:

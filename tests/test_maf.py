@@ -19,13 +19,18 @@ from probes.core.campaign import run_campaign  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
     campaign = campaigns.get("maf")
     params = campaign.resolve({"protocols": ["parkkill", "stray", "answers", "race", "tamper", "savekill"],
                                "tamper_limit": 2, "race_min_trials": 3}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("maf"))
     assert run.harness_errors == []
-    return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
+    return run.receipts
+
+
+@pytest.fixture(scope="module")
+def verdicts(receipts: list) -> dict:
+    return {(v.property.value, v.path): v for r in receipts for v in r.verdicts}
 
 
 def test_park_kill_and_stray_answer_are_survived(verdicts: dict) -> None:
@@ -50,6 +55,18 @@ def test_an_answered_checkpoint_answered_again_fires_the_gated_effect_again(verd
 def test_a_checkpoint_emptied_of_its_fields_is_refused_before_any_effect(verdicts: dict) -> None:
     v = verdicts[("CV", "tamper:empty-object")]
     assert v.label.value == "✓" and v.evidence["effects_before_refusal"] == {}
+
+
+def test_the_checkpoint_state_model_is_the_frameworks_dataclass(verdicts: dict, receipts: list) -> None:
+    """The tamper probe reads the state model from agent-framework's ``WorkflowCheckpoint``
+    dataclass (issue 24): its two fields without a default are required, so emptying the
+    checkpoint is an invalid edit judged on the framework's CV row, not taken as invalid blind."""
+    for receipt in (r for r in receipts if r.probe.startswith("tamper.")):
+        assert receipt.observations["state_model"] == {"model": "agent_framework WorkflowCheckpoint",
+                                                       "required": ["graph_signature_hash", "workflow_name"]}
+    v = verdicts[("CV", "tamper:empty-object")]
+    assert v.framework == "agent-framework" and v.evidence["invalid_edit"] is True
+    assert "no default for ['graph_signature_hash', 'workflow_name']" in v.summary
 
 
 def test_kills_inside_the_checkpoint_write(verdicts: dict) -> None:

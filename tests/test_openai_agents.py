@@ -46,3 +46,27 @@ def test_recovery_modes_differ_after_a_kill_inside_s1(verdicts: dict) -> None:
 
 def test_the_same_run_state_approved_twice_runs_the_tool_twice(verdicts: dict) -> None:
     assert verdicts[("CO", "retry:same-pause×2")].evidence["gate_fires"] == 2
+
+
+@pytest.fixture(scope="module")
+def tamper_receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
+    campaign = campaigns.get("openai_agents")
+    params = campaign.resolve({"protocols": ["tamper"], "tamper_limit": 1}, quick=True)
+    run = run_campaign(campaign, params, tmp_path_factory.mktemp("oa-tamper"))
+    assert run.harness_errors == []
+    return run.receipts
+
+
+def test_the_run_state_model_is_read_from_the_sdks_deserialiser(tamper_receipts: list) -> None:
+    """The SDK has no model class for a serialized RunState: the keys its deserialiser takes with no
+    default (``_build_run_state_from_json``, and ``$schemaVersion`` for the version check) are the
+    declared required ones (issue 24), so an emptied state is an invalid edit on the SDK's own row."""
+    required = ["$schemaVersion", "context", "current_agent", "current_turn", "max_turns", "original_input"]
+    tampered = [r for r in tamper_receipts if r.probe.startswith("tamper.")]
+    assert len(tampered) == 2
+    for receipt in tampered:
+        assert receipt.observations["state_model"] == {
+            "model": "agents RunState JSON (plain dict; keys _build_run_state_from_json requires)",
+            "required": required}
+    empty = next(v for r in tampered for v in r.verdicts if v.property.value == "CV" and v.path == "tamper:empty-object")
+    assert empty.framework == "openai-agents" and empty.evidence["invalid_edit"] is True

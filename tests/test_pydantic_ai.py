@@ -50,3 +50,25 @@ def test_a_workflow_that_raised_is_not_recovered_as_dbos_says(verdicts: dict) ->
     assert v.label.value == "D" and "terminalized as ERROR" in v.doc.quote
     assert v.doc.version == "dbos 3.4.0"
     assert verdicts[("EO", "crash:raise@s1.effect/launch")].evidence["effect_counts"] == {"e1": 1, "e2": 0}
+
+
+@pytest.fixture(scope="module")
+def tamper_receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
+    campaign = campaigns.get("pydantic_ai")
+    params = campaign.resolve({"protocols": ["tamper"], "tamper_limit": 1, "backends": ["sqlite"]}, quick=True)
+    run = run_campaign(campaign, params, tmp_path_factory.mktemp("pai-tamper"))
+    assert run.harness_errors == []
+    return run.receipts
+
+
+def test_a_recorded_step_output_has_no_state_model(tamper_receipts: list) -> None:
+    """The document the kit edits is ``s1``'s pickled output, which DBOS reads back with ``pickle.loads``
+    alone (issue 24): the adapter says so and requires nothing, so an emptied output is a valid
+    document whose outcome goes to the undetected-forgery row, not an invalid edit taken blind."""
+    tampered = [r for r in tamper_receipts if r.probe.startswith("tamper.")]
+    assert len(tampered) == 2
+    for receipt in tampered:
+        assert receipt.observations["state_model"] == {
+            "model": "dbos step output: any pickled value (DefaultSerializer: pickle.loads, no schema)", "required": []}
+    empty = next(v for r in tampered for v in r.verdicts if v.property.value == "CV" and v.path == "tamper:empty-object")
+    assert empty.framework.endswith(" · undetected forgery") and empty.evidence["invalid_edit"] is False

@@ -19,12 +19,15 @@ SAVE_HOOK: AutoGen writes nothing to disk; the hooked save is the adapter's ``_s
 ``save.write`` kills just before the rename (``save.enter``: before ``save_state``).
 """
 
+import ast
 import asyncio
+import inspect
 import json
+import textwrap
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from probes.citations import doc
 from probes.core.atomic import atomic_write_json
@@ -64,6 +67,16 @@ def _team() -> Any:
 async def _save(team: Any, path: Path) -> None:
     """The application's save of the team (hooked): the framework's state, written atomically."""
     atomic_write_json(path, await team.save_state())
+
+
+def keys_read(fn: Callable[..., Any], param: str) -> list[str]:
+    """The keys ``fn`` reads from its argument ``param`` by subscript (``param["key"]``), read
+    from ``fn``'s own source: a key read that way has no default (a missing one raises)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return sorted({node.slice.value for node in ast.walk(tree)
+                   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                   and node.value.id == param and isinstance(node.slice, ast.Constant)
+                   and isinstance(node.slice.value, str)})
 
 
 def _status(thread: list[Any], handle: str) -> dict[str, Any]:
@@ -124,3 +137,16 @@ class AutoGenAdapter(Adapter):
         team_state = json.loads(path[0].read_text())
         team_state["agent_states"][path[1]] = data
         path[0].write_text(json.dumps(team_state))
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """The document the kit edits is the graph manager's entry of the team state (listed
+        last). AgentChat declares no model for it: ``GraphFlowManager.save_state`` returns a plain
+        dict and ``GraphFlowManager.load_state`` reads it back key by key
+        (``autogen_agentchat/teams/_group_chat/_graph/_digraph_group_chat.py``), neither through
+        ``GraphFlowManagerState`` (whose fields all have defaults and which the manager never
+        validates against) nor ``TeamState`` (which types the entry as ``Any``). The required keys
+        are therefore those ``load_state`` reads by subscript, with no default: read from its
+        source here, so a release that changes the deserialiser changes them."""
+        from autogen_agentchat.teams._group_chat._graph._digraph_group_chat import GraphFlowManager
+        return {"status": "schema", "required": keys_read(GraphFlowManager.load_state, "state"),
+                "model": "autogen_agentchat GraphFlowManager.load_state (plain dict, keys read by subscript)"}

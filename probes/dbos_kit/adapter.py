@@ -161,6 +161,21 @@ class DBOSAdapter(Adapter):
             value, = db.execute(f"SELECT {column} FROM {table} WHERE workflow_uuid=?{row}", (WID,)).fetchone()
         return json.loads(value)
 
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """No DBOS model constrains these documents, so nothing is required. A step's recorded
+        output is read back by ``DBOSPortableJSONSerializer.deserialize``, which is ``json.loads``
+        and nothing else (``dbos/_serialization.py``): any JSON value is the step's result (the
+        kit's ``s1`` has no return annotation to coerce it to). The workflow's inputs (the only
+        other document, ``{"positionalArgs": [...], "namedArgs": {...}}``) are the TypedDict
+        ``JsonWorkflowArgs``, declared ``total=False``, whose missing keys ``deserialize_args``
+        fills with defaults; its required keys are read from the TypedDict."""
+        from dbos._serialization import JsonWorkflowArgs
+        if isinstance(doc, dict) and doc and set(doc) <= set(JsonWorkflowArgs.__annotations__):
+            return {"status": "schema", "required": sorted(JsonWorkflowArgs.__required_keys__),
+                    "model": "dbos JsonWorkflowArgs (TypedDict, total=False)"}
+        return {"status": "schema", "required": [],
+                "model": "dbos step output: any JSON value (DBOSPortableJSONSerializer: json.loads, no schema)"}
+
     def save_state(self, path: Any, data: Any) -> None:
         table, column, row = path
         with sqlite3.connect(self.store) as db:

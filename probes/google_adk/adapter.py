@@ -15,7 +15,7 @@ import sqlite3
 from typing import Any
 
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, required_fields
 from probes.google_adk.citations import CITATIONS
 
 APP, USER, SESSION, INTERRUPT = "kit", "u", "s", "answer"
@@ -115,6 +115,14 @@ class GoogleAdkAdapter(Adapter):
     def load_state(self, path: Any) -> Any:
         with sqlite3.connect(self.store) as db:
             return json.loads(db.execute("SELECT event_data FROM events WHERE id=?", (path,)).fetchone()[0])
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """An ``events`` row's ``event_data`` is ADK's pydantic ``Event``: ``SqliteSessionService``
+        stores it and reads it back with ``Event.model_validate_json`` (``get_session`` in
+        ``google/adk/sessions/sqlite_session_service.py``), so its fields without a default are the
+        required keys (none, in 2.13.0: every field of ``Event`` has a default)."""
+        from google.adk.events import Event
+        return {"status": "schema", "required": required_fields(Event), "model": "google.adk Event"}
 
     def save_state(self, path: Any, data: Any) -> None:
         with sqlite3.connect(self.store) as db:

@@ -48,3 +48,14 @@ class StockSaverAdapter(SaverAdapter):
     def hook(self) -> None:
         self._saver = stock_saver(self.backend, self.store)
         runtime.hook_save(type(self._saver), "put")
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """A stock saver's durable checkpoint is LangGraph's ``Checkpoint``, a ``TypedDict`` declared
+        total (``langgraph/checkpoint/base/__init__.py``) and stored as a msgpack blob
+        (``JsonPlusSerializer.dumps_typed``); its required keys are the TypedDict's own
+        ``__required_keys__`` (``required_fields`` reads pydantic models and dataclasses only). The
+        kit does not tamper with these blobs (no ``TAMPER``: see ``missing``), so this declaration is
+        what a re-judgement or a JSON-storing saver would use, not something the tamper probe edits."""
+        from langgraph.checkpoint.base import Checkpoint
+        return {"status": "schema", "required": sorted(Checkpoint.__required_keys__),
+                "model": "langgraph.checkpoint.base Checkpoint (TypedDict)"}

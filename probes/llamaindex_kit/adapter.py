@@ -22,7 +22,7 @@ from typing import Any
 from probes.citations import doc
 from probes.core.atomic import atomic_write_json
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, required_fields
 
 TIMEOUT = 20.0  # the framework's own run timeout: a restored run that never finishes raises
 
@@ -119,3 +119,13 @@ class LlamaIndexAdapter(Adapter):
 
     def state_paths(self) -> list[Any]:
         return sorted((self.workdir / "states").glob("*.json"))
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """A snapshot is ``ctx.to_dict()``, which ``Context.from_dict`` parses with
+        ``SerializedContext.from_dict_auto`` (``workflows/context/context_types.py``, called from
+        ``workflows/context/pre_context.py``): a document with a ``version`` is validated as the
+        pydantic ``SerializedContext``, one without as the legacy ``SerializedContextV0``. Its
+        fields without a default are the required keys (none, in 2.22: every field has one)."""
+        from workflows.context.context_types import SerializedContext, SerializedContextV0
+        model = SerializedContextV0 if isinstance(doc, dict) and doc.get("version") is None else SerializedContext
+        return {"status": "schema", "required": required_fields(model), "model": f"workflows {model.__name__}"}

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, required_fields
 
 NAME = "kit"
 
@@ -95,3 +95,13 @@ class MafAdapter(Adapter):
     def state_paths(self) -> list[Any]:
         files = list((self.workdir / "checkpoints").glob("*.json"))
         return sorted(files, key=lambda p: self.load_state(p)["timestamp"])
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """A checkpoint file is agent-framework's ``WorkflowCheckpoint`` dataclass
+        (``agent_framework/_workflows/_checkpoint.py``): ``FileCheckpointStorage.save`` writes
+        ``checkpoint.to_dict()`` (one key per field) and ``load`` rebuilds it with
+        ``WorkflowCheckpoint.from_dict`` (``cls(**data)``), so its fields without a default are
+        the required keys."""
+        from agent_framework import WorkflowCheckpoint
+        return {"status": "schema", "required": required_fields(WorkflowCheckpoint),
+                "model": "agent_framework WorkflowCheckpoint"}

@@ -112,3 +112,23 @@ class OpenAIAgentsAdapter(Adapter):
 
     def state_paths(self) -> list[Any]:
         return sorted((self.workdir / "states").glob("*.json"))
+
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """A state file is ``RunState.to_string()``; the SDK declares no model for it (a plain JSON
+        object). ``RunState.from_string``/``from_json`` read it in ``_build_run_state_from_json``
+        (``agents/run_state.py``), which takes some keys by subscript, with no default
+        (``current_agent``, ``context``, ``original_input``, ``max_turns``, ``current_turn`` in
+        0.24.0; read from its source here) and every other one with ``.get`` and a default; before
+        that, ``_validate_run_state_schema_version`` refuses a document without ``$schemaVersion``
+        (asked of the validator itself here, with an empty document)."""
+        from agents import run_state
+        from agents.exceptions import UserError
+
+        from probes.autogen_kit.adapter import keys_read  # reads subscripted keys from a function's source
+        required = set(keys_read(run_state._build_run_state_from_json, "state_json"))
+        try:
+            run_state._validate_run_state_schema_version({}, validation_error_factory=lambda msg, kind: kind(msg))
+        except UserError:  # the validator refuses a document without a schema version: that key is required
+            required.add("$schemaVersion")
+        return {"status": "schema", "required": sorted(required),
+                "model": "agents RunState JSON (plain dict; keys _build_run_state_from_json requires)"}

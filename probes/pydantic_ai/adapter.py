@@ -132,6 +132,16 @@ class PydanticAIAdapter(Adapter):
             value, = db.execute(f"SELECT output FROM operation_outputs WHERE {_ROW}", (WID, path)).fetchone()
         return pickle.loads(base64.b64decode(value))
 
+    def state_required(self, doc: Any) -> dict[str, Any]:
+        """No model constrains these documents, so nothing is required. A recorded step output is
+        read back by DBOS's ``DefaultSerializer.deserialize``, which is ``pickle.loads`` and nothing
+        else (``dbos/_serialization.py``), and the replayed value is the tool's result as it stands:
+        pydantic-ai turns a tool's return annotation into a JSON schema for the model
+        (``FunctionSchema.return_schema``, ``pydantic_ai/_function_schema.py``) but does not
+        validate the returned value against it."""
+        return {"status": "schema", "required": [],
+                "model": "dbos step output: any pickled value (DefaultSerializer: pickle.loads, no schema)"}
+
     def save_state(self, path: Any, data: Any) -> None:
         with sqlite3.connect(self.store) as db:
             db.execute(f"UPDATE operation_outputs SET output=? WHERE {_ROW}",
