@@ -8,7 +8,9 @@ decides each EO / CO / LV / CV verdict again from what the receipt holds -- the 
 history of its path where there is one, else the observations in its evidence (effect
 counts, completion) -- and reports each label that moves, with why. It is a preview of
 the re-measurement, not a substitute: verdicts a campaign adds today (an LV beside a race,
-a forgery row) appear only where the receipt holds what they are decided on.
+a forgery row) appear only where the receipt holds what they are decided on. A REMIT race
+cell is decided again as a whole, by its stored rule over its stored trials
+(``probes.remit.race.rejudge``): unchanged code gives byte-identical verdicts.
 
 ``python -m probes.rejudge [DIRECTORY]`` (default ``data/reference``) prints, per campaign,
 the label counts before and after and every change.
@@ -139,13 +141,19 @@ def kit_verdicts(receipt: Receipt, adapter: Any) -> list[Verdict] | None:
 def rejudge_receipt(campaign: str, receipt: Receipt, adapter: Any | None = None) -> tuple[list[Verdict], list[str]]:
     """The receipt's verdicts decided again, and why each changed one changed (same order; additions last).
 
-    A kit receipt that records how its verdicts were decided is re-judged exactly (``kit_verdicts``);
-    older receipts are re-read heuristically, from their histories or evidence, with today's checks."""
+    A kit receipt that records how its verdicts were decided is re-judged exactly (``kit_verdicts``),
+    a REMIT race cell from its stored trials; older receipts are re-read heuristically, from their
+    histories or evidence, with today's checks."""
     if adapter is not None and (exact := kit_verdicts(receipt, adapter)) is not None:
         old = {(v.framework, v.property, v.path): stable(v) for v in receipt.verdicts}
         why = ["" if old.get((v.framework, v.property, v.path)) == stable(v) else "decided again from the recorded calls"
                for v in exact]
         return exact, why
+    race = _race_cell(campaign, receipt)
+    if race is not None:
+        before = {(v.framework, v.property, v.path): v.label for v in receipt.verdicts}
+        return race, ["" if before.get((v.framework, v.property, v.path)) == v.label else
+                      "race cell decided again from its stored trials" for v in race]
     out: list[Verdict] = []
     added: list[Verdict] = []
     why: dict[int, str] = {}
@@ -157,6 +165,22 @@ def rejudge_receipt(campaign: str, receipt: Receipt, adapter: Any | None = None)
         out.append(new)
         added += extra
     return out + added, [why.get(i, "") for i in range(len(out))] + ["added by today's protocol"] * len(added)
+
+
+def _race_cell(campaign: str, receipt: Receipt) -> list[Verdict] | None:
+    """A REMIT race cell's verdicts decided again by its own rule from its stored trials
+    (``probes.remit.race.rejudge``); None for any other receipt.
+
+    Why whole-cell: a race verdict is a decision over every trial (k of n, or a bound), not a
+    judgement of one history, so it is re-made the way the campaign made it, not per verdict.
+    """
+    race = receipt.observations.get("race") if isinstance(receipt.observations, Mapping) else None
+    if campaign != "remit" or not isinstance(race, Mapping) or "rule" not in race:
+        return None
+    from probes.remit.race import rejudge
+    from probes.remit.verdicts import FRAMEWORK
+
+    return rejudge(receipt, Subject(FRAMEWORK, receipt.args["backend"]))
 
 
 def _one(campaign: str, receipt: Receipt, v: Verdict, adapter: Any | None,
@@ -253,9 +277,23 @@ def _tamper(v: Verdict, h: History, adapter: Any) -> tuple[Verdict, str, list[Ve
     return first, f"tamper: {first.evidence['outcome']} (state model {schema.get('model')}: required {required})", rest
 
 
+def _campaign_name(directory: Path) -> str:
+    import json
+
+    try:
+        name = json.loads((directory / "_campaign.json").read_text()).get("campaign")
+    except (OSError, ValueError):
+        name = None
+    return name if isinstance(name, str) and name else directory.name
+
+
 def rejudge_campaign(directory: Path) -> tuple[list[Change], Counter, Counter]:
-    """Every label change of one campaign's receipts, and the label counts before and after."""
-    campaign = Path(directory).name
+    """Every label change of one campaign's receipts, and the label counts before and after.
+
+    The campaign is the one the run's ``_campaign.json`` names (a run under ``runs/<campaign>/<run id>``
+    is named by its id), else the directory's name (``data/reference/<campaign>``).
+    """
+    campaign = _campaign_name(Path(directory))
     adapter = _adapter(campaign)
     changes: list[Change] = []
     before: Counter = Counter()

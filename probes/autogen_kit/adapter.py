@@ -19,20 +19,17 @@ SAVE_HOOK: AutoGen writes nothing to disk; the hooked save is the adapter's ``_s
 ``save.write`` kills just before the rename (``save.enter``: before ``save_state``).
 """
 
-import ast
 import asyncio
-import inspect
 import json
-import textwrap
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from probes.citations import doc
 from probes.core.atomic import atomic_write_json
 from probes.kit import runtime
-from probes.kit.adapter import Adapter, Capability
+from probes.kit.adapter import Adapter, Capability, keys_read
 
 MANAGER = "GraphManager"
 
@@ -67,16 +64,6 @@ def _team() -> Any:
 async def _save(team: Any, path: Path) -> None:
     """The application's save of the team (hooked): the framework's state, written atomically."""
     atomic_write_json(path, await team.save_state())
-
-
-def keys_read(fn: Callable[..., Any], param: str) -> list[str]:
-    """The keys ``fn`` reads from its argument ``param`` by subscript (``param["key"]``), read
-    from ``fn``'s own source: a key read that way has no default (a missing one raises)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    return sorted({node.slice.value for node in ast.walk(tree)
-                   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
-                   and node.value.id == param and isinstance(node.slice, ast.Constant)
-                   and isinstance(node.slice.value, str)})
 
 
 def _status(thread: list[Any], handle: str) -> dict[str, Any]:

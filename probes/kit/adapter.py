@@ -26,9 +26,12 @@ starts it over in a process of its own, records why, and decides no PC verdict o
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from probes.core.checker import DocRef
 
@@ -155,3 +158,13 @@ def required_fields(model: Any) -> list[str]:
         return sorted(f.name for f in dataclasses.fields(model)
                       if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
     raise TypeError(f"{model!r} is neither a pydantic model nor a dataclass: declare its required fields by hand")
+
+
+def keys_read(fn: Callable[..., Any], param: str) -> list[str]:
+    """The keys ``fn`` reads from its argument ``param`` by subscript (``param["key"]``), read
+    from ``fn``'s own source: a key read that way has no default (a missing one raises)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return sorted({node.slice.value for node in ast.walk(tree)
+                   if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                   and node.value.id == param and isinstance(node.slice, ast.Constant)
+                   and isinstance(node.slice.value, str)})

@@ -124,7 +124,7 @@ class OpenAIAgentsAdapter(Adapter):
         from agents import run_state
         from agents.exceptions import UserError
 
-        from probes.autogen_kit.adapter import keys_read  # reads subscripted keys from a function's source
+        from probes.kit.adapter import keys_read  # reads subscripted keys from a function's source
         required = set(keys_read(run_state._build_run_state_from_json, "state_json"))
         try:
             run_state._validate_run_state_schema_version({}, validation_error_factory=lambda msg, kind: kind(msg))

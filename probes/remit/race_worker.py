@@ -2,8 +2,9 @@
 
 Why: each repetition of ``co.race`` used to spawn ``k`` fresh interpreters, each
 importing LangGraph and REMIT before it could reach the barrier -- seconds of start-up
-per repetition on two cores, for a step that takes milliseconds. The racers are now
-workers of ``probes.core.worker.WorkerPool`` (started once per run, shared by every
+per repetition on two cores, for a step that takes milliseconds (and a race cell now
+runs tens of trials: ``probes.remit.race``). The racers are now workers of
+``probes.core.worker.WorkerPool`` (started once per run, shared by every trial of every
 race cell): ``prepare`` opens the cell's store, builds the gated app and installs the
 effect oracle; the pool releases all racers together once every one is ready (a
 barrier over pipes, not a sleep); ``go`` sends the one resume. The parking step
