@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from probes import PROJECT_ROOT, campaigns
+from probes import campaigns
 from probes.core.atomic import atomic_write_json
 from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError

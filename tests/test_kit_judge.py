@@ -54,20 +54,20 @@ START = ((Kind.START, "harness"), (Kind.STEP_BEGIN, "run/start", "s1"), (Kind.EF
 def test_a_completed_run_that_skipped_an_effect_fails_eo() -> None:
     """Kills the mutant ``Expectation(effects=())`` in ``Judge.effects_once``."""
     h = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.COMPLETE, "run/answer", None, RESULT))
-    v = judge().effects_once(Property.EO, "baseline:yes", h, "no fault")
+    v = judge().effects_once("baseline:yes", h, "no fault")
     assert v.label is Label.UNDOC and v.evidence["skipped"] == {"e2": 0} and v.evidence["completed"] is True
     assert "completed True" in v.summary
     # the same run with e2 fired holds; a declined answer expects only e1
     ok = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
            (Kind.COMPLETE, "run/answer", None, RESULT))
-    assert judge().effects_once(Property.EO, "baseline:yes", ok, "no fault").label is Label.PASS
-    assert judge().effects_once(Property.EO, "baseline:no", h, "declined", ("e1",)).label is Label.PASS
+    assert judge().effects_once("baseline:yes", ok, "no fault").label is Label.PASS
+    assert judge().effects_once("baseline:no", h, "declined", ("e1",)).label is Label.PASS
 
 
 def test_an_incomplete_run_with_no_duplicate_holds_eo_and_fails_lv_naming_why() -> None:
     h = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"),
           (Kind.REFUSE, "run/recover", None, "GraphRuntimeError"))
-    eo = judge().effects_once(Property.EO, "crash:kill@s2/latest", h, "killed")
+    eo = judge().effects_once("crash:kill@s2/latest", h, "killed")
     assert eo.label is Label.PASS and eo.evidence["completed"] is False
     lv = judge().live("crash:kill@s2/latest", h, "killed", RESULT)
     assert lv.label is Label.UNDOC
@@ -82,7 +82,7 @@ def test_an_incomplete_run_with_no_duplicate_holds_eo_and_fails_lv_naming_why() 
     # a duplicate on a run that never completed is still an EO failure
     dup = H(*START, (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"), (Kind.EFFECT, "run/recover", "e1"),
             (Kind.ERROR, "run/recover", None, "X"))
-    assert judge().effects_once(Property.EO, "crash", dup, "killed").evidence["duplicated"] == {"e1": 2}
+    assert judge().effects_once("crash", dup, "killed").evidence["duplicated"] == {"e1": 2}
 
 
 def test_a_lost_answer_holds_co_and_fails_lv_as_a_lost_answer() -> None:
@@ -215,7 +215,7 @@ def test_a_violation_carries_its_witness_events() -> None:
     stopped = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.CRASH, "harness"))
     lv = judge().live("crash:kill@s2.begin/latest", stopped, "killed", RESULT)
     assert lv.label is Label.UNDOC and [w["kind"] for w in lv.evidence["witness"]] == ["crash"]
-    eo = judge().effects_once(Property.EO, "x", fired_twice, "twice")
+    eo = judge().effects_once("x", fired_twice, "twice")
     assert eo.evidence["witness"]
 
 
@@ -254,3 +254,55 @@ def test_the_durable_prefix_reads_only_steps_and_writes_before_the_crash() -> No
     assert durable_prefix(h, h.of(Kind.CRASH)[0]) == ["s1"]
     tampered = H((Kind.STEP_END, "a", "s1"), (Kind.TAMPER, "harness", "x"), (Kind.PERSIST, "a"), (Kind.CRASH, "harness"))
     assert durable_prefix(tampered, tampered.of(Kind.CRASH)[0]) == ["s1"]
+
+
+# --- replay: the same verdicts again from what a receipt stores ---------------------------------
+
+
+def test_replaying_the_recorded_calls_over_stored_histories_gives_the_same_verdicts() -> None:
+    """Every deciding call is written down (arguments, no history) and ``replay`` makes it again
+    over the histories a receipt keeps, each argument mattering: ``what``, ``expected``, ``witness``,
+    ``result``, ``invalid``, ``model`` and ``cite_as``."""
+    import json
+
+    from probes.core.receipt import recorded_histories
+    from probes.kit.judge import replay
+
+    citations = {"EO crash:*": CLAIM, "LV tamper:*": CLAIM, "CV forgery:*": CLAIM,
+                 "PC save-kill:s1": DocRef("p", "q", "deviation", "X-2", "1.0")}
+    j = judge(citations)
+    done = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.COMPLETE, "run/answer", None, RESULT))
+    crashed = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.EFFECT, "run/answer", "e2"),
+                (Kind.EFFECT, "run/answer", "e2"), (Kind.CRASH, "harness"), (Kind.RECOVER, "harness"),
+                (Kind.STEP_BEGIN, "run/recover", "s1"), (Kind.COMPLETE, "run/recover", None, "other"))
+    accepted = _tampered((Kind.EFFECT, "run/answer", "e2"), (Kind.COMPLETE, "run/answer", None, "forged"))
+    exhaustive = Judge("fw", "file", citations, calls=j.calls, cite_as=("exhaustive:kill@s1#3/latest", "save-kill:s1"))
+    made = [j.not_applicable(Property.CV, "tamper:none", "no document"),
+            j.effects_once("baseline:no", done, "declined", ("e1",)),
+            j.effects_once("crash:kill@s2/latest", crashed, "killed in s2"),
+            j.gated_once("answers:x2", crashed, "answered twice", witness=False),
+            j.prefix("crash:kill@s2/latest", crashed),
+            j.live("crash:kill@s2/latest", crashed, "killed in s2", RESULT),
+            j.live("baseline:no", done, "declined"),
+            j.fork(done, "s2 served 'no'"),
+            *j.tampered("tamper:plus-one:x", accepted, False, RESULT, "model A"),
+            *j.tampered("tamper:drop:x", accepted, True, RESULT, "model B"),
+            exhaustive.prefix("exhaustive:kill@s1#3/latest", crashed),
+            exhaustive.effects_once("exhaustive:kill@s1#3/latest", crashed, "point 3")]
+    assert len(j.calls) == 12  # tampered's own LV is part of its call, not a call of its own
+    assert j.unrecorded().live("x", done, "quiet") and len(j.calls) == 12
+    assert {v.label for v in made} >= {Label.NA, Label.PASS, Label.FAIL, Label.DOC, Label.UNDOC}
+
+    stored_calls = json.loads(json.dumps(j.calls))
+    stored_histories = json.loads(json.dumps(recorded_histories(made)))
+    again = replay(stored_calls, stored_histories, "fw", "file", citations)
+    as_stored = [json.dumps(v.to_json(), sort_keys=True) for v in made]
+    assert [json.dumps(json.loads(json.dumps(v.to_json())), sort_keys=True) for v in again] == \
+        [json.dumps(json.loads(s), sort_keys=True) for s in as_stored]
+    # each recorded argument decides something: change one and the verdicts differ
+    for i, key, value in [(1, "expected", ["e1", "e2"]), (2, "what", "elsewhere"), (3, "witness", True),
+                          (5, "result", "s2 served 'no'"), (8, "invalid", True), (8, "model", "model C"),
+                          (10, "cite_as", ["exhaustive:kill@s1#3/latest", "crash:kill@s1"])]:
+        bent = json.loads(json.dumps(stored_calls))
+        bent[i][key] = value
+        assert replay(bent, stored_histories, "fw", "file", citations) != again, (i, key)

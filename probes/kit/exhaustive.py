@@ -245,7 +245,7 @@ def measure(p: Probe, point: Point, how: str, mode: str, answer: Any, traces: di
     run.to_completion(status, answer, "recover-answer")
     h = sub.read()
     what = f"{how} at {point.label} ({point.phase}), recovered by {mode}"
-    return [sub.judge.effects_once(Property.EO, path, h, what), _prefix(sub, run, path, h),
+    return [sub.judge.effects_once(path, h, what), _prefix(sub, run, path, h),
             sub.judge.live(path, h, what, p.target.cls.result(answer))]
 
 

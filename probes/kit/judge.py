@@ -75,11 +75,11 @@ class Judge:
         return check.verdict(self.subject, path, summary, cite(self.citations, check.property, path),
                              witness_in_evidence=witness, **extra)
 
-    def effects_once(self, prop: Property, path: str, h: History, what: str,
+    def effects_once(self, path: str, h: History, what: str,
                      expected: tuple[str, ...] = ("e1", "e2")) -> Verdict:
         """EO (``checker.check_eo``): every effect at most once; exactly once (the ``expected``
         ones) when the run completed. Whether it completed is read from the history."""
-        self._note("effects_once", prop=prop.value, path=path, what=what, expected=list(expected))
+        self._note("effects_once", path=path, what=what, expected=list(expected))
         check = checker.check_eo(h, checker.Expectation(effects=expected))
         return self._label(check, path, f"{what}: effects {check.evidence['effect_counts']}, "
                                         f"completed {check.evidence['completed']}")
@@ -167,7 +167,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
         if name == "not_applicable":
             out.append(judge.not_applicable(Property(args["prop"]), args["path"], args["why"]))
             continue
-        prop = {"effects_once": Property(args.pop("prop", "EO")), "gated_once": Property.CO, "prefix": Property.PC,
+        prop = {"effects_once": Property.EO, "gated_once": Property.CO, "prefix": Property.PC,
                 "live": Property.LV, "fork": Property.FD, "tampered": Property.CV}[name]
         path = args.get("path", "fork:same-pause")
         stored = histories.get(f"{path}#{prop.value}", histories.get(path))
@@ -175,7 +175,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             raise ValueError(f"no history stored for {prop.value} on {path}: the receipt cannot be re-judged")
         h = History.from_json(stored)
         if name == "effects_once":
-            out.append(judge.effects_once(prop, path, h, args["what"], tuple(args["expected"])))
+            out.append(judge.effects_once(path, h, args["what"], tuple(args["expected"])))
         elif name == "gated_once":
             out.append(judge.gated_once(path, h, args["what"], args["witness"]))
         elif name == "prefix":

@@ -15,7 +15,6 @@ harness error, never as a verdict.
 from __future__ import annotations
 
 import copy
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -182,7 +181,7 @@ def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     h = p.read()
     path = f"baseline:{answer}"
     expected = ("e1",) if answer in p.target.cls.declines else ("e1", "e2")
-    return [p.judge.effects_once(Property.EO, path, h, "no fault", expected),
+    return [p.judge.effects_once(path, h, "no fault", expected),
             p.judge.live(path, h, "no fault", p.target.cls.result(answer))]
 
 
@@ -203,7 +202,7 @@ def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     status = run.recover("recover", mode, answer)
     status = run.to_completion(status, answer, "recover-answer")
     h = p.read()
-    return [p.judge.effects_once(Property.EO, path, h, f"{how} at {point}, recovered by {mode}"),
+    return [p.judge.effects_once(path, h, f"{how} at {point}, recovered by {mode}"),
             _prefix(p, run, path, h),
             p.judge.live(path, h, f"{how} at {point}, recovered by {mode}", p.target.cls.result(answer))]
 
@@ -219,7 +218,7 @@ def parkkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.note(Kind.RECOVER, detail={"mode": "answer the durable pause"})
     run.answer("answer", None, answer)
     h = p.read()
-    return [p.judge.effects_once(Property.EO, path, h, "killed while parked, answered after"),
+    return [p.judge.effects_once(path, h, "killed while parked, answered after"),
             p.judge.prefix(path, h),
             p.judge.live(path, h, "killed while parked, answered after", p.target.cls.result(answer))]
 
@@ -236,7 +235,7 @@ def stray(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.to_completion(run.start(), a, "answer")
     run.answer("stray", None, b)
     h, what = p.read(), "a second answer after completion"
-    return [p.judge.gated_once(path, h, what), p.judge.effects_once(Property.EO, path, h, what)]
+    return [p.judge.gated_once(path, h, what), p.judge.effects_once(path, h, what)]
 
 
 def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -465,7 +464,7 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
                                        "recover-answer")
             h = sub.read()
             path = f"save-kill:{pt}#{n}"
-            verdicts += [sub.judge.effects_once(Property.EO, path, h, f"killed in save {n} at {pt}"),
+            verdicts += [sub.judge.effects_once(path, h, f"killed in save {n} at {pt}"),
                          _prefix(sub, run, path, h),
                          sub.judge.live(path, h, f"killed in save {n} at {pt}", p.target.cls.result(a))]
         if len(verdicts) == before:  # never reached: say so rather than measure nothing silently

@@ -21,7 +21,7 @@ import tempfile
 import threading
 from typing import Any
 
-from probes.core.checker import Property, Verdict
+from probes.core.checker import Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import Kind
 from probes.kit.protocols import Probe, Run, _isolated
@@ -85,7 +85,7 @@ def serverkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     sub, run = _isolated(p, "in-activity")
     run.to_completion(_in_activity(p, run), answer, "answer")
     h, path, what = sub.read(), "server-kill:s1.effect", "server killed while s1's outcome was unreported"
-    verdicts = [sub.judge.effects_once(Property.EO, path, h, what), sub.judge.prefix(path, h),
+    verdicts = [sub.judge.effects_once(path, h, what), sub.judge.prefix(path, h),
                 sub.judge.live(path, h, what, cls.result(answer))]
 
     sub, run = _isolated(p, "paused")
@@ -94,7 +94,7 @@ def serverkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.note(Kind.RECOVER, detail={"mode": "the server restarted on its file"})
     run.answer("answer", handle, answer)
     h, path, what = sub.read(), "server-kill:paused", "server killed while the run was paused, answered after"
-    verdicts += [sub.judge.effects_once(Property.EO, path, h, what), sub.judge.prefix(path, h),
+    verdicts += [sub.judge.effects_once(path, h, what), sub.judge.prefix(path, h),
                  sub.judge.live(path, h, what, cls.result(answer))]
 
     sub, run = _isolated(p, "completed")
@@ -103,5 +103,5 @@ def serverkill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.recover("recover", cls.recovery_modes[0], answer)  # a new worker: the run's recorded outcome
     run.answer("stray", None, other)
     h, path, what = sub.read(), "server-kill:completed", "server killed after completion, recovered and answered again"
-    return verdicts + [sub.judge.gated_once(path, h, what), sub.judge.effects_once(Property.EO, path, h, what),
+    return verdicts + [sub.judge.gated_once(path, h, what), sub.judge.effects_once(path, h, what),
                        sub.judge.live(path, h, what, cls.result(answer))]
