@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from probes.core.checker import Label, Property
 from probes.core.receipt import load_campaign
 from probes.rejudge import main, rejudge_campaign, rejudge_receipt
@@ -56,6 +58,7 @@ def test_rejudge_cli_rejects_a_missing_directory(tmp_path: Path, capsys) -> None
     assert "not a directory" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_kit_campaign_is_re_judged_byte_identically_from_its_receipts(tmp_path: Path) -> None:
     """Every protocol once (``--smoke``) on Microsoft Agent Framework, real runs: each receipt's
     verdicts decided again from what it stores -- the judge's recorded calls over the stored
@@ -85,5 +88,5 @@ def test_a_kit_campaign_is_re_judged_byte_identically_from_its_receipts(tmp_path
     # a record that does not fit the stored histories is refused, not silently re-labelled
     tampered = next(r for r in receipts if "judged" in r.observations and r.histories)
     tampered.histories.clear()
-    with __import__("pytest").raises(ValueError, match="no history stored"):
+    with pytest.raises(ValueError, match="no history stored"):
         kit_verdicts(tampered, MafAdapter)
