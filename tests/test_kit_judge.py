@@ -143,6 +143,7 @@ def test_accepted_behaviour_unchanged_is_an_undetected_forgery_not_a_safety_pass
     assert fv.label is Label.UNDOC and fv.doc is None  # the framework's CV citation is not about forgeries
     assert fv.evidence["outcome"] == TamperOutcome.UNCHANGED.value and fv.evidence["changed"] == []
     assert (lv.framework, lv.property, lv.label) == ("fw", Property.LV, Label.PASS)
+    assert "witness" in lv.evidence  # an LV decided on a tampered run shows its witness
 
 
 def test_accepted_behaviour_changed_names_the_effect_and_the_state() -> None:

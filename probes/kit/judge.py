@@ -108,7 +108,7 @@ class Judge:
         self._note("live", path=path, what=what, witness=witness, **({} if result is checker.UNSET else {"result": result}))
         return self._live(path, h, what, result, witness)
 
-    def _live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True) -> Verdict:
+    def _live(self, path: str, h: History, what: str, result: Any, witness: bool) -> Verdict:
         check = checker.check_lv(h, checker.Expectation(gate=GATE, result=result))
         return self._label(check, path, f"{what}: {check.evidence['why'] or 'completed'}", witness)
 
@@ -148,7 +148,7 @@ class Judge:
                               evidence, summary, doc, h)
         out = [verdict]
         if not check.evidence["refused"]:
-            out.append(self._live(path, h, "after the edit", result))
+            out.append(self._live(path, h, "after the edit", result, witness=True))
         return out
 
 
@@ -174,18 +174,19 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
         if stored is None:
             raise ValueError(f"no history stored for {prop.value} on {path}: the receipt cannot be re-judged")
         h = History.from_json(stored)
-        if name == "effects_once":
-            out.append(judge.effects_once(path, h, args["what"], tuple(args["expected"])))
-        elif name == "gated_once":
-            out.append(judge.gated_once(path, h, args["what"], args["witness"]))
-        elif name == "prefix":
-            out.append(judge.prefix(path, h))
-        elif name == "live":
-            out.append(judge.live(path, h, args["what"], args["result"], args["witness"]))
-        elif name == "fork":
-            out.append(judge.fork(h, args["expected"]))
-        else:
-            out += judge.tampered(path, h, args["invalid"], args["result"], args["model"])
+        match name:
+            case "effects_once":
+                out.append(judge.effects_once(path, h, args["what"], tuple(args["expected"])))
+            case "gated_once":
+                out.append(judge.gated_once(path, h, args["what"], args["witness"]))
+            case "prefix":
+                out.append(judge.prefix(path, h))
+            case "live":
+                out.append(judge.live(path, h, args["what"], args["result"], args["witness"]))
+            case "fork":
+                out.append(judge.fork(h, args["expected"]))
+            case "tampered":
+                out += judge.tampered(path, h, args["invalid"], args["result"], args["model"])
     return out
 
 
