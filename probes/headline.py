@@ -289,6 +289,14 @@ def describe_difference(key: str, published: Any, measured: Any) -> str:
     return f"{key}: {_text(measured)} here vs {_text(published)} published"
 
 
+def tolerance_text(tol: float) -> str:
+    """A relative tolerance as a percentage, never rounded to another value: ``10%``, ``0.676%``
+    (a tolerance below a whole percent printed as ``1%`` would state a looser comparison than
+    the one made)."""
+    pct = tol * 100
+    return f"{pct:.0f}%" if abs(pct - round(pct)) < 1e-9 else f"{pct:.3g}%"
+
+
 def _beyond(key: str, published: Any, measured: Any, tol: float) -> str:
     """For a list or map of numbers: the elements outside the tolerance, each with its difference."""
     if _is_number(published) or (isinstance(published, dict) and isinstance(measured, dict)
@@ -296,7 +304,9 @@ def _beyond(key: str, published: Any, measured: Any, tol: float) -> str:
         return ""
     out = [f"{where} {_num(m)} vs {_num(p)} ({_pct(p, m)})" for where, p, m in _number_pairs(key, published, measured)
            if relative_difference(p, m) > tol * (1 + 1e-9)]
-    return f" (beyond ±{tol:.0%}: {', '.join(out)})" if out and tol else (f" ({', '.join(out)})" if out else "")
+    if out and tol:
+        return f" (beyond ±{tolerance_text(tol)}: {', '.join(out)})"
+    return f" ({', '.join(out)})" if out else ""
 
 
 def _largest(keys: list[KeyComparison]) -> str:
@@ -314,8 +324,8 @@ def _tolerance_sentence(tol: float, keys: list[KeyComparison], all_match: bool) 
     largest = _largest(keys)
     tail = (f"; {largest}" if all_match else f"; among the matching numbers {largest}") \
         if largest != "all equal" else ""
-    return (f" (numbers compared by relative difference |here − published| / |published| against ±{tol:.0%}, "
-            f"the campaign's stated tolerance{tail})")
+    return (f" (numbers compared by relative difference |here − published| / |published| against "
+            f"±{tolerance_text(tol)}, the campaign's stated tolerance{tail})")
 
 
 def incomparable(published_conditions: Mapping[str, Any] | None,
