@@ -106,6 +106,13 @@ OTHERS: tuple[Bug, ...] = (
         fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
     Bug("4501", "LV", "@persist cyclic flow kicked off with inputs={'id': ...} ends after one cycle", "completes",
         ("sqlite",), "fix PR #4501 merged 2026-02-16", fw="crewai", pull=True, bad="1.9.3", since="1.0.0", cap=7),
+    Bug("6113", "PC", "checkpointing on, one agent, two tasks: the reused executor takes a live snapshot for a resume "
+        "and the second task replays the first's completed steps (never asks the model)", "exactly_once", ("file",),
+        "1.14.2 to 1.14.7 dev; fix PR #6113 merged 2026-06-11", fw="crewai", pull=True, bad="1.14.6",
+        since="1.14.2", cap=5),
+    Bug("5528", "PC", "fork resume with two tasks in progress: only the first task's agent is marked resuming, the "
+        "other restarts from scratch", "same_decision", ("file",), "review finding on PR #5528 (merged 2026-04-17)",
+        fw="crewai", pull=True, bad="1.14.3", since="1.14.2", cap=5),
     Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
         "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",
         pull=True, bad="0.12.20", since="0.12.0", cap=8),
