@@ -125,6 +125,11 @@ OTHERS: tuple[Bug, ...] = (
     Bug("3938", "EO", "an executor failing mid-superstep leaves no checkpoint for it: resuming replays its "
         "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
         bad="1.0.0b260212", cap=6),
+    # the AG-UI server's own releases (agent-framework-ag-ui); 1.0.0rc8 is the first whose runs end on a
+    # canonical interrupt outcome that a `resume` answers (PR #6925, 2026-07-07)
+    Bug("7458", "CO", "AG-UI: an approval resume is consumed and the approved tool run before the run fails; the "
+        "retried resume is refused, the approved call cannot be completed", "completes", ("memory",),
+        "filed against 1.0.1 (2026-07); closed", fw="agent-framework-ag-ui", bad="1.0.1", since="1.0.0rc8", cap=7),
     Bug("8029", "LV", "route-mode team: acontinue_run drops the paused member run and restarts the leader; the "
         "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
         since="2.5.0", cap=8),
