@@ -95,6 +95,9 @@ BUGS: tuple[Bug, ...] = (
     # --- shared/BUGS.md: three more LangGraph reports (run on the same `versions`) ---
     Bug("6050", "PC", "@task completed before an interrupt() inside a subgraph runs again on resume", "exactly_once",
         reported="fix PR #6161 merged 2025-09-17, reverted by PR #6227 2025-09-30"),
+    Bug("8234", "RD", "durability='sync': a crash between a superstep's task writes and its checkpoint restores a state "
+        "or effects unlike an uninterrupted run", "same_decision", ("sqlite", "postgres"),
+        reported="open (2026-06-30), after the #8039 fixes (PRs #8050, #8055)"),
     Bug("5672", "RD", "a task cancelled in flight leaves no error record under durability='exit'",
         "same_decision", reported="PR #8634 (closed 2026-08-17): sync/async record CancelledError, exit does not"),
 )
@@ -110,8 +113,9 @@ OTHERS: tuple[Bug, ...] = (
         "and the second task replays the first's completed steps (never asks the model)", "exactly_once", ("file",),
         "1.14.2 to 1.14.7 dev; fix PR #6113 merged 2026-06-11", fw="crewai", pull=True, bad="1.14.6",
         since="1.14.2", cap=5),
-    Bug("5528", "PC", "fork resume with two tasks in progress: only the first task's agent is marked resuming, the "
-        "other restarts from scratch", "same_decision", ("file",), "review finding on PR #5528 (merged 2026-04-17)",
+    Bug("5528", "PC", "fork resume with two tasks in progress: an in-progress agent restarts from scratch (reported: "
+        "only the first task's agent is marked resuming)", "prefix_not_reentered", ("file",),
+        "review finding on PR #5528 (merged 2026-04-17)",
         fw="crewai", pull=True, bad="1.14.3", since="1.14.2", cap=5),
     Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
         "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",

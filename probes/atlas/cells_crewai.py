@@ -214,7 +214,11 @@ def _in_progress_fork(c: CellBase, config_cls: Any, roles: tuple[str, ...], lock
         if state is None or not hasattr(state, "checkpoint"):
             saved["error"] = "no runtime state to checkpoint on the event bus"
             return
-        saved["path"] = str(state.checkpoint(str(store)))
+        try:
+            saved["path"] = str(state.checkpoint(str(store)))
+        except Exception as exc:  # the release cannot write this crew's checkpoint: said, not hidden
+            saved["error"] = f"RuntimeState.checkpoint raised {err(exc)}"
+            return
         saved["fired"] = sorted(k for k, v in c.ledger.counts().items() if v and k.split(":")[0] in roles)
         c.log(Kind.PERSIST, value=saved["path"], fired=saved["fired"], arm=arm)
 
@@ -289,11 +293,12 @@ def _in_progress_fork(c: CellBase, config_cls: Any, roles: tuple[str, ...], lock
 @CELLS.cell("5528")
 def fork_resume_every_in_progress_agent(c: CellBase) -> Observed:
     """Two asynchronous tasks, of agents A and B, are in progress (each has used its tool once) when
-    the crew is checkpointed; a fork of that checkpoint is kicked off. A and B are in the same
-    situation, so the fork must treat them alike: the reported behaviour is that only the first
-    in-progress task's agent was marked resuming and the other restarted from scratch (its tool ran
-    again). A lone in-progress agent (one task) is forked the same way as the control: whether this
-    release resumes an in-progress agent at all."""
+    the crew is checkpointed; a fork of that checkpoint is kicked off. Every in-progress agent must
+    continue from its saved conversation: the reported behaviour is an agent restarting from scratch
+    (its tool runs again) on the fork resume -- reported as every agent but the first. Which agents
+    the fork marked resuming is recorded, so the text says whether it was only the first. A lone
+    in-progress agent (one task) is forked the same way as the control: whether this release resumes
+    an in-progress agent at all."""
     config_cls = _checkpointing()
     from crewai import Crew
 
@@ -308,7 +313,8 @@ def fork_resume_every_in_progress_agent(c: CellBase) -> Observed:
                  f"marked resuming {[r for r, v in pair['marked_resuming'].items() if v] or 'none'}; {words}"
                  + (f"; the forked crew raised {pair['error']}" if pair["error"] else "")
                  + f". Control, a lone in-progress agent: {lone['decisions']['L']}")
-    return Observed(behaviour, {"decisions": pair["decisions"]},
+    return Observed(behaviour, {"runs_after_recovery": {f"{r}:note": n for r, n in pair["tool_ran_again"].items()},
+                                "durable_prefix": pair["checkpoint_fired"]},
                     {"pair": pair, "lone": lone, "counts": c.ledger.counts()})
 
 
