@@ -76,8 +76,9 @@ class _Server:
 
         try:
             from agent_framework_ag_ui import add_agent_framework_fastapi_endpoint
-        except ImportError as exc:
-            raise NotApplicable(f"agent_framework_ag_ui has no add_agent_framework_fastapi_endpoint ({exc})") from None
+        except ImportError as exc:  # which import failed says whether the release or its resolved core lacks it
+            raise NotApplicable(f"agent_framework_ag_ui {_version('agent-framework-ag-ui')} does not import with "
+                                f"agent-framework-core {_version('agent-framework-core')}: {exc}") from None
         app = FastAPI()
         params = inspect.signature(add_agent_framework_fastapi_endpoint).parameters
         # newer releases refuse an endpoint that does not say how requests are authorised: this one
