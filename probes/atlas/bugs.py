@@ -134,12 +134,12 @@ OTHERS: tuple[Bug, ...] = (
         "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
         bad="1.0.0b260212", cap=6),
     # the AG-UI server's own releases (agent-framework-ag-ui). Canonical interrupt outcomes that a `resume`
-    # answers arrived in 1.0.0rc8 (PR #6925, 2026-07-07), but rc8 and rc9 import a private core function
-    # (agent_framework._tools._try_execute_function_calls) that the agent-framework-core pip resolves for
-    # them today (1.23.0) no longer has (measured: n/a, they do not import); 1.0.0 on import.
+    # answers arrived in 1.0.0rc8 (PR #6925, 2026-07-07), but rc8, rc9 and 1.0.0 import a private core
+    # function (agent_framework._tools._try_execute_function_calls) that the agent-framework-core pip
+    # resolves for them today (1.23.0) no longer has (measured: n/a, they do not import); 1.0.1 on import.
     Bug("7458", "CO", "AG-UI: an approval resume is consumed and the approved tool run before the run fails; the "
         "retried resume is refused, the approved call cannot be completed", "completes", ("memory",),
-        "filed against 1.0.1 (2026-07); closed", fw="agent-framework-ag-ui", bad="1.0.1", since="1.0.0", cap=6),
+        "filed against 1.0.1 (2026-07); closed", fw="agent-framework-ag-ui", bad="1.0.1", since="1.0.1", cap=6),
     Bug("8029", "LV", "route-mode team: acontinue_run drops the paused member run and restarts the leader; the "
         "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
         since="2.5.0", cap=8),
