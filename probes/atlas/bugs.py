@@ -120,10 +120,12 @@ OTHERS: tuple[Bug, ...] = (
     Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
         "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",
         pull=True, bad="0.12.20", since="0.12.0", cap=8),
-    # the companion server's own releases (llama-agents-server, run-llama/llama-agents)
+    # the companion server's own releases (llama-agents-server, run-llama/llama-agents); its store persists
+    # a run as ticks from 0.2.0 (PR #342), before which a handler's row carried its whole context
     Bug("564", "LV", "workflow server restart: a handler that crashed before persisting any state is run again from an "
         "empty StartEvent (and its result recorded) instead of being marked failed", "invalid_state_refused",
-        ("sqlite",), "fix PR #564 merged 2026-04-22", fw="llama-agents", pull=True, bad="0.4.6", cap=7),
+        ("sqlite",), "fix PR #564 merged 2026-04-22", fw="llama-agents", pull=True, bad="0.4.6", since="0.2.0",
+        cap=7),
     Bug("4244", "LV", "approval on a JSON-restored RunState is not honoured when Runner.run gets a context: the run "
         "interrupts again", "completes", ("memory",), "closed 2026-08-06", fw="openai-agents", bad="0.22.0",
         since="0.6.0", cap=6),

@@ -111,6 +111,12 @@ def victim_564(backend: str, location: str, workdir: str) -> dict[str, Any]:
     return {"not_killed": True, "writes": writes}
 
 
+def _version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("llama-agents-server")
+
+
 def _grace_s() -> float:
     """How old a running handler must be before a starting server resumes it (0 if the release has no
     such window): a handler younger than that may still belong to a live server."""
@@ -156,6 +162,9 @@ def zombie_handler_rerun_from_empty_start(c: CellBase) -> Observed:
     from probes.core.nemesis import run_child
 
     api = _api()
+    if not hasattr(api["Store"], "append_tick"):  # before 0.2.0 a handler's row carried its whole context
+        raise NotApplicable(f"llama-agents-server {_version()}: its store persists no ticks (SqliteWorkflowStore has "
+                            f"no append_tick), so a running handler with nothing to replay is not a state it leaves")
     location = str(c.workdir / "workflows.sqlite")
     killed = run_child("probes.atlas.cells_llama_agents:victim_564",
                        {"backend": c.backend, "location": location, "workdir": str(c.workdir)},
