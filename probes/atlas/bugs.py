@@ -116,7 +116,7 @@ OTHERS: tuple[Bug, ...] = (
     Bug("5528", "PC", "fork resume with two tasks in progress: an in-progress agent restarts from scratch (reported: "
         "only the first task's agent is marked resuming)", "prefix_not_reentered", ("file",),
         "review finding on PR #5528 (merged 2026-04-17)",
-        fw="crewai", pull=True, bad="1.14.3", since="1.14.2", cap=5),
+        fw="crewai", pull=True, bad="1.14.3", since="1.14.2", cap=6),
     Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
         "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",
         pull=True, bad="0.12.20", since="0.12.0", cap=8),
