@@ -57,6 +57,10 @@ def test_boundaries_left_open_by_the_cap_are_intervals() -> None:
     assert table.boundary("pydantic-graph", statuses, "1.0.17") == "1.0.15 < … ≤ 1.0.17"  # 1.0.16 not run
     assert table.boundary("pydantic-graph", statuses, "0.2.0", oldest="0.1.0") == "≤ 0.2.0"
     assert table.boundary("pydantic-graph", [("1.0.16", "present"), ("1.0.17", "absent")], "1.0.17") == "1.0.17"
+    # a row's pre-releases are neighbours in its own list, not in the distribution's list of final releases
+    window = [("1.14.7rc1", "present"), ("1.14.7rc2", "absent")]
+    assert table.boundary("crewai", window, "1.14.7rc2") == "1.14.7rc1 < … ≤ 1.14.7rc2"
+    assert table.boundary("crewai", window, "1.14.7rc2", listed=by_key("crewai-6113").releases()) == "1.14.7rc2"
 
 
 def test_every_row_has_a_cell_in_its_frameworks_module_and_a_release_list() -> None:
@@ -68,7 +72,8 @@ def test_every_row_has_a_cell_in_its_frameworks_module_and_a_release_list() -> N
         assert bug.check in decide.CHECKS
         assert releases.releases(bug.framework.dist)  # the sweep has a list to bisect
         if bug.fw != LANGGRAPH and bug.bad is not None:
-            assert bug.bad in releases.releases(bug.framework.dist)
+            assert bug.bad in bug.releases()
+        assert all(releases.key(r) for r in bug.pre)  # pre-releases are release numbers
     assert {b.fw for b in ALL} <= set(FRAMEWORKS)
 
 

@@ -17,7 +17,8 @@ The other frameworks' rows are swept (``sweep.py``) over their distribution's re
 list from ``since`` (the oldest release the cell can express; default the oldest in
 the list) to the newest: the release the report names as bad (``bad``), the pin and
 the newest are run, then the boundaries are bisected, at most ``cap`` releases in all.
-``bad`` and ``since`` only choose where to look; what each release does is measured.
+``pre`` adds pre-releases to a row's list (a behaviour that lived only in a development window).
+``bad``, ``since`` and ``pre`` only choose where to look; what each release does is measured.
 """
 
 from __future__ import annotations
@@ -44,10 +45,20 @@ class Bug:
     bad: str | None = None       # a release the report names as having the behaviour (where the sweep looks first)
     since: str | None = None     # the oldest release the cell can express (the sweep's lower end)
     cap: int = 6                 # at most this many releases run by the bisecting sweep
+    # pre-releases swept besides the framework's list: a report whose behaviour lived in a development
+    # window that no final release had (release numbers from `pip index versions <dist> --pre`)
+    pre: tuple[str, ...] = ()
 
     @property
     def framework(self) -> Framework:
         return framework(self.fw)
+
+    def releases(self) -> list[str]:
+        """The releases this row's sweep chooses among, oldest first: its distribution's list
+        (``releases.json``) and the row's ``pre``-releases."""
+        from probes.atlas import releases
+
+        return sorted({*releases.releases(self.framework.dist), *self.pre}, key=releases.key)
 
     @property
     def key(self) -> str:
@@ -109,10 +120,12 @@ OTHERS: tuple[Bug, ...] = (
         fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
     Bug("4501", "LV", "@persist cyclic flow kicked off with inputs={'id': ...} ends after one cycle", "completes",
         ("sqlite",), "fix PR #4501 merged 2026-02-16", fw="crewai", pull=True, bad="1.9.3", since="1.0.0", cap=7),
+    # the report places the behaviour in 1.14.7's development (PR #5896 made the executor register in the
+    # checkpointed state; the fix merged the day 1.14.7 was released): its alphas and candidates are swept too
     Bug("6113", "PC", "checkpointing on, one agent, two tasks: the reused executor takes a live snapshot for a resume "
         "and the second task replays the first's completed steps (never asks the model)", "exactly_once", ("file",),
-        "1.14.2 to 1.14.7 dev; fix PR #6113 merged 2026-06-11", fw="crewai", pull=True, bad="1.14.6",
-        since="1.14.2", cap=5),
+        "1.14.2 to 1.14.7 dev; fix PR #6113 merged 2026-06-11", fw="crewai", pull=True, bad="1.14.7rc1",
+        since="1.14.2", cap=7, pre=("1.14.7a1", "1.14.7a2", "1.14.7a3", "1.14.7a4", "1.14.7rc1", "1.14.7rc2")),
     Bug("5528", "PC", "fork resume with two tasks in progress: an in-progress agent restarts from scratch (reported: "
         "only the first task's agent is marked resuming)", "prefix_not_reentered", ("file",),
         "review finding on PR #5528 (merged 2026-04-17)",

@@ -175,7 +175,7 @@ def _sweep_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return obs["status"]
 
     try:
-        cands = sweep.candidates(releases.releases(fw.dist), bug.since, releases.key)
+        cands = sweep.candidates(bug.releases(), bug.since, releases.key)
         order = sweep.choose(cands, measure, mode, bug.cap, bad=bug.bad, pin=fw.pin)
     except (HarnessError, KeyError) as exc:
         return ProbeResult(observations={"bug": bug.key, "runs": runs}, metrics=metrics, harness_errors=[str(exc)])
