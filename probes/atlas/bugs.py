@@ -125,7 +125,7 @@ OTHERS: tuple[Bug, ...] = (
     Bug("6113", "PC", "checkpointing on, one agent, two tasks: the reused executor takes a live snapshot for a resume "
         "and the second task replays the first's completed steps (never asks the model)", "exactly_once", ("file",),
         "1.14.2 to 1.14.7 dev; fix PR #6113 merged 2026-06-11", fw="crewai", pull=True, bad="1.14.7rc1",
-        since="1.14.2", cap=7, pre=("1.14.7a1", "1.14.7a2", "1.14.7a3", "1.14.7a4", "1.14.7rc1", "1.14.7rc2")),
+        since="1.14.2", cap=9, pre=("1.14.7a1", "1.14.7a2", "1.14.7a3", "1.14.7a4", "1.14.7rc1", "1.14.7rc2")),
     Bug("5528", "PC", "fork resume with two tasks in progress: an in-progress agent restarts from scratch (reported: "
         "only the first task's agent is marked resuming)", "prefix_not_reentered", ("file",),
         "review finding on PR #5528 (merged 2026-04-17)",
