@@ -170,9 +170,6 @@ def live_snapshot_replayed_as_resume(c: CellBase) -> Observed:
                     {"outputs": outputs, "error": error, "counts": counts})
 
 
-_TOOL: dict[str, type] = {}
-
-
 def _note_tool(c: CellBase, lock: threading.Lock) -> type:
     """The cell's tool class, made a module attribute: CrewAI restores a tool by its module path and
     class name, as it would a user's module-level tool. Each use fires ``<agent>:note``."""
@@ -188,12 +185,12 @@ def _note_tool(c: CellBase, lock: threading.Lock) -> type:
             return f"noted-{who}"
 
     AtlasNote.__qualname__ = "AtlasNote"
-    globals()["AtlasNote"] = AtlasNote
-    _TOOL["cls"] = AtlasNote
+    globals()["AtlasNote"] = AtlasNote  # this cell run's class: a restore finds it by name
     return AtlasNote
 
 
-def _in_progress_fork(c: CellBase, config_cls: Any, roles: tuple[str, ...], lock: threading.Lock) -> dict[str, Any]:
+def _in_progress_fork(c: CellBase, config_cls: Any, roles: tuple[str, ...], lock: threading.Lock,
+                      tool: type) -> dict[str, Any]:
     """A crew whose agents ``roles`` each use their tool once and then wait, about to answer, at a
     barrier where the crew's runtime state is checkpointed (the framework's own
     ``RuntimeState.checkpoint``, nothing running meanwhile); their model calls then fail like a
@@ -204,7 +201,6 @@ def _in_progress_fork(c: CellBase, config_cls: Any, roles: tuple[str, ...], lock
     from crewai.events.event_bus import crewai_event_bus
 
     arm = "+".join(roles)
-    tool = _TOOL.get("cls") or _note_tool(c, lock)
     store = c.workdir / f"checkpoints-{arm}"
     saved: dict[str, Any] = {}
     phase = {"crash": True}
@@ -305,9 +301,9 @@ def fork_resume_every_in_progress_agent(c: CellBase) -> Observed:
     if not hasattr(Crew, "fork"):
         raise NotApplicable("Crew has no fork() in this release")
     lock = threading.Lock()
-    _note_tool(c, lock)
-    pair = _in_progress_fork(c, config_cls, ("A", "B"), lock)
-    lone = _in_progress_fork(c, config_cls, ("L",), lock)
+    tool = _note_tool(c, lock)
+    pair = _in_progress_fork(c, config_cls, ("A", "B"), lock, tool)
+    lone = _in_progress_fork(c, config_cls, ("L",), lock, tool)
     words = "; ".join(f"{r} {d}" for r, d in pair["decisions"].items())
     behaviour = (f"fork of a checkpoint with A and B in progress (after {', '.join(pair['checkpoint_fired'])}): "
                  f"marked resuming {[r for r, v in pair['marked_resuming'].items() if v] or 'none'}; {words}"
