@@ -2,7 +2,10 @@
 
 The end-to-end tests run the quick profile (``sweep=pin``) of two new cells whose pin the main
 environment holds (pydantic-graph #1684, CrewAI #4501), and one cell on an older release in its
-cached side environment (pydantic-graph 1.0.15, about 40 s to create the first time).
+cached side environment (pydantic-graph 1.0.15, about 40 s to create the first time). Each further
+cell runs once on one release, asserting what it observed and the status it gets, so an inverted
+oracle fails its test: CrewAI #6113 and #5528 on the pin, AG-UI #7458 on 1.0.1, llama-agents #564 on
+0.4.6 (side environments of 20-60 s the first time), LangGraph #8234 on the pin's side environment.
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ def test_boundaries_left_open_by_the_cap_are_intervals() -> None:
     assert table.boundary("pydantic-graph", statuses, "1.0.17") == "1.0.15 < … ≤ 1.0.17"  # 1.0.16 not run
     assert table.boundary("pydantic-graph", statuses, "0.2.0", oldest="0.1.0") == "≤ 0.2.0"
     assert table.boundary("pydantic-graph", [("1.0.16", "present"), ("1.0.17", "absent")], "1.0.17") == "1.0.17"
+    # a row's pre-releases are neighbours in its own list, not in the distribution's list of final releases
+    window = [("1.14.7rc1", "present"), ("1.14.7rc2", "absent")]
+    assert table.boundary("crewai", window, "1.14.7rc2") == "1.14.7rc1 < … ≤ 1.14.7rc2"
+    assert table.boundary("crewai", window, "1.14.7rc2", listed=by_key("crewai-6113").releases()) == "1.14.7rc2"
 
 
 def test_every_row_has_a_cell_in_its_frameworks_module_and_a_release_list() -> None:
@@ -65,7 +72,8 @@ def test_every_row_has_a_cell_in_its_frameworks_module_and_a_release_list() -> N
         assert bug.check in decide.CHECKS
         assert releases.releases(bug.framework.dist)  # the sweep has a list to bisect
         if bug.fw != LANGGRAPH and bug.bad is not None:
-            assert bug.bad in releases.releases(bug.framework.dist)
+            assert bug.bad in bug.releases()
+        assert all(releases.key(r) for r in bug.pre)  # pre-releases are release numbers
     assert {b.fw for b in ALL} <= set(FRAMEWORKS)
 
 
@@ -196,3 +204,54 @@ def test_pydantic_ai_1_11_0_runs_the_unapproved_call_its_history_ends_in(tmp_pat
     assert cell["check"]["decisions"] == {"fresh run": "did not run it",
                                           "history ending in the unapproved call": "ran the gated tool"}
     assert decide.status(decide.verdict(bug, "1.11.0", "memory", cell)) == decide.PRESENT
+
+
+def test_crewai_pin_second_task_asks_the_model_with_checkpointing_on(tmp_path: Path) -> None:
+    bug = by_key("crewai-6113")
+    cell = _cell(bug.key, "1.15.2", "file", tmp_path)  # the pin: the main environment
+    assert cell["versions"]["crewai"] == "1.15.2"
+    # the second task ran fresh: it asked the model once and produced its own answer
+    assert cell["check"]["effect_counts"] == {"answer:task1": 1, "answer:task2": 1}
+    assert cell["observations"]["outputs"] == {"task1": "done task1", "task2": "done task2"}
+    assert decide.status(decide.verdict(bug, "1.15.2", "file", cell)) == decide.ABSENT
+
+
+def test_crewai_pin_fork_restarts_both_in_progress_agents(tmp_path: Path) -> None:
+    bug = by_key("crewai-5528")
+    cell = _cell(bug.key, "1.15.2", "file", tmp_path)
+    pair, lone = cell["observations"]["pair"], cell["observations"]["lone"]
+    assert pair["checkpoint_fired"] == ["A:note", "B:note"]  # both tools had run when the checkpoint was taken
+    # the fork marks neither agent resuming and both run their tool again (the lone control restarts too)
+    assert pair["marked_resuming"] == {"A": False, "B": False}
+    assert cell["check"]["runs_after_recovery"] == {"A:note": 1, "B:note": 1}
+    assert lone["tool_ran_again"] == {"L": 1}
+    assert decide.status(decide.verdict(bug, "1.15.2", "file", cell)) == decide.PRESENT
+
+
+def test_ag_ui_1_0_1_refuses_the_retried_approval_after_the_tool_ran(tmp_path: Path) -> None:
+    bug = by_key("agent-framework-ag-ui-7458")
+    cell = _cell(bug.key, "1.0.1", "memory", tmp_path)  # its side environment (about a minute the first time)
+    assert cell["versions"]["agent-framework-ag-ui"] == "1.0.1"
+    assert cell["observations"]["ran_before_retry"] == 1  # the approved tool ran before the provider failed
+    assert cell["observations"]["retry_ending"].startswith("RUN_ERROR APPROVAL_RESUME_NOT_FOUND")
+    assert cell["effects"] == {"deploy_change": 1}
+    assert decide.status(decide.verdict(bug, "1.0.1", "memory", cell)) == decide.PRESENT
+
+
+def test_llama_agents_0_4_6_reruns_a_zombie_handler_from_an_empty_start_event(tmp_path: Path) -> None:
+    bug = by_key("llama-agents-564")
+    cell = _cell(bug.key, "0.4.6", "sqlite", tmp_path)  # a real SIGKILL of the server at the store's first tick
+    assert cell["versions"]["llama-agents-server"] == "0.4.6"
+    assert cell["observations"]["reran"] == {"charge:None": 1}  # a charge for an order nobody sent
+    assert [b["handlers"][0]["status"] for b in cell["observations"]["boots"].values()] == ["completed", "completed"]
+    assert decide.status(decide.verdict(bug, "0.4.6", "sqlite", cell)) == decide.PRESENT
+
+
+def test_langgraph_pin_recovers_a_half_written_sync_superstep_like_an_uninterrupted_run(tmp_path: Path) -> None:
+    bug = by_key("8234")
+    cell = _cell(bug.key, "1.2.9", "sqlite", tmp_path)
+    arms = cell["observations"]["arms"]
+    assert len(arms) == 3 and all(o == arms["uninterrupted"] for o in arms.values())
+    assert arms["uninterrupted"]["effects"] == {"s0": 1, "a": 1, "b": 1, "join": 1}
+    assert cell["observations"]["failed_write"]["raised"].startswith("OSError")  # a failed write is loud
+    assert decide.status(decide.verdict(bug, "1.2.9", "sqlite", cell)) == decide.ABSENT

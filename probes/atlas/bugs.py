@@ -17,7 +17,8 @@ The other frameworks' rows are swept (``sweep.py``) over their distribution's re
 list from ``since`` (the oldest release the cell can express; default the oldest in
 the list) to the newest: the release the report names as bad (``bad``), the pin and
 the newest are run, then the boundaries are bisected, at most ``cap`` releases in all.
-``bad`` and ``since`` only choose where to look; what each release does is measured.
+``pre`` adds pre-releases to a row's list (a behaviour that lived only in a development window).
+``bad``, ``since`` and ``pre`` only choose where to look; what each release does is measured.
 """
 
 from __future__ import annotations
@@ -44,10 +45,20 @@ class Bug:
     bad: str | None = None       # a release the report names as having the behaviour (where the sweep looks first)
     since: str | None = None     # the oldest release the cell can express (the sweep's lower end)
     cap: int = 6                 # at most this many releases run by the bisecting sweep
+    # pre-releases swept besides the framework's list: a report whose behaviour lived in a development
+    # window that no final release had (release numbers from `pip index versions <dist> --pre`)
+    pre: tuple[str, ...] = ()
 
     @property
     def framework(self) -> Framework:
         return framework(self.fw)
+
+    def releases(self) -> list[str]:
+        """The releases this row's sweep chooses among, oldest first: its distribution's list
+        (``releases.json``) and the row's ``pre``-releases."""
+        from probes.atlas import releases
+
+        return sorted({*releases.releases(self.framework.dist), *self.pre}, key=releases.key)
 
     @property
     def key(self) -> str:
@@ -95,6 +106,9 @@ BUGS: tuple[Bug, ...] = (
     # --- shared/BUGS.md: three more LangGraph reports (run on the same `versions`) ---
     Bug("6050", "PC", "@task completed before an interrupt() inside a subgraph runs again on resume", "exactly_once",
         reported="fix PR #6161 merged 2025-09-17, reverted by PR #6227 2025-09-30"),
+    Bug("8234", "RD", "durability='sync': a crash between a superstep's task writes and its checkpoint restores a state "
+        "or effects unlike an uninterrupted run", "same_decision", ("sqlite", "postgres"),
+        reported="open (2026-06-30), after the #8039 fixes (PRs #8050, #8055)"),
     Bug("5672", "RD", "a task cancelled in flight leaves no error record under durability='exit'",
         "same_decision", reported="PR #8634 (closed 2026-08-17): sync/async record CancelledError, exit does not"),
 )
@@ -106,9 +120,25 @@ OTHERS: tuple[Bug, ...] = (
         fw="pydantic-graph", bad="0.2.0", since="0.1.0", cap=12),
     Bug("4501", "LV", "@persist cyclic flow kicked off with inputs={'id': ...} ends after one cycle", "completes",
         ("sqlite",), "fix PR #4501 merged 2026-02-16", fw="crewai", pull=True, bad="1.9.3", since="1.0.0", cap=7),
+    # the report places the behaviour in 1.14.7's development (PR #5896 made the executor register in the
+    # checkpointed state; the fix merged the day 1.14.7 was released): its alphas and candidates are swept too
+    Bug("6113", "PC", "checkpointing on, one agent, two tasks: the reused executor takes a live snapshot for a resume "
+        "and the second task replays the first's completed steps (never asks the model)", "exactly_once", ("file",),
+        "1.14.2 to 1.14.7 dev; fix PR #6113 merged 2026-06-11", fw="crewai", pull=True, bad="1.14.7rc1",
+        since="1.14.2", cap=9, pre=("1.14.7a1", "1.14.7a2", "1.14.7a3", "1.14.7a4", "1.14.7rc1", "1.14.7rc2")),
+    Bug("5528", "PC", "fork resume with two tasks in progress: an in-progress agent restarts from scratch (reported: "
+        "only the first task's agent is marked resuming)", "prefix_not_reentered", ("file",),
+        "review finding on PR #5528 (merged 2026-04-17)",
+        fw="crewai", pull=True, bad="1.14.3", since="1.14.2", cap=6),
     Bug("18023", "PC", "InputRequiredEvent stays in progress in the saved context: restoring relaunches the asking "
         "step", "exactly_once", ("memory",), "issue #18019; fix PR #18023 merged 2025-03-05", fw="llamaindex",
         pull=True, bad="0.12.20", since="0.12.0", cap=8),
+    # the companion server's own releases (llama-agents-server, run-llama/llama-agents); its store persists
+    # a run as ticks from 0.2.0 (PR #342), before which a handler's row carried its whole context
+    Bug("564", "LV", "workflow server restart: a handler that crashed before persisting any state is run again from an "
+        "empty StartEvent (and its result recorded) instead of being marked failed", "invalid_state_refused",
+        ("sqlite",), "fix PR #564 merged 2026-04-22", fw="llama-agents", pull=True, bad="0.4.6", since="0.2.0",
+        cap=7),
     Bug("4244", "LV", "approval on a JSON-restored RunState is not honoured when Runner.run gets a context: the run "
         "interrupts again", "completes", ("memory",), "closed 2026-08-06", fw="openai-agents", bad="0.22.0",
         since="0.6.0", cap=6),
@@ -118,6 +148,13 @@ OTHERS: tuple[Bug, ...] = (
     Bug("3938", "EO", "an executor failing mid-superstep leaves no checkpoint for it: resuming replays its "
         "completed effects", "at_most_once", ("file",), "open (2026-02-14)", fw="agent-framework",
         bad="1.0.0b260212", cap=6),
+    # the AG-UI server's own releases (agent-framework-ag-ui). Canonical interrupt outcomes that a `resume`
+    # answers arrived in 1.0.0rc8 (PR #6925, 2026-07-07), but rc8, rc9 and 1.0.0 import a private core
+    # function (agent_framework._tools._try_execute_function_calls) that the agent-framework-core pip
+    # resolves for them today (1.23.0) no longer has (measured: n/a, they do not import); 1.0.1 on import.
+    Bug("7458", "CO", "AG-UI: an approval resume is consumed and the approved tool run before the run fails; the "
+        "retried resume is refused, the approved call cannot be completed", "completes", ("memory",),
+        "filed against 1.0.1 (2026-07); closed", fw="agent-framework-ag-ui", bad="1.0.1", since="1.0.1", cap=6),
     Bug("8029", "LV", "route-mode team: acontinue_run drops the paused member run and restarts the leader; the "
         "confirmed tool never runs", "completes", ("sqlite",), "v2.6.8; open (2026-05-21)", fw="agno", bad="2.6.8",
         since="2.5.0", cap=8),

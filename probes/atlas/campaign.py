@@ -19,8 +19,12 @@ pydantic-graph and several minutes to twenty for CrewAI (once; cached afterwards
 seconds: pydantic-graph #1684's bisection (10 releases) took 6.5 min cold. Measured cold
 on the same machine (December 2026): an agent-framework-core environment 1-2 min (its
 cells 3-5 s), an agno one 2-3 min (cells 6-16 s; #8029's eight releases took 17 min), a
-google-adk one 2.5-8 min (cells 25-35 s). The full sweep is ``-p sweep=every`` (every
-release from the row's ``since`` on: hours).
+google-adk one 2.5-8 min (cells 25-35 s). Measured the same way (December 2026, warm
+environments): CrewAI #6113 3 releases 21 s, #5528 5 releases 46 s (a crewai environment
+costs 1.5-3 min cold); AG-UI #7458 5 releases 8 s (an agent-framework-ag-ui environment
+20-60 s cold); llama-agents #564 6 releases 91 s (releases from 0.6 wait out their 30 s resume
+window; an environment 10-20 s cold); LangGraph #8234 5-8 s a cell, 16 cells. The full sweep
+is ``-p sweep=every`` (every release from the row's ``since`` on: hours).
 
 Either way the store is made here (a fresh SQLite file, or a fresh database on the
 embedded PostgreSQL server the harness starts; a framework's own file or in-memory
@@ -171,7 +175,7 @@ def _sweep_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return obs["status"]
 
     try:
-        cands = sweep.candidates(releases.releases(fw.dist), bug.since, releases.key)
+        cands = sweep.candidates(bug.releases(), bug.since, releases.key)
         order = sweep.choose(cands, measure, mode, bug.cap, bad=bug.bad, pin=fw.pin)
     except (HarnessError, KeyError) as exc:
         return ProbeResult(observations={"bug": bug.key, "runs": runs}, metrics=metrics, harness_errors=[str(exc)])

@@ -650,6 +650,168 @@ def sync_write_order(c: Cell) -> Observed:
                                 "expected": [k for k in counts if k.startswith("s2@")]}, results)
 
 
+FANOUT = ("a", "b")  # the parallel tasks of #8234's superstep
+
+
+def _fanout(c: Cell, saver: Any, a_durable: threading.Event) -> Any:
+    """START -> s0 -> (a, b in one superstep) -> join -> END, every node firing its effect. ``b``
+    waits (up to 20 s, recorded) until ``a_durable`` is set -- by the saver once a's writes are
+    durable -- so the superstep can be caught with a done and durable and b still in flight."""
+    from langgraph.graph import END, START
+
+    g = _state_graph({"log": Annotated_list()})
+
+    def node(name: str) -> Callable[[dict], dict]:
+        def run(state: dict) -> dict:
+            c.log(Kind.STEP_BEGIN, name)
+            if name == "b" and not a_durable.wait(timeout=20):
+                c.log(Kind.STEP_BEGIN, name, waited_out=True)
+            c.fire(name, name)
+            return {"log": [name]}
+        return run
+
+    for name in ("s0", *FANOUT, "join"):
+        g.add_node(name, node(name))
+    g.add_edge(START, "s0")
+    for name in FANOUT:
+        g.add_edge("s0", name)
+    g.add_edge(list(FANOUT), "join")
+    g.add_edge("join", END)
+    return g.compile(checkpointer=saver)
+
+
+def _fanout_writes(detail: Any) -> bool:
+    return any(v in FANOUT or (isinstance(v, list) and set(v) & set(FANOUT)) for v in detail.get("values", []))
+
+
+def victim_8234(backend: str, location: str, workdir: str, kill_after: int, mode: str) -> dict[str, Any]:
+    """Child (``mode='run'``): the fan-out graph under durability='sync', parked (to be SIGKILLed)
+    right after the ``kill_after``-th durable write of the (a, b) superstep's tasks -- 1: one task's
+    writes durable, the other's not; 2: both durable, the superstep's checkpoint not yet written.
+    ``mode='recover'``: a process other than the killed one recovers the thread with invoke(None)."""
+    from probes.core.nemesis import park
+
+    c = _child_cell({"backend": backend, "location": location, "workdir": workdir}, mode)
+    ops: list[str] = []  # the order the durable writes landed in (observations only)
+    seen = {"fanout": 0}
+    a_durable = threading.Event()
+    if mode != "run":
+        a_durable.set()  # recovery: nothing to catch, b need not wait
+
+    def on_op(op: str, detail: Any) -> None:
+        ops.append(f"put(step {detail.get('step')})" if op == "put" else f"put_writes({detail['values']})")
+        c.log(Kind.PERSIST, value=op, **detail)
+        if op == "put_writes" and _fanout_writes(detail):
+            seen["fanout"] += 1
+            if mode == "run" and seen["fanout"] == kill_after:
+                park("kill")
+            if ["a"] in detail.get("values", []):
+                a_durable.set()
+
+    with c.saver() as stock:
+        app = _fanout(c, _delegate(stock, on_op), a_durable)
+        if mode == "run":
+            c.log(Kind.START)
+            app.invoke({"log": []}, cfg("t"), durability="sync")
+        else:
+            c.log(Kind.RECOVER, value="invoke(None)")
+            app.invoke(None, cfg("t"), durability="sync")
+        final = app.get_state(cfg("t")).values.get("log")
+    oracle.current().cross_check()
+    return {"ops": ops, "final_log": final}
+
+
+@cell("8234")
+def sync_superstep_not_atomic(c: Cell) -> Observed:
+    """Under durability='sync' a superstep's task writes and its checkpoint are separate writes.
+    The fan-out graph runs once uninterrupted (the reference), then is SIGKILLed once with a's
+    writes durable and b still in flight (b waits for a's write; it has fired nothing: the
+    superstep half-written) and once with both tasks' writes durable and the superstep's
+    checkpoint not yet written, each recovered with invoke(None) by another process. Every arm
+    must end in the reference's state with the reference's effect counts: a task whose writes were
+    durable is not run again, the state holds every task's write once. (A task killed after its
+    effect and before its write runs again by design -- at-least-once -- so no arm kills there.) A
+    fourth arm makes a's put_writes fail once (a storage error, no crash) and records whether the
+    run says so."""
+    from probes.core.errors import HarnessError
+    from probes.core.nemesis import run_child
+
+    def outcome(log: Any, counts: dict[str, int]) -> dict[str, Any]:
+        return {"log": sorted(log or []), "effects": {k: counts.get(k, 0) for k in ("s0", *FANOUT, "join")}}
+
+    arms: dict[str, Any] = {}
+    ref_dir = c.workdir / "uninterrupted"
+    ref_dir.mkdir()
+    ref = _child_cell({"backend": c.backend, "location": c.location if c.backend == "postgres"
+                       else str(ref_dir / "cp.sqlite"), "workdir": str(ref_dir)}, "reference")
+    with ref.saver() as saver:
+        thread = cfg("t-reference")
+        done = threading.Event()
+        done.set()  # nothing to catch here: b need not wait
+        app = _fanout(ref, saver, done)
+        app.invoke({"log": []}, thread, durability="sync")
+        arms["uninterrupted"] = outcome(app.get_state(thread).values.get("log"), oracle.Ledger(ref_dir / "ledger.sqlite").counts())
+    oracle.install(c.workdir / "ledger.sqlite", c.incarnation)  # back to this cell's own ledger
+    where = {1: "a's writes durable, b in flight", 2: "a's and b's writes durable, no checkpoint"}
+    writes: dict[str, Any] = {}
+    for kill_after, label in where.items():
+        sub = c.workdir / f"kill-{kill_after}"
+        sub.mkdir()
+        args = {"backend": c.backend, "location": c.location if c.backend == "postgres" else str(sub / "cp.sqlite"),
+                "workdir": str(sub), "kill_after": kill_after}
+        killed = run_child("probes.atlas.cells:victim_8234", {**args, "mode": "run"}, park_at="kill", timeout=120)
+        if killed.status != "killed":
+            raise HarnessError(f"8234 kill after {kill_after}: the victim was not killed at the barrier "
+                               f"({killed.status}): {killed.stderr_tail[-400:]}")
+        HistoryLog(sub / "history.sqlite").append(Kind.CRASH, "harness", detail={"how": "SIGKILL", "where": label})
+        rec = victim_8234(**{**args, "mode": "recover"})
+        arms[f"SIGKILL: {label}"] = outcome(rec["final_log"], oracle.Ledger(sub / "ledger.sqlite").counts())
+        writes[label] = [e.value if e.value != "put" else f"put(step {e.step})"
+                         for e in HistoryLog(sub / "history.sqlite").read().of(Kind.PERSIST) if e.incarnation == "run"]
+        if c.backend == "postgres":
+            with c.saver() as saver:
+                saver.delete_thread("t")
+    oracle.install(c.workdir / "ledger.sqlite", c.incarnation)
+    failing = {"left": 1}
+    settled = threading.Event()  # a's write failed (b need not wait for it)
+
+    def on_op(op: str, detail: Any) -> None:
+        c.log(Kind.PERSIST, value=op, **detail)
+
+    with c.saver() as stock:
+        inner_put_writes = stock.put_writes
+
+        def put_writes(config, writes_, task_id, task_path=""):  # noqa: ANN001
+            if failing["left"] and any(v == ["a"] for _ch, v in writes_):
+                failing["left"] -= 1
+                settled.set()
+                raise OSError("storage error while writing task a's writes")
+            return inner_put_writes(config, writes_, task_id, task_path)
+
+        stock.put_writes = put_writes  # type: ignore[method-assign]
+        thread = cfg("t-failing-write")
+        app = _fanout(c, _delegate(stock, on_op), settled)
+        c.log(Kind.START, mode="task a's put_writes fails once")
+        try:
+            app.invoke({"log": []}, thread, durability="sync")
+            loud = None
+        except Exception as exc:  # the failure surfaced: an observation
+            loud = err(exc)
+        state = app.get_state(thread)
+        failed_write = {"raised": loud, "write_failed": failing["left"] == 0,
+                        "log_after": sorted(state.values.get("log") or []), "next": list(state.next)}
+    reference = arms["uninterrupted"]
+    off = [a for a, o in arms.items() if o != reference]
+    behaviour = ("; ".join(f"{a}: log {o['log']}, effects {o['effects']}" for a, o in arms.items())
+                 + (f" -- differs from the uninterrupted run: {', '.join(off)}" if off else
+                    " -- every recovery matched the uninterrupted run")
+                 + f"; a failing put_writes of task a " + ("was not triggered" if not failed_write["write_failed"] else
+                                                          f"raised {loud}" if loud else
+                                                          f"was silent: the run went on to log {failed_write['log_after']}"))
+    return Observed(behaviour, {"decisions": arms}, {"arms": arms, "writes_before_kill": writes,
+                                                      "failed_write": failed_write})
+
+
 def victim_8764(backend: str, location: str, workdir: str, durability: str) -> dict[str, Any]:
     """Child: kill at the first node's start; in 'async', the first put is held until then."""
     from probes.core.nemesis import park

@@ -65,6 +65,16 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     # 1.x imports opentelemetry._events, which opentelemetry-api 1.45 removed (1.42 still has it).
     Framework("pydantic-ai", "pydantic-ai", "pydantic/pydantic-ai", "pydantic-ai-slim", "probes.atlas.cells_pydantic_ai",
               ("opentelemetry-api<1.43",), "2.68.0", pin_env="probes.pydantic_ai.campaign:ENV"),
+    # Agent Framework's AG-UI server (its own distribution and release numbers, betas and candidates
+    # before 1.0.0 like the core's): the approval registry it keeps between a run and its resume lives
+    # here, not in agent-framework-core, so its bugs are swept over this package's releases. pip
+    # resolves the newest agent-framework-core each release allows; mcp<2 as for the core's betas.
+    Framework("agent-framework-ag-ui", "Microsoft Agent Framework AG-UI server", "microsoft/agent-framework",
+              "agent-framework-ag-ui", "probes.atlas.cells_ag_ui", ("mcp<2",), pre=True),
+    # LlamaIndex's workflow server (run-llama/llama-agents): resumes persisted handlers when it starts.
+    # It has its own releases; pip resolves the newest llama-index-workflows each allows.
+    Framework("llama-agents", "LlamaIndex workflow server (llama-agents)", "run-llama/llama-agents",
+              "llama-agents-server", "probes.atlas.cells_llama_agents"),
 )}
 
 

@@ -111,12 +111,13 @@ def first_bad(statuses: list[tuple[str, str]]) -> str | None:
     return first
 
 
-def _neighbours(dist: str, older: str, newer: str) -> bool:
-    """``older`` and ``newer`` are adjacent in ``dist``'s release list (unknown list: not known to be)."""
+def _neighbours(dist: str, older: str, newer: str, listed: list[str] | None = None) -> bool:
+    """``older`` and ``newer`` are adjacent in ``listed`` (default ``dist``'s release list; unknown list:
+    not known to be)."""
     from probes.atlas import releases
 
     try:
-        listed = releases.releases(dist)
+        listed = listed if listed is not None else releases.releases(dist)
     except KeyError:
         return False
     if older not in listed or newer not in listed:
@@ -124,7 +125,8 @@ def _neighbours(dist: str, older: str, newer: str) -> bool:
     return listed.index(newer) - listed.index(older) == 1
 
 
-def boundary(dist: str, statuses: list[tuple[str, str]], at: str | None, oldest: str | None = None) -> str:
+def boundary(dist: str, statuses: list[tuple[str, str]], at: str | None, oldest: str | None = None,
+             listed: list[str] | None = None) -> str:
     """``at`` as shown: the release, or ``A < … ≤ B`` (the measured release before it, exclusive) when
     the releases between them were not run; ``≤ B`` when ``at`` is the oldest measured release but
     not the oldest the sweep could run (``oldest``)."""
@@ -134,7 +136,7 @@ def boundary(dist: str, statuses: list[tuple[str, str]], at: str | None, oldest:
     i = names.index(at)
     if i == 0:
         return at if oldest is None or oldest == at else f"≤ {at}"
-    if _neighbours(dist, names[i - 1], at):
+    if _neighbours(dist, names[i - 1], at, listed):
         return at
     return f"{names[i - 1]} < … ≤ {at}"
 
@@ -146,10 +148,20 @@ def _oldest_candidate(bug: Bug) -> str | None:
     if bug.fw == LANGGRAPH:
         return None
     try:
-        found = sweep.candidates(releases.releases(bug.framework.dist), bug.since, releases.key)
+        found = sweep.candidates(bug.releases(), bug.since, releases.key)
     except KeyError:
         return None
     return found[0] if found else None
+
+
+def _listed(bug: Bug) -> list[str] | None:
+    """The releases a swept row chooses among (its pre-releases included); None for LangGraph's fixed list."""
+    if bug.fw == LANGGRAPH:
+        return None
+    try:
+        return bug.releases()
+    except KeyError:
+        return None
 
 
 def summary_rows(receipts: Iterable[Receipt], fw: str = LANGGRAPH) -> list[dict[str, Any]]:
@@ -173,8 +185,9 @@ def summary_rows(receipts: Iterable[Receipt], fw: str = LANGGRAPH) -> list[dict[
         fixed, last = fixed_in(ordered)
         row["fixed in"] = fixed or "—"
         row["last present"] = last or "—"
-        row["first bad"] = boundary(bug.framework.dist, ordered, first_bad(ordered), _oldest_candidate(bug))
-        row["first fixed"] = boundary(bug.framework.dist, ordered, fixed)
+        listed = _listed(bug)
+        row["first bad"] = boundary(bug.framework.dist, ordered, first_bad(ordered), _oldest_candidate(bug), listed)
+        row["first fixed"] = boundary(bug.framework.dist, ordered, fixed, listed=listed)
         row["never reproduced"] = bool(ordered) and not any(s == PRESENT for _r, s in ordered)
         out.append(row)
     return out
