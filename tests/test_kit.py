@@ -189,6 +189,8 @@ def test_the_smoke_profile_runs_every_protocol_in_one_or_two_cells() -> None:
     assert {p: n for p, n in per_protocol.items() if n > 1} == {"baseline": 2, "tamper": 2}
     race = next(s for s in specs if s.args["protocol"] == "race")
     assert (race.args["min_trials"], race.args["max_trials"]) == (1, 1)
+    savekill = next(s for s in specs if s.args["protocol"] == "savekill")
+    assert savekill.args["cap"] == 1  # the first save a kill reaches, not every save of the run
 
 
 def test_a_third_party_adapters_framework_is_in_its_fingerprint() -> None:

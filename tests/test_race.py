@@ -27,6 +27,18 @@ def test_wilson_upper_bound_is_the_standard_formula(k: int, n: int) -> None:
     assert wilson_upper(k, n) == pytest.approx(_wilson_by_hand(k, n), abs=1e-12)
 
 
+def test_the_standard_library_interval_is_statsmodels_wilson() -> None:
+    """The kit computes the interval without dependencies; statsmodels (in the project's environment)
+    is the reference implementation it must agree with, for every k of n up to 120."""
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    from probes.core.stats import wilson_interval
+
+    for n in range(1, 121):
+        for k in range(n + 1):
+            low, high = proportion.proportion_confint(k, n, alpha=0.05, method="wilson")
+            assert wilson_interval(k, n) == pytest.approx((low, high), abs=1e-12), (k, n)
+
+
 def test_wilson_bounds_the_issue_quotes() -> None:
     assert round(wilson_upper(0, 60), 3) == 0.060  # "0 of 60 trials, rate < 6 %"
     assert wilson_upper(0, 34) > 0.10 >= wilson_upper(0, 35)  # the default threshold needs 35 clean trials

@@ -440,8 +440,9 @@ def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """SIGKILL inside the framework's own n-th save (enter / mid-write / exit), recover, finish."""
-    points = args["points"]
+    """SIGKILL inside the framework's own n-th save (enter / mid-write / exit), recover, finish; with
+    ``cap`` (the smoke profile's 1), only the first ``cap`` saves a kill reaches at each point."""
+    points, cap = args["points"], args.get("cap") or 0
     if why := _needs(p, Capability.PAUSE, Capability.RECOVER, Capability.SAVE_HOOK):
         return [p.judge.not_applicable(Property.EO, f"save-kill:{pt}", why) for pt in points]
     a = p.target.cls.answers[0]
@@ -454,6 +455,8 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     for pt in points:
         before = len(verdicts)
         for n in range(1, saves + 1):
+            if cap and len(verdicts) - before >= 3 * cap:  # three verdicts (EO, PC, LV) per measured save
+                break
             sub, run = _isolated(p, f"{pt}-{n}")
             status = run.start(park_at=f"{pt}#{n}")
             if status.get("status") == "paused":  # the n-th save happens after the pause

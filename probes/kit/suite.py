@@ -80,6 +80,8 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("tamper_limit", "int", 0, 2, "edits per tamper kind (0: every edit of the document)", minimum=0),
         Param("save_points", "list[str]", list(SAVE_POINTS), ["save.write"], "kill points in the framework's save",
               SAVE_POINTS),
+        Param("savekill_cap", "int", 0, 0, "most saves killed per save point, the first ones a kill reaches "
+              "(0: every save of a clean run)", minimum=0),
         # exhaustive: one probe per crash_hows x recovery_modes, each over the points a traced baseline
         # reached; with more than the cap, that many spread evenly from the first point to the last
         Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
@@ -92,7 +94,7 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 # once; a race gets one trial, so its cell is a violation or undecided, never a ✓.
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
-                         "exhaustive_cap": 1}
+                         "savekill_cap": 1, "exhaustive_cap": 1}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -129,7 +131,8 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
                 cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
                           for how in params["crash_hows"] for mode in params["recovery_modes"]]
             elif proto == "savekill":
-                cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]]}))
+                cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
+                                           "cap": params["savekill_cap"]}))
             else:
                 cells.append((proto, {}))
         for rep in range(1, params["reps"] + 1):
