@@ -29,6 +29,7 @@ from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
 from probes.core.checker import WORST_FIRST, Property, Subject, Verdict
+from probes.core.history import History
 from probes.core.stats import wilson_interval
 
 # The documented defaults (the kit's parameters carry them; see probes/kit/suite.py).
@@ -177,3 +178,37 @@ def cell_verdict(subject: Subject, prop: Property, path: str, trials: Sequence[V
     if decision.outcome is Outcome.HOLDS:
         return replace(chosen, evidence={**chosen.evidence, **evidence}, summary=summary)
     return subject.undecided(prop, path, {**chosen.evidence, **evidence}, summary, chosen.history)
+
+
+# --- a race cell's trials, as a receipt keeps them and as a re-judge reads them ------------------
+
+def stop_reason(judged: Sequence[Mapping[Property, Verdict]], seconds: Sequence[float], rule: RaceRule) -> str | None:
+    """``next_step`` over the trials' verdicts: None means run another trial."""
+    return next_step([{p: v.label.violates for p, v in j.items()} for j in judged], seconds, rule)
+
+
+def trial_record(t: int, history: History, seconds: float) -> dict[str, Any]:
+    """What a receipt keeps of one trial: its number, measured duration (rounded as the rule reads
+    it, so a re-judge stops at the same trial) and whole history."""
+    return {"trial": t, "seconds": round(seconds, 3), "history": history.to_json()}
+
+
+def replay_trials(probe: str, race: Mapping[str, Any],
+                  judge_trial: Callable[[int, History], Mapping[Property, Verdict]],
+                  ) -> tuple[list[Mapping[Property, Verdict]], RaceRule, str]:
+    """A stored race cell's trials (``race``: its ``rule`` and ``trials``) judged again in order by
+    ``judge_trial``, and where its rule stopped. Refuses a record with a trial too many or too few:
+    that is not a race this rule decided."""
+    rule = RaceRule.from_json(race["rule"])
+    judged: list[Mapping[Property, Verdict]] = []
+    seconds: list[float] = []
+    stopped: str | None = None
+    for record in race["trials"]:
+        if stopped is not None:
+            raise ValueError(f"{probe}: trial {record['trial']} was run after the rule stopped ({stopped})")
+        judged.append(judge_trial(int(record["trial"]), History.from_json(record["history"])))
+        seconds.append(float(record["seconds"]))
+        stopped = stop_reason(judged, seconds, rule)
+    if stopped is None:
+        raise ValueError(f"{probe}: the rule would have run another trial after {len(judged)}")
+    return judged, rule, stopped

@@ -267,7 +267,7 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """
     import time
 
-    from probes.core.race import RaceRule
+    from probes.core.race import RaceRule, stop_reason, trial_record
     from probes.kit import race as cell
 
     k = args["k"]
@@ -294,10 +294,10 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         sub.observations["racers"] = [{"status": o.get("status"), "error": o.get("error")} for o in outs]
         h = sub.read()
         judged.append(cell.judge_trial(p.judge.unrecorded(), k, t, h, result))
-        trial = cell.trial_record(t, h, time.monotonic() - t0)
+        trial = trial_record(t, h, time.monotonic() - t0)
         record["trials"].append(trial)
         seconds.append(trial["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial
-        stopped = cell.stop_reason(judged, seconds, rule)
+        stopped = stop_reason(judged, seconds, rule)
     record["stopped"] = stopped
     return cell.cell_verdicts(p.judge, k, judged, rule, stopped)
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from probes.core.checker import UNSET, Property, Verdict
 from probes.core.history import History
-from probes.core.race import RaceRule, cell_verdict, next_step
+from probes.core.race import RaceRule, cell_verdict, replay_trials
 from probes.kit.judge import Judge
 
 RACE_PROPERTIES = (Property.CO, Property.LV)
@@ -33,11 +33,6 @@ def judge_trial(judge: Judge, k: int, t: int, h: History, result: Any = UNSET) -
             Property.LV: judge.live(path, h, what, result, witness=False)}
 
 
-def stop_reason(judged: Sequence[Mapping[Property, Verdict]], seconds: Sequence[float], rule: RaceRule) -> str | None:
-    """``probes.core.race.next_step`` over the trials' verdicts: None means run another trial."""
-    return next_step([{p: v.label.violates for p, v in j.items()} for j in judged], seconds, rule)
-
-
 def cell_verdicts(judge: Judge, k: int, judged: Sequence[Mapping[Property, Verdict]], rule: RaceRule,
                   stopped: str) -> list[Verdict]:
     """The cell's verdict per property over every trial."""
@@ -53,34 +48,15 @@ def cell_verdicts(judge: Judge, k: int, judged: Sequence[Mapping[Property, Verdi
     return out
 
 
-def trial_record(t: int, history: History, seconds: float) -> dict[str, Any]:
-    return {"trial": t, "seconds": round(seconds, 3), "history": history.to_json()}
-
-
 def rejudge_receipt(receipt: Any, adapter: type[Any]) -> list[Verdict]:
     """``rejudge`` with the judge a kit campaign of ``adapter`` (an ``Adapter`` class) uses."""
     return rejudge(receipt, Judge(adapter.framework, receipt.args["backend"], adapter.citations))
 
 
 def rejudge(receipt: Any, judge: Judge) -> list[Verdict]:
-    """The race cell's verdicts decided again from a stored receipt (its trials and rule).
-
-    Also checks that the stored trials are exactly the ones the rule would have run: a
-    receipt with a trial too many or too few is not a race decided by this rule.
-    """
+    """The race cell's verdicts decided again from a stored receipt (its trials and rule)."""
     race = receipt.observations["race"]
-    rule = RaceRule.from_json(race["rule"])
     k = int(receipt.args["k"])
-    judged: list[dict[Property, Verdict]] = []
-    seconds: list[float] = []
-    stopped: str | None = None
-    for record in race["trials"]:
-        if stopped is not None:
-            raise ValueError(f"{receipt.probe}: trial {record['trial']} was run after the rule stopped ({stopped})")
-        judged.append(judge_trial(judge, k, int(record["trial"]), History.from_json(record["history"]),
-                                  race.get("result", UNSET)))
-        seconds.append(float(record["seconds"]))
-        stopped = stop_reason(judged, seconds, rule)
-    if stopped is None:
-        raise ValueError(f"{receipt.probe}: the rule would have run another trial after {len(judged)}")
+    judged, rule, stopped = replay_trials(
+        receipt.probe, race, lambda t, h: judge_trial(judge, k, t, h, race.get("result", UNSET)))
     return cell_verdicts(judge, k, judged, rule, stopped)

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 from probes.core import checker
 from probes.core.checker import Property, Subject, Verdict
 from probes.core.history import History, Kind
-from probes.core.race import RaceRule, cell_verdict, next_step
+from probes.core.race import RaceRule, cell_verdict, replay_trials
 
 RACE_PROPERTIES = (Property.CO, Property.LV)
 PATH = "cross-process:racers-at-barrier(gate)"
@@ -73,11 +73,6 @@ def judge_trial(subject: Subject, k: int, t: int, h: History) -> dict[Property, 
     return {Property.CO: co, Property.LV: lv}
 
 
-def stop_reason(judged: Sequence[Mapping[Property, Verdict]], seconds: Sequence[float], rule: RaceRule) -> str | None:
-    """``probes.core.race.next_step`` over the trials' verdicts: None means run another trial."""
-    return next_step([{p: v.label.violates for p, v in j.items()} for j in judged], seconds, rule)
-
-
 def cell_verdicts(subject: Subject, judged: Sequence[Mapping[Property, Verdict]], rule: RaceRule,
                   stopped: str) -> list[Verdict]:
     """The cell's CO and LV verdicts over every trial; per-trial gate fires and lost answers stated."""
@@ -93,30 +88,9 @@ def cell_verdicts(subject: Subject, judged: Sequence[Mapping[Property, Verdict]]
     return out
 
 
-def trial_record(t: int, history: History, seconds: float) -> dict[str, Any]:
-    """What the receipt keeps of one trial: its number, measured duration (rounded as the rule reads it)
-    and whole history."""
-    return {"trial": t, "seconds": round(seconds, 3), "history": history.to_json()}
-
-
 def rejudge(receipt: Any, subject: Subject) -> list[Verdict]:
-    """A stored race cell's verdicts decided again from its receipt (its trials and rule).
-
-    Also checks that the stored trials are exactly the ones the rule would have run: a
-    receipt with a trial too many or too few is not a race decided by this rule.
-    """
-    race = receipt.observations["race"]
-    rule = RaceRule.from_json(race["rule"])
+    """A stored race cell's verdicts decided again from its receipt (its trials and rule)."""
     k = int(receipt.args["k"])
-    judged: list[dict[Property, Verdict]] = []
-    seconds: list[float] = []
-    stopped: str | None = None
-    for record in race["trials"]:
-        if stopped is not None:
-            raise ValueError(f"{receipt.probe}: trial {record['trial']} was run after the rule stopped ({stopped})")
-        judged.append(judge_trial(subject, k, int(record["trial"]), History.from_json(record["history"])))
-        seconds.append(float(record["seconds"]))
-        stopped = stop_reason(judged, seconds, rule)
-    if stopped is None:
-        raise ValueError(f"{receipt.probe}: the rule would have run another trial after {len(judged)}")
+    judged, rule, stopped = replay_trials(receipt.probe, receipt.observations["race"],
+                                          lambda t, h: judge_trial(subject, k, t, h))
     return cell_verdicts(subject, judged, rule, stopped)
