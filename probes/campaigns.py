@@ -1,8 +1,8 @@
 """The campaign registry: name -> where its definition lives, in reproduction order.
 
 Definitions are imported lazily so that a process measuring LangGraph never pays for
-importing CrewAI. Each campaign has a notebook ``notebooks/<name>.ipynb`` that becomes
-a chapter of the book.
+importing CrewAI. Each campaign has a notebook that becomes a chapter of the book: its own
+``notebooks/<name>.ipynb``, or, for a kit framework, the kit's template generated when it runs.
 """
 
 from __future__ import annotations

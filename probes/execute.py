@@ -23,8 +23,27 @@ from probes.core.portable import portable
 from probes.core.runs import FIGURES
 
 
+GENERATED_NOTEBOOKS = PROJECT_ROOT / ".cache" / "notebooks"
+
+
 def notebook_path(name: str) -> Path:
-    return NOTEBOOKS_DIR / f"{name}.ipynb"
+    """A campaign's notebook: the committed ``notebooks/<name>.ipynb``, else the one its campaign
+    generates from a template (every kit framework's chapter: one template, so a new parameter or
+    cell is one change, not one per framework), written under ``.cache/notebooks/`` when its
+    content changed (so its bytes, which a run's chapter stamp hashes, stay put)."""
+    committed = NOTEBOOKS_DIR / f"{name}.ipynb"
+    if committed.exists():
+        return committed
+    from probes import campaigns
+
+    make = getattr(campaigns.get(name), "notebook", None) if name in campaigns.available() else None
+    if make is None:
+        return committed  # absent: the caller says so
+    generated = GENERATED_NOTEBOOKS / f"{name}.ipynb"
+    text = json.dumps(make(), indent=1, ensure_ascii=False) + "\n"
+    if not generated.exists() or generated.read_text() != text:
+        atomic_write_bytes(generated, text.encode())
+    return generated
 
 
 @contextlib.contextmanager

@@ -68,7 +68,7 @@ def source_links(provenance: Mapping[str, Any], files_prefix: str = BOOK_FIGURES
         return []
     root = files_prefix[: -len("figures/")] if files_prefix.endswith("figures/") else files_prefix
     run = f"{root}receipts/{campaign}/"
-    return [(f"notebook notebooks/{campaign}.ipynb (executed)", f"{run}chapter.ipynb"),
+    return [(f"the executed notebook of {campaign}", f"{run}chapter.ipynb"),
             (f"receipts of run {provenance.get('run', '?')}", f"{run}_campaign.json"),
             ("RO-Crate", f"{run}ro-crate-metadata.json")]
 

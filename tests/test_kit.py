@@ -111,11 +111,17 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
                                   "crewai_kit", "dbos_kit", "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit",
                                   "temporal"])
 def test_kit_chapters_are_the_template(name: str) -> None:
-    """Every kit chapter is generated from one template (cells with stable ids); a hand edit would drift."""
+    """Every kit chapter is generated from one template (cells with stable ids) when it runs: none
+    is committed, and generating it twice gives the same bytes (a run's chapter stamp hashes them)."""
     from probes import NOTEBOOKS_DIR
+    from probes.execute import notebook_path
     from probes.kit.chapter import notebook
 
-    assert json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text()) == json.loads(json.dumps(notebook(name)))
+    assert not (NOTEBOOKS_DIR / f"{name}.ipynb").exists()
+    path = notebook_path(name)
+    first = path.read_bytes()
+    assert json.loads(first) == json.loads(json.dumps(notebook(name)))
+    assert notebook_path(name).read_bytes() == first
 
 
 def test_a_kit_campaign_fingerprint_covers_its_adapter_package() -> None:

@@ -9,14 +9,15 @@ import sys
 
 import pytest
 
-from probes import NOTEBOOKS_DIR, campaigns
+from probes import campaigns
+from probes.execute import notebook_path
 from tests.conftest import ROOT
 
 NAMES = [n for n in campaigns.REGISTRY if n in campaigns.available()]
 
 
 def _parameters_cell(name: str) -> dict:
-    nb = json.loads((NOTEBOOKS_DIR / f"{name}.ipynb").read_text())
+    nb = json.loads(notebook_path(name).read_text())
     cells = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(cells) == 1, f"{name}.ipynb needs exactly one cell tagged 'parameters'"
     values = {}

@@ -148,6 +148,9 @@ class Campaign:
     description: str = ""
     # receipts -> {headline id: Measured}; see probes/headline.py. Must not import frameworks.
     headlines: Callable[[list[Receipt]], dict[str, Any]] | None = None
+    # A campaign whose chapter is generated from a template (the kit's, ``probes.kit.chapter``):
+    # the notebook is built when it runs (``probes.execute.notebook_path``), never committed.
+    notebook: Callable[[], dict[str, Any]] | None = None
     # params -> True when complete receipts are nevertheless out of date for a reason the
     # fingerprint cannot see (e.g. an API key set after a keyless run).
     needs_rerun: Callable[[Mapping[str, Any]], bool] | None = None

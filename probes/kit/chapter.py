@@ -1,11 +1,11 @@
 """The chapter of a framework measured with the kit: one template, tables and figures from receipts.
 
-``write_notebook(name)`` writes ``notebooks/<name>.ipynb`` from the one template below
-(a parameters cell with the campaign's defaults, one call into the package, then the
-shared cells); every kit framework's chapter is generated, never hand-edited, and a
-test checks the committed notebooks are what the template gives. Everything the
-cells show is computed from the receipts of the run, so a plotting error never costs
-a measurement.
+``notebook(name)`` is a kit framework's notebook, from the one template below (a parameters
+cell with the campaign's defaults, one call into the package, then the shared cells); it is
+generated when the chapter is executed (``probes.execute.notebook_path``), never committed
+or hand-edited, so a new parameter or cell is one change for every framework. Everything
+the cells show is computed from the receipts of the run, so a plotting error never costs a
+measurement.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from probes import NOTEBOOKS_DIR
 
 LABEL_ORDER = ("✓", "D", "✗", "U", "n/a")
 LABEL_COLOURS = {"✓": "#cfe8cf", "D": "#f3e3a6", "U": "#f2b8a8", "✗": "#e88a8a", "n/a": "#e6e6e6", "": "#ffffff"}
@@ -180,9 +179,3 @@ def _exhaustive_cells(name: str) -> list[dict[str, Any]]:
 def _numbered(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """nbformat 4.5 wants an id on every cell: stable ones, so a regenerated notebook is unchanged."""
     return [{"id": f"cell-{i:02d}", **cell} for i, cell in enumerate(cells)]
-
-
-def write_notebook(name: str, directory: Path | None = None) -> Path:
-    path = Path(directory or NOTEBOOKS_DIR) / f"{name}.ipynb"
-    path.write_text(json.dumps(notebook(name), indent=1, ensure_ascii=False) + "\n")
-    return path

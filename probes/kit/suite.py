@@ -213,8 +213,15 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
         plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
-        in_default_run=in_default_run, check=kit_check,
+        in_default_run=in_default_run, check=kit_check, notebook=lambda: _chapter_notebook(name),
     )
+
+
+def _chapter_notebook(name: str) -> dict[str, Any]:
+    """The campaign's chapter, from the kit's one template (``probes.kit.chapter``)."""
+    from probes.kit.chapter import notebook
+
+    return notebook(name)
 
 
 def adapter_sources(adapter: str) -> tuple[str, ...]:
