@@ -5,7 +5,8 @@ environment holds (pydantic-graph #1684, CrewAI #4501), and one cell on an older
 cached side environment (pydantic-graph 1.0.15, about 40 s to create the first time). Each further
 cell runs once on one release, asserting what it observed and the status it gets, so an inverted
 oracle fails its test: CrewAI #6113 and #5528 on the pin, AG-UI #7458 on 1.0.1, llama-agents #564 on
-0.4.6 (side environments of 20-60 s the first time), LangGraph #8234 on the pin's side environment.
+0.4.6 (side environments of 20-60 s the first time), LangGraph #8234 on the pin's side environment,
+pydantic-ai-harness #373 on 0.9.0 (an environment of about 30 s the first time).
 """
 
 from __future__ import annotations
@@ -255,3 +256,15 @@ def test_langgraph_pin_recovers_a_half_written_sync_superstep_like_an_uninterrup
     assert arms["uninterrupted"]["effects"] == {"s0": 1, "a": 1, "b": 1, "join": 1}
     assert cell["observations"]["failed_write"]["raised"].startswith("OSError")  # a failed write is loud
     assert decide.status(decide.verdict(bug, "1.2.9", "sqlite", cell)) == decide.ABSENT
+
+
+def test_pydantic_ai_harness_0_9_0_leaves_no_snapshot_after_the_completed_tool_call(tmp_path: Path) -> None:
+    bug = by_key("pydantic-ai-harness-373")
+    cell = _cell(bug.key, "0.9.0", "sqlite", tmp_path)  # a real SIGKILL of the worker; resumed in this process
+    assert cell["versions"]["pydantic-ai-harness"] == "0.9.0"
+    at_kill = cell["observations"]["at_kill"]
+    assert at_kill["tool_effect"] == "completed" and at_kill["events"][-1] == "model_request_started"
+    # the tool's effect is recorded as completed, yet no snapshot carries its return: nothing to continue
+    assert cell["observations"]["continue_run"].startswith("raised LookupError")
+    assert cell["check"]["effect_counts"] == {"charge:A-1": 1, "answer:A-1": 0}
+    assert decide.status(decide.verdict(bug, "0.9.0", "sqlite", cell)) == decide.PRESENT

@@ -173,6 +173,15 @@ OTHERS: tuple[Bug, ...] = (
     Bug("3355", "CO", "a message history ending in an unapproved tool call is resumed as if the call were approved",
         "same_decision", ("memory",), "issue #3350; a regression from PR #2913; fix merged 2025-11-06",
         fw="pydantic-ai", pull=True, bad="1.11.0", since="1.0.0", cap=12),
+    # pydantic/pydantic-ai-harness: StepPersistence ships from 0.4.0 (the wheels of 0.1.1-0.3.0 have no
+    # step_persistence module). The report names no release ("the current implementation", the snapshot
+    # code as #251 added it), so the sweep starts at the first release that has it. Measured (2026-12-02,
+    # cap 8): present on 0.4.0, 0.8.0, 0.9.0 (continue_run raises LookupError: no snapshot at all), absent
+    # on 0.10.0, 0.11.0, 0.14.0, 0.26.0, 0.62.0 (it resumes from the tool's return): first fixed 0.10.0.
+    Bug("373", "LV", "StepPersistence: the snapshot after a CallToolsNode omits the tool-return request; a worker "
+        "stopped after the tool ran leaves continue_run() nothing to resume without repeating the tool",
+        "exactly_once", ("sqlite",), "closed 2026-07-15; fix PR #374 merged 2026-07-15", fw="pydantic-ai-harness",
+        bad="0.4.0", since="0.4.0", cap=8),
     # openai-agents below 0.21 resolve an openai 2.x whose usage models they cannot build (the first
     # model call fails in the SDK), so the sweep starts at 0.21.0, the first that takes openai 3.
     Bug("2500", "LV", "nested approval of an agent.as_tool() re-interrupts after a to_json()/from_json() round "

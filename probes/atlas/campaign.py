@@ -23,7 +23,8 @@ google-adk one 2.5-8 min (cells 25-35 s). Measured the same way (December 2026, 
 environments): CrewAI #6113 3 releases 21 s, #5528 5 releases 46 s (a crewai environment
 costs 1.5-3 min cold); AG-UI #7458 5 releases 8 s (an agent-framework-ag-ui environment
 20-60 s cold); llama-agents #564 6 releases 91 s (releases from 0.6 wait out their 30 s resume
-window; an environment 10-20 s cold); LangGraph #8234 5-8 s a cell, 16 cells. The full sweep
+window; an environment 10-20 s cold); LangGraph #8234 5-8 s a cell, 16 cells; pydantic-ai-harness #373 8
+releases 187 s with 5 environments created (25-32 s each cold, cells 4.5-6.5 s). The full sweep
 is ``-p sweep=every`` (every release from the row's ``since`` on: hours).
 
 Either way the store is made here (a fresh SQLite file, or a fresh database on the

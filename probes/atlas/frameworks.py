@@ -75,6 +75,11 @@ FRAMEWORKS: dict[str, Framework] = {f.name: f for f in (
     # It has its own releases; pip resolves the newest llama-index-workflows each allows.
     Framework("llama-agents", "LlamaIndex workflow server (llama-agents)", "run-llama/llama-agents",
               "llama-agents-server", "probes.atlas.cells_llama_agents"),
+    # Pydantic's capability library for pydantic-ai (pydantic/pydantic-ai-harness): StepPersistence, its
+    # continuable snapshots and continue_run() ship here (from 0.4.0), with release numbers of their own.
+    # pip resolves the newest pydantic-ai-slim each release allows (later releases pin one exactly).
+    Framework("pydantic-ai-harness", "pydantic-ai harness (StepPersistence)", "pydantic/pydantic-ai-harness",
+              "pydantic-ai-harness", "probes.atlas.cells_pydantic_ai_harness"),
 )}
 
 
