@@ -311,9 +311,15 @@ def test_reference_statuses_of_the_calibrated_rows() -> None:
     assert rows["consume_race.dose_gate500"].readings and len(rows["consume_race.dose_gate500"].readings) == 2
     assert rows["pydantic_graph.liveness"].status == H.BEHAVIOUR
     assert rows["crewai.checkpointconfig"].status == H.DIFFERS  # 11 measured, 12 published
-    for hid in ("remit.row", "consume_race.gate_fix", "remit.crash_path"):
-        assert rows[hid].status == H.REIMPLEMENTATION, hid
-        assert "remit_ref" in rows[hid].explanation and "remit-contract 0.1.2" in rows[hid].explanation
+    # scored on the paper's build (remit-contract 0.1.2), measured as its own row since the reference of
+    # 2026-12-02: its validator raises on put, but an invalid value becomes durable through put_writes
+    assert rows["remit.row"].status == H.DIFFERS and "CV: ✗ here vs ✓ published" in rows["remit.row"].difference
+    assert rows["remit.row"].measured["reimplementation"]["CV"] == "✓"  # remit_ref beside it
+    assert rows["consume_race.gate_fix"].status == H.REPRODUCED
+    assert rows["consume_race.gate_fix"].measured["cell"].startswith("grid.sqlite.contract.")
+    assert rows["remit.crash_path"].status == H.REIMPLEMENTATION  # only remit_ref runs the crash paths
+    assert "remit_ref" in rows["remit.crash_path"].explanation
+    assert "remit-contract 0.1.2" in rows["remit.crash_path"].explanation
     assert rows["consume_race.two_hosts"].status == H.NOT_MEASURED
     assert rows["tlc.r8_fault_depths"].status == H.DISAGREE  # depth 8 here: the figure note's 8, not the table's 9
     assert json.dumps([r.status for r in rows.values()])  # every row has a status of the defined set
