@@ -298,7 +298,69 @@ def test_every_quote_is_on_its_source_line() -> None:
             assert s["quote"] in lines[s["file"]][s["line"] - 1], (e["id"], s)
 
 
+# --- the tolerance in words, and the elements beyond it (mutation survivors, issue 24 item 9) ---
+
+
+def test_a_tolerance_is_printed_as_made() -> None:
+    """A tolerance is printed as the percentage it is: a whole percent as such, one below a
+    percent with its digits (0.05/7.4, R8's, is ±0.676%, not ±1%), a whole percent of four digits
+    in full (±1234%, not the rounded 1.23e+03%). A percentage counts as whole up to float error
+    strictly below 1e-9 points: exactly 1e-9 points is printed as made, not as 0%."""
+    assert [H.tolerance_text(t) for t in (0.1, 0.15, 0.0, 0.125)] == ["10%", "15%", "0%", "12.5%"]
+    assert H.tolerance_text(0.05 / 7.4) == "0.676%"
+    assert H.tolerance_text(12.34) == "1234%"
+    assert H.tolerance_text(1e-9 / 100) == "1e-09%"  # 1e-9 / 100 * 100 is exactly the float 1e-9
+
+
+def test_beyond_the_tolerance_leaves_out_an_element_on_its_edge() -> None:
+    """1.01 against a published 1 is +1% exactly, which float arithmetic computes a hair above
+    0.01: at ±1% it matches (as in the comparison itself), so only the element really beyond the
+    tolerance is named."""
+    assert H.relative_difference(1, 1.01) > 0.01 and H._close(1, 1.01, 0.01)
+    row = compare(_entry({"x": [1, 10]}), Measured({"x": [1.01, 20]}, tolerance=0.01), "")
+    assert row.status == H.DIFFERS
+    assert row.keys[0].detail == "x: [1.01, 20] here vs [1, 10] published (beyond ±1%: x[1] 20 vs 10 (×2))"
+
+
+def test_no_element_list_where_the_values_do_not_line_up() -> None:
+    """Element differences are named only where both values have the same places: a measured map
+    with a key the published one lacks, or a list measured where a map was published, is shown in
+    full with no element list (and the shapes do not break the comparison)."""
+    more = compare(_entry({"x": {"a": 1}}), Measured({"x": {"a": 2, "b": 3}}, tolerance=0.1), "")
+    assert more.status == H.DIFFERS and more.keys[0].detail == "x: {a: 2, b: 3} here vs {a: 1} published"
+    fewer = compare(_entry({"x": {"a": 1, "b": 2}}), Measured({"x": {"a": 2}}, tolerance=0.1), "")
+    assert fewer.keys[0].detail == "x: {a: 2} here vs {a: 1, b: 2} published"
+    other = compare(_entry({"x": {"a": 1, "b": 2}}), Measured({"x": {"a": 2, "c": 2}}, tolerance=0.1), "")
+    assert other.keys[0].detail == "x: {a: 2, c: 2} here vs {a: 1, b: 2} published"
+    shape = compare(_entry({"x": {"a": 1}}), Measured({"x": [1]}, tolerance=0.1), "")
+    assert shape.status == H.DIFFERS and shape.keys[0].detail == "x: [1] here vs {a: 1} published"
+    longer = compare(_entry({"x": [1, 2]}), Measured({"x": [1, 2, 3]}, tolerance=0.1), "")
+    assert longer.status == H.DIFFERS and longer.keys[0].detail == "x: [1, 2, 3] here vs [1, 2] published"
+    # maps with the same keys do line up: the element beyond the tolerance is named
+    same = compare(_entry({"x": {"a": 1, "b": 2}}), Measured({"x": {"a": 2, "b": 2}}, tolerance=0.1), "")
+    assert same.keys[0].detail == "x: {a: 2, b: 2} here vs {a: 1, b: 2} published (beyond ±10%: x[a] 2 vs 1 (×2))"
+
+
+def test_an_exact_comparison_names_only_the_elements_that_differ() -> None:
+    """At tolerance 0 an element equal to its published value is no difference: only the
+    differing element is named."""
+    row = compare(_entry({"x": [1, 2]}), Measured({"x": [1, 3]}), "")
+    assert row.status == H.DIFFERS and row.keys[0].detail == "x: [1, 3] here vs [1, 2] published (x[1] 3 vs 2 (+50.0%))"
+
+
+def test_the_largest_difference_is_the_largest_relative_one_among_the_compared_values() -> None:
+    """The reproduced row names the largest *relative* difference (x[0], +10%), not the last
+    element nor the largest number (x[1], +1%); an unsourced value, shown but never compared,
+    is not among them however far it is."""
+    row = compare(_entry({"x": [10, 100]}), Measured({"x": [11, 101]}, tolerance=0.15), "")
+    assert row.status == H.REPRODUCED and row.explanation.endswith("largest x[0]: 11 vs 10, +10.0%)")
+    e = _entry({"x": 10, "y": 100}, unsourced={"y": "read off a figure"})
+    row = compare(e, Measured({"x": 11, "y": 200}, tolerance=0.15), "")
+    assert row.status == H.REPRODUCED and "; largest x: 11 vs 10, +10.0%)" in row.explanation
+    assert "largest y" not in row.explanation
+
 # --- the reference rows these rules decide -----------------------------------------------------
+
 
 def test_reference_statuses_of_the_calibrated_rows() -> None:
     from probes.core.runs import reference_run
@@ -318,3 +380,4 @@ def test_reference_statuses_of_the_calibrated_rows() -> None:
     assert rows["tlc.r8_fault_depths"].status == H.DISAGREE  # depth 8 here: the figure note's 8, not the table's 9
     assert json.dumps([r.status for r in rows.values()])  # every row has a status of the defined set
     assert all(r.status in H.STATUSES for r in rows.values())
+
