@@ -809,3 +809,131 @@ def test_the_history_is_carried_but_neither_compared_nor_printed() -> None:
     subject = Subject("fw", "sqlite")
     va, vb = a.verdict(subject, "p", "s"), b.verdict(subject, "p", "s")
     assert va == vb and va.history is h1 and "history" not in repr(va)
+
+
+# --- mutation survivors (issue 24 item 9): each test pins a value a surviving mutant changed ---
+
+
+def test_a_subjects_citation_table_is_not_part_of_its_identity() -> None:
+    """A subject is who a verdict is about (framework, backend); its citation table is data it
+    is labelled from. Two subjects differing only in the table are equal and hash alike (a dict
+    is unhashable, so a table in the hash would make such a subject unusable as a key), and the
+    table stays out of the repr (logs name the subject, not its whole table)."""
+    with_table, without = Subject("fw", "sqlite", {"EO crash:*": CLAIM}), Subject("fw", "sqlite")
+    assert with_table == without
+    assert hash(with_table) == hash(without)
+    assert repr(with_table) == "Subject(framework='fw', backend='sqlite')"
+
+
+def test_eo_a_skip_is_witnessed_by_the_last_completion_only() -> None:
+    """A run that completed, crashed and completed again without s2: the completion that
+    skipped it is the last one (seq 5), not the one before the crash too."""
+    h = H(("effect", "run", "s1"), ("complete", "run", None, 1), ("crash", "h"), ("recover", "h"),
+          ("complete", "recover", None, 1))
+    c = check_eo(h, EXPECT)
+    assert not c.holds and c.evidence["skipped"] == {"s2": 0}
+    assert [e.seq for e in c.witness] == [5]
+
+
+def test_a_lost_answer_needs_the_gate_by_value_and_by_name() -> None:
+    """The gate fired under a name read back from storage (equal, not the same object): no
+    lost answer. Another effect whose name sorts after the gate's is not the gate: lost."""
+    gate = "".join(["ga", "te"])  # not the interned literal
+    assert checker.lost_answer(H(("answer", "a"), ("effect", "a", gate)), "gate") is False
+    assert checker.lost_answer(H(("answer", "a"), ("effect", "a", "x")), "gate") is True
+
+
+def test_co_no_fire_is_no_duplicate() -> None:
+    """``duplicate`` means more than one fire: none (a lost answer, or no answer) is not one."""
+    assert check_co(H(("pause", "p")), GATE).evidence["duplicate"] is False
+    lost = check_co(H(("answer", "a"), ("refuse", "a", None, "Busy")), GATE)
+    assert lost.evidence["duplicate"] is False and lost.evidence["lost_answer"] is True
+
+
+def test_lv_judges_the_last_completion_by_value() -> None:
+    """LV compares the *last* completion's outcome with the result by value: an equal list
+    read back from JSON is the result; an earlier wrong completion followed by the right one
+    is live; two wrong completions are witnessed by the last alone."""
+    assert checker.liveness_reason(True, (), [1], [1], False) is None
+    assert check_lv(H(("complete", "a", None, [1])), Expectation(result=[1])).holds
+    fixed = check_lv(H(("complete", "a", None, "err"), ("complete", "a", None, "ok")), Expectation(result="ok"))
+    assert fixed.holds and fixed.evidence["outcome"] == "ok" and fixed.witness == ()
+    wrong = check_lv(H(("complete", "a", None, "e1"), ("complete", "a", None, "e2")), Expectation(result="ok"))
+    assert not wrong.holds and wrong.evidence["outcome"] == "e2" and [e.seq for e in wrong.witness] == [2]
+
+
+def test_repeat_side_counts_only_the_gated_effect_by_value() -> None:
+    """After the fork, the gate fired under an equal (not identical) name is a refire; another
+    effect, even one whose name sorts after the gate's, is not; without a gate any effect is."""
+    gate = "".join(["ga", "te"])
+    assert checker.repeat_side(H(("effect", "b", gate)), False, "gate") is checker.RepeatSide.REFIRED
+    assert checker.repeat_side(H(("effect", "b", "x")), False, "gate") is checker.RepeatSide.IGNORED
+    assert checker.repeat_side(H(("effect", "b", "x")), False, None) is checker.RepeatSide.REFIRED
+
+
+def _tamper(*events: tuple, invalid: bool = False, result: object = "ok") -> Check:
+    """``tamper_outcome`` with the gate ``gate`` and the workflow result ``result``."""
+    return checker.tamper_outcome(H(*events), Expectation(gate="gate", result=result), invalid)
+
+
+def test_tamper_the_first_edit_starts_the_comparison() -> None:
+    """Two edits: the behaviour is compared from the first one on (the gate fired once and the
+    run completed with its result after it), not from the last (after which nothing ran)."""
+    c = _tamper(("tamper", "h"), ("answer", "h"), ("effect", "a", "gate"), ("complete", "a", None, "ok"),
+                ("tamper", "h"))
+    assert c.evidence["outcome"] == checker.TamperOutcome.UNCHANGED.value and c.evidence["changed"] == []
+    assert c.evidence["effects_after_edit"] == {"gate": 1}
+
+
+def test_tamper_names_a_gate_that_never_fired_and_one_that_fired_twice() -> None:
+    """The gate is due once after the edit: none (it fired only before the edit) and twice are
+    both changes, each named with its count."""
+    never = _tamper(("effect", "a", "gate"), ("tamper", "h"), ("answer", "h"), ("complete", "a", None, "ok"))
+    assert never.evidence["outcome"] == checker.TamperOutcome.CHANGED.value
+    assert never.evidence["changed"] == ["gate fired 0 time(s) after the edit, not 1"]
+    twice = _tamper(("tamper", "h"), ("answer", "h"), ("effect", "a", "gate"), ("effect", "b", "gate"),
+                    ("complete", "b", None, "ok"))
+    assert twice.evidence["changed"] == ["gate fired 2 time(s) after the edit, not 1"]
+
+
+def test_tamper_judges_the_last_completion_against_the_result_by_value() -> None:
+    """The last completion after the edit is the one compared, by value; any outcome other than
+    the result is a change, whichever way it sorts."""
+    fixed = _tamper(("tamper", "h"), ("effect", "a", "gate"), ("complete", "a", None, "wrong"),
+                    ("complete", "a", None, "ok"))
+    assert fixed.evidence["changed"] == [] and fixed.evidence["outcome"] == checker.TamperOutcome.UNCHANGED.value
+    as_read = _tamper(("tamper", "h"), ("effect", "a", "gate"), ("complete", "a", None, [1]), result=[1])
+    assert as_read.evidence["changed"] == []
+    above = _tamper(("tamper", "h"), ("effect", "a", "gate"), ("complete", "a", None, "x"),
+                    ("complete", "a", None, "z"))
+    assert above.evidence["changed"] == ["completed with 'z', not 'ok'"]
+
+
+def test_tamper_witness_only_when_the_check_fails() -> None:
+    """A type-valid edit refused (after an effect ran on it) is a detected forgery: it holds and
+    has no witness, although CV's own check, which an invalid edit would use, fails on the
+    effect. The same history with an invalid edit fails, witnessed by that effect."""
+    events = (("tamper", "h"), ("effect", "a", "gate"), ("refuse", "a", None, "E"))
+    forgery = _tamper(*events)
+    assert forgery.holds and forgery.witness == () and forgery.evidence["outcome"] == "refused loudly"
+    invalid = _tamper(*events, invalid=True)
+    assert not invalid.holds and [(e.kind, e.seq) for e in invalid.witness] == [(Kind.EFFECT, 2)]
+
+
+def test_every_reports_the_first_failing_repetition() -> None:
+    """Of two failing repetitions the first one's evidence and witness are reported."""
+    ok = check_eo(H(("effect", "a", "s1"), ("effect", "a", "s2"), ("complete", "a")), EXPECT)
+    skipped = check_eo(H(("effect", "a", "s1"), ("complete", "a")), EXPECT)
+    doubled = check_eo(H(("effect", "a", "s1"), ("effect", "b", "s1"), ("effect", "a", "s2"), ("complete", "a")),
+                       EXPECT)
+    got = every([ok, skipped, doubled])
+    assert not got.holds and got.evidence["off"] == {"s2": 0} and [e.seq for e in got.witness] == [2]
+    assert got.evidence["held"] == 1 and got.evidence["repetitions"] == 3
+
+
+def test_gate_once_flags_a_lost_answer_only_at_zero_fires() -> None:
+    """``lost_answer_is_lv`` says CO's ✓ at 0 fires hides a loss LV reports; 1 and 2 fires are
+    no loss."""
+    assert checker.gate_once(0)[1]["lost_answer_is_lv"] is True
+    assert checker.gate_once(1)[1]["lost_answer_is_lv"] is False
+    assert checker.gate_once(2)[1]["lost_answer_is_lv"] is False

@@ -298,7 +298,178 @@ def test_every_quote_is_on_its_source_line() -> None:
             assert s["quote"] in lines[s["file"]][s["line"] - 1], (e["id"], s)
 
 
+# --- the tolerance in words, and the elements beyond it (mutation survivors, issue 24 item 9) ---
+
+
+def test_a_tolerance_is_printed_as_made() -> None:
+    """A tolerance is printed as the percentage it is: a whole percent as such, one below a
+    percent with its digits (0.05/7.4, R8's, is ±0.676%, not ±1%), a whole percent of four digits
+    in full (±1234%, not the rounded 1.23e+03%). A percentage counts as whole up to float error
+    strictly below 1e-9 points: exactly 1e-9 points is printed as made, not as 0%."""
+    assert [H.tolerance_text(t) for t in (0.1, 0.15, 0.0, 0.125)] == ["10%", "15%", "0%", "12.5%"]
+    assert H.tolerance_text(0.05 / 7.4) == "0.676%"
+    assert H.tolerance_text(12.34) == "1234%"
+    assert H.tolerance_text(1e-9 / 100) == "1e-09%"  # 1e-9 / 100 * 100 is exactly the float 1e-9
+
+
+def test_beyond_the_tolerance_leaves_out_an_element_on_its_edge() -> None:
+    """1.01 against a published 1 is +1% exactly, which float arithmetic computes a hair above
+    0.01: at ±1% it matches (as in the comparison itself), so only the element really beyond the
+    tolerance is named."""
+    assert H.relative_difference(1, 1.01) > 0.01 and H._close(1, 1.01, 0.01)
+    row = compare(_entry({"x": [1, 10]}), Measured({"x": [1.01, 20]}, tolerance=0.01), "")
+    assert row.status == H.DIFFERS
+    assert row.keys[0].detail == "x: [1.01, 20] here vs [1, 10] published (beyond ±1%: x[1] 20 vs 10 (×2))"
+
+
+def test_no_element_list_where_the_values_do_not_line_up() -> None:
+    """Element differences are named only where both values have the same places: a measured map
+    with a key the published one lacks, or a list measured where a map was published, is shown in
+    full with no element list (and the shapes do not break the comparison)."""
+    more = compare(_entry({"x": {"a": 1}}), Measured({"x": {"a": 2, "b": 3}}, tolerance=0.1), "")
+    assert more.status == H.DIFFERS and more.keys[0].detail == "x: {a: 2, b: 3} here vs {a: 1} published"
+    fewer = compare(_entry({"x": {"a": 1, "b": 2}}), Measured({"x": {"a": 2}}, tolerance=0.1), "")
+    assert fewer.keys[0].detail == "x: {a: 2} here vs {a: 1, b: 2} published"
+    other = compare(_entry({"x": {"a": 1, "b": 2}}), Measured({"x": {"a": 2, "c": 2}}, tolerance=0.1), "")
+    assert other.keys[0].detail == "x: {a: 2, c: 2} here vs {a: 1, b: 2} published"
+    shape = compare(_entry({"x": {"a": 1}}), Measured({"x": [1]}, tolerance=0.1), "")
+    assert shape.status == H.DIFFERS and shape.keys[0].detail == "x: [1] here vs {a: 1} published"
+    longer = compare(_entry({"x": [1, 2]}), Measured({"x": [1, 5, 3]}, tolerance=0.1), "")
+    assert longer.status == H.DIFFERS and longer.keys[0].detail == "x: [1, 5, 3] here vs [1, 2] published"
+    # maps with the same keys do line up: the element beyond the tolerance is named
+    same = compare(_entry({"x": {"a": 1, "b": 2}}), Measured({"x": {"a": 2, "b": 2}}, tolerance=0.1), "")
+    assert same.keys[0].detail == "x: {a: 2, b: 2} here vs {a: 1, b: 2} published (beyond ±10%: x[a] 2 vs 1 (×2))"
+
+
+def test_an_exact_comparison_names_only_the_elements_that_differ() -> None:
+    """At tolerance 0 an element equal to its published value is no difference: only the
+    differing element is named."""
+    row = compare(_entry({"x": [1, 2]}), Measured({"x": [1, 3]}), "")
+    assert row.status == H.DIFFERS and row.keys[0].detail == "x: [1, 3] here vs [1, 2] published (x[1] 3 vs 2 (+50.0%))"
+
+
+def test_the_largest_difference_is_the_largest_relative_one_among_the_compared_values() -> None:
+    """The reproduced row names the largest *relative* difference (x[0], +10%), not the last
+    element nor the largest number (x[1], +1%); an unsourced value, shown but never compared,
+    is not among them however far it is."""
+    row = compare(_entry({"x": [10, 100]}), Measured({"x": [11, 101]}, tolerance=0.15), "")
+    assert row.status == H.REPRODUCED and row.explanation.endswith("largest x[0]: 11 vs 10, +10.0%)")
+    e = _entry({"x": 10, "y": 100}, unsourced={"y": "read off a figure"})
+    row = compare(e, Measured({"x": 11, "y": 200}, tolerance=0.15), "")
+    assert row.status == H.REPRODUCED and "; largest x: 11 vs 10, +10.0%)" in row.explanation
+    assert "largest y" not in row.explanation
+
+def test_element_pairs_only_where_both_values_are_lists_of_one_length_or_both_maps() -> None:
+    """A published list against a shorter measured list, a published list or map against a
+    measured number: no element is paired (zip would pair a prefix; a number has no elements),
+    both values are shown in full. A list of more than 256 elements still pairs (lengths are
+    compared by value)."""
+    shorter = compare(_entry({"x": [1, 2, 3]}), Measured({"x": [1, 5]}, tolerance=0.1), "")
+    assert shorter.status == H.DIFFERS and shorter.keys[0].detail == "x: [1, 5] here vs [1, 2, 3] published"
+    for published, text in (([1, 2], "[1, 2]"), ({"a": 1}, "{a: 1}")):
+        row = compare(_entry({"x": published}), Measured({"x": 5}, tolerance=0.1), "")
+        assert row.status == H.DIFFERS and row.keys[0].detail == f"x: 5 here vs {text} published"
+    assert list(H._number_pairs("x", [1] * 300, [1] * 299 + [2]))[-1] == ("x[299]", 1, 2)
+
+
+def test_a_negative_published_number_has_a_relative_difference() -> None:
+    """Only a published 0 lacks a scale; -2 to -3 is +50% of its magnitude."""
+    assert H.describe_difference("x", -2, -3) == "x: -3 here vs -2 published (+50.0%)"
+
+
+def test_an_unsourced_value_is_neither_a_verdict_nor_behaviour() -> None:
+    """A key without a source is shown, never compared: it does not stop the verdict keys from
+    agreeing (magnitudes differ, not differs), nor the behaviour from matching (labels differ)."""
+    e = _entry({"result": "holds", "note": "read off a figure", "n": 10}, unsourced={"note": "no line gives it"})
+    row = compare(e, Measured({"result": "holds", "note": "other", "n": 20}, tolerance=0.1), "")
+    assert row.status == H.MAGNITUDES and row.explanation.startswith("the verdict agrees (result: holds); n: 20")
+    e = _entry({"LV": "✗", "effect_fired_twice": False, "seconds": 146}, unsourced={"seconds": "no line gives it"})
+    row = compare(e, Measured({"LV": "D", "effect_fired_twice": False, "seconds": 33}), "")
+    assert row.status == H.BEHAVIOUR
+
+
+def test_not_comparable_counts_with_a_verdict_unmeasured_differ() -> None:
+    """Counts set apart for their conditions leave the verdict to decide, and an unmeasured
+    verdict key decides nothing: the row differs rather than reading "verdict reproduced"."""
+    e = _entry({"result": "holds", "distinct": 10}, conditions={"reduction": "none"})
+    row = compare(e, Measured({"distinct": 3}, conditions={"reduction": "view"}), "")
+    assert row.status == H.DIFFERS and [k.outcome for k in row.keys] == ["unmeasured", "not comparable"]
+
+
+def test_a_differing_row_also_names_its_counts_set_apart() -> None:
+    """A row whose verdict differs and that also has counts made under other conditions names
+    those counts after the difference, with the conditions."""
+    e = _entry({"result": "holds", "distinct": 10}, conditions={"reduction": "none"})
+    row = compare(e, Measured({"result": "violated", "distinct": 3}, conditions={"reduction": "view"}), "")
+    assert row.status == H.DIFFERS
+    assert row.explanation == ("result: violated here vs holds published; not comparable (reduction: view here vs "
+                               "none published): distinct: 3 here vs 10 published (×0.3)")
+
+
+def test_several_readings_not_run_or_not_measured_keep_the_plain_reason() -> None:
+    """Readings matter only when something was compared: not run (or not measured) the row
+    gives its reason alone, and it is the first reading's row (the entry's own published value)."""
+    e = _entry({"saturation": [1.0, 1.0, 0.375]}, readings=READINGS)
+    for measured, status in ((None, H.NOT_RUN), (H.NotMeasured("no protocol measures it"), H.NOT_MEASURED)):
+        row = compare(e, measured, "no receipts")
+        assert row.status == status and row.explanation in ("no receipts", "no protocol measures it")
+        assert len(row.readings) == 2
+    row = compare(e, Measured({"saturation": [1.0, 1.0, 0.38]}, tolerance=0.15), "")
+    assert row.published == {"saturation": [1.0, 1.0, 0.375]} and row.sources == SOURCE
+
+
+def test_not_measured_is_a_frozen_hashable_value_and_a_key_is_no_label_by_default() -> None:
+    """``NotMeasured`` is a value (frozen, hashable: equal reasons are one value); a
+    ``KeyComparison`` compares a label only when it says so."""
+    import dataclasses
+
+    assert hash(H.NotMeasured("why")) == hash(H.NotMeasured("why"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        H.NotMeasured("why").why = "other"  # type: ignore[misc]
+    assert H.KeyComparison("n", 1, 1, "magnitude", "match").label is False
+
+def test_a_label_value_is_a_label_or_a_non_empty_collection_of_labels_only() -> None:
+    """Only conformance labels make a label value: a list or map with any other element, or an
+    empty one, is not (an empty published value states no label)."""
+    assert H._is_label_value(["✓", "✗"]) is True and H._is_label_value({"LV": "D"}) is True
+    assert H._is_label_value(["✓", "holds"]) is False and H._is_label_value({"LV": "holds"}) is False
+    assert H._is_label_value([]) is False and H._is_label_value({}) is False
+
+
+def test_equal_numbers_are_equal_in_words_however_they_were_made() -> None:
+    """Two equal counts read from different places are "equal", not "+0.0%"."""
+    assert H.describe_difference("d", 7_400_000, int("7400000")) == "d: 7,400,000 here vs 7,400,000 published (equal)"
+
+
+def test_a_condition_below_the_published_one_is_a_reason_too() -> None:
+    """Any other value of a condition makes the counts incomparable, smaller as well as larger."""
+    assert H.incomparable({"N": 3}, {"N": 2}) == ["N: 2 here vs 3 published"]
+
+
+def test_the_papers_build_named_alike_is_the_same_build() -> None:
+    """The build the receipts record is compared with the paper's by value: the same name made
+    at run time (not the JSON's string object) is the paper's build, no re-implementation."""
+    e = _entry({"result": "holds"}, build="langgraph 1.2.9")
+    same = compare(e, Measured({"result": "holds"}, build="".join(["langgraph ", "1.2.9"])), "")
+    assert same.status == H.REPRODUCED
+    other = compare(e, Measured({"result": "holds"}, build="remit_ref 0.1"), "")
+    assert other.status == H.REIMPLEMENTATION
+
+
+def test_recorded_build_needs_one_version_in_every_receipt() -> None:
+    """A package build is named only when the receipts record exactly one version of it: none
+    (no receipts) or two versions make it this project's own code."""
+    def receipt(version: str | None) -> types.SimpleNamespace:
+        return types.SimpleNamespace(manifest={"fingerprint_inputs": {"packages": {"pkg": version}, "code": "c1"}})
+
+    assert H.recorded_build([receipt("1.0"), receipt("1.0")], "pkg", "own") == "pkg 1.0"
+    own = "own, this project's re-implementation (code fingerprint c1)"
+    assert H.recorded_build([receipt("1.0"), receipt("2.0")], "pkg", "own") == own
+    assert H.recorded_build([receipt(None)], "pkg", "own") == own
+    assert H.recorded_build([], "pkg", "own") == "own, this project's re-implementation (code fingerprint not recorded)"
+
 # --- the reference rows these rules decide -----------------------------------------------------
+
 
 def test_reference_statuses_of_the_calibrated_rows() -> None:
     from probes.core.runs import reference_run
@@ -324,3 +495,4 @@ def test_reference_statuses_of_the_calibrated_rows() -> None:
     assert rows["tlc.r8_fault_depths"].status == H.DISAGREE  # depth 8 here: the figure note's 8, not the table's 9
     assert json.dumps([r.status for r in rows.values()])  # every row has a status of the defined set
     assert all(r.status in H.STATUSES for r in rows.values())
+
