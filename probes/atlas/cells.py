@@ -602,15 +602,21 @@ def victim_8039(backend: str, location: str, workdir: str, kill_after: str, mode
 
     with c.saver() as stock:
         app = _linear(c, ["s1", "s2", "s3"], _delegate(stock, on_op))
-        if mode == "run":
-            c.log(Kind.START)
-            app.invoke({"log": []}, cfg("t"), durability="sync")
-        else:
-            c.log(Kind.RECOVER, value="invoke(None)")
-            app.invoke(None, cfg("t"), durability="sync")
-        final = app.get_state(cfg("t")).values.get("log")
+        final = _run_or_recover(c, app, mode)
     oracle.current().cross_check()
     return {"ops": ops, "final_log": final}
+
+
+def _run_or_recover(c: Cell, app: Any, mode: str) -> Any:
+    """Run the graph from its input (``mode == "run"``) or recover it with ``invoke(None)``, both under
+    ``durability='sync'``; the thread's final log."""
+    if mode == "run":
+        c.log(Kind.START)
+        app.invoke({"log": []}, cfg("t"), durability="sync")
+    else:
+        c.log(Kind.RECOVER, value="invoke(None)")
+        app.invoke(None, cfg("t"), durability="sync")
+    return app.get_state(cfg("t")).values.get("log")
 
 
 @cell("8039")
@@ -710,13 +716,7 @@ def victim_8234(backend: str, location: str, workdir: str, kill_after: int, mode
 
     with c.saver() as stock:
         app = _fanout(c, _delegate(stock, on_op), a_durable)
-        if mode == "run":
-            c.log(Kind.START)
-            app.invoke({"log": []}, cfg("t"), durability="sync")
-        else:
-            c.log(Kind.RECOVER, value="invoke(None)")
-            app.invoke(None, cfg("t"), durability="sync")
-        final = app.get_state(cfg("t")).values.get("log")
+        final = _run_or_recover(c, app, mode)
     oracle.current().cross_check()
     return {"ops": ops, "final_log": final}
 
