@@ -96,6 +96,19 @@ class CellBase:
         return {"backend": self.backend, "location": self.location, "workdir": str(self.workdir)}
 
 
+def killed_child(target: str, args: dict[str, Any], what: str, timeout: float = 120) -> Any:
+    """Run ``target`` in a child that parks at its ``kill`` barrier and is SIGKILLed there (the
+    nemesis's ``run_child``). A child that ended any other way is a harness error naming ``what``:
+    the cell could not set up the crash it is about."""
+    from probes.core.errors import HarnessError
+    from probes.core.nemesis import run_child
+
+    child = run_child(target, args, park_at="kill", timeout=timeout)
+    if child.status != "killed":
+        raise HarnessError(f"{what}: not killed at its barrier ({child.status}): {child.stderr_tail[-600:]}")
+    return child
+
+
 def err(exc: BaseException) -> str:
     """An exception as a stable one-liner (type and first line; no ids past 160 chars)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -28,7 +28,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from probes.atlas.cellkit import CellBase, Module, NotApplicable, NotReproduced, Observed, Registry, err, installed
+from probes.atlas.cellkit import (CellBase, Module, NotApplicable, NotReproduced, Observed, Registry, err, installed,
+                                  killed_child)
 from probes.core import oracle
 from probes.core.history import HistoryLog, Kind
 
@@ -621,8 +622,6 @@ def _run_or_recover(c: Cell, app: Any, mode: str) -> Any:
 
 @cell("8039")
 def sync_write_order(c: Cell) -> Observed:
-    from probes.core.errors import HarnessError
-    from probes.core.nemesis import run_child
 
     results: dict[str, Any] = {}
     counts: dict[str, int] = {}
@@ -633,10 +632,7 @@ def sync_write_order(c: Cell) -> Observed:
                 "workdir": str(sub), "kill_after": point}
         if c.backend == "postgres":  # one thread per point on the shared database
             args["location"] = c.location
-        killed = run_child("probes.atlas.cells:victim_8039", {**args, "mode": "run"}, park_at="kill", timeout=120)
-        if killed.status != "killed":
-            raise HarnessError(f"8039 {point}: the victim was not killed at the barrier ({killed.status}): "
-                               f"{killed.stderr_tail[-400:]}")
+        killed_child("probes.atlas.cells:victim_8039", {**args, "mode": "run"}, f"8039 {point}: the victim")
         HistoryLog(sub / "history.sqlite").append(Kind.CRASH, "harness", detail={"how": "SIGKILL", "where": point})
         # recovery: a process other than the killed one (this driver) resumes the thread
         rec = victim_8039(**{**args, "kill_after": "none", "mode": "recover"})
@@ -733,8 +729,6 @@ def sync_superstep_not_atomic(c: Cell) -> Observed:
     effect and before its write runs again by design -- at-least-once -- so no arm kills there.) A
     fourth arm makes a's put_writes fail once (a storage error, no crash) and records whether the
     run says so."""
-    from probes.core.errors import HarnessError
-    from probes.core.nemesis import run_child
 
     def outcome(log: Any, counts: dict[str, int]) -> dict[str, Any]:
         return {"log": sorted(log or []), "effects": {k: counts.get(k, 0) for k in ("s0", *FANOUT, "join")}}
@@ -759,10 +753,7 @@ def sync_superstep_not_atomic(c: Cell) -> Observed:
         sub.mkdir()
         args = {"backend": c.backend, "location": c.location if c.backend == "postgres" else str(sub / "cp.sqlite"),
                 "workdir": str(sub), "kill_after": kill_after}
-        killed = run_child("probes.atlas.cells:victim_8234", {**args, "mode": "run"}, park_at="kill", timeout=120)
-        if killed.status != "killed":
-            raise HarnessError(f"8234 kill after {kill_after}: the victim was not killed at the barrier "
-                               f"({killed.status}): {killed.stderr_tail[-400:]}")
+        killed_child("probes.atlas.cells:victim_8234", {**args, "mode": "run"}, f"8234 kill after {kill_after}")
         HistoryLog(sub / "history.sqlite").append(Kind.CRASH, "harness", detail={"how": "SIGKILL", "where": label})
         rec = victim_8234(**{**args, "mode": "recover"})
         arms[f"SIGKILL: {label}"] = outcome(rec["final_log"], oracle.Ledger(sub / "ledger.sqlite").counts())
@@ -870,16 +861,11 @@ def recover_8764(backend: str, location: str, workdir: str, durability: str) -> 
 
 @cell("8764")
 def crash_before_first_checkpoint(c: Cell) -> Observed:
-    from probes.core.errors import HarnessError
-    from probes.core.nemesis import run_child
 
     modes: dict[str, Any] = {}
     for durability in ("sync", "async", "exit"):
         args = {"backend": c.backend, "location": c.location, "workdir": str(c.workdir), "durability": durability}
-        killed = run_child("probes.atlas.cells:victim_8764", args, park_at="kill", timeout=120)
-        if killed.status != "killed":
-            raise HarnessError(f"8764 {durability}: not killed at the first node ({killed.status}): "
-                               f"{killed.stderr_tail[-400:]}")
+        killed_child("probes.atlas.cells:victim_8764", args, f"8764 {durability}: the first node")
         c.log(Kind.CRASH, detail_how="SIGKILL at the first node's start", durability=durability)
         rec = recover_8764(**args)  # in this driver: a process other than the killed one
         starts = [e for e in c.history.read().of(Kind.STEP_BEGIN) if e.incarnation == f"run-{durability}"]

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from probes.atlas.cellkit import CellBase, Module, NotApplicable, NotReproduced, Observed, Registry, err
+from probes.atlas.cellkit import CellBase, Module, NotApplicable, NotReproduced, Observed, Registry, err, killed_child
 from probes.core.history import Kind
 
 CELLS = Registry()
@@ -158,20 +158,15 @@ def zombie_handler_rerun_from_empty_start(c: CellBase) -> Observed:
     event -- a charge for an order nobody sent, recorded as the handler's completed result. (The
     report's second half, duplicate rows of the LlamaCloud agent-data store, needs that service:
     not run.)"""
-    from probes.core.errors import HarnessError
-    from probes.core.nemesis import run_child
 
     api = _api()
     if not hasattr(api["Store"], "append_tick"):  # before 0.2.0 a handler's row carried its whole context
         raise NotApplicable(f"llama-agents-server {_version()}: its store persists no ticks (SqliteWorkflowStore has "
                             f"no append_tick), so a running handler with nothing to replay is not a state it leaves")
     location = str(c.workdir / "workflows.sqlite")
-    killed = run_child("probes.atlas.cells_llama_agents:victim_564",
-                       {"backend": c.backend, "location": location, "workdir": str(c.workdir)},
-                       park_at="kill", timeout=120)
-    if killed.status != "killed":
-        raise HarnessError(f"564: the server was not killed at its first tick ({killed.status}): "
-                           f"{killed.stderr_tail[-400:]}")
+    killed_child("probes.atlas.cells_llama_agents:victim_564",
+                 {"backend": c.backend, "location": location, "workdir": str(c.workdir)},
+                 "564: the server at its first tick")
     c.log(Kind.CRASH, detail_how="SIGKILL at the store's first tick")
     writes = [e.value for e in c.history.read().of(Kind.PERSIST) if e.incarnation == "server-1"]
 

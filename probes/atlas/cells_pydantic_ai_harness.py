@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from probes.atlas.cellkit import CellBase, Module, NotApplicable, Observed, Registry, err
+from probes.atlas.cellkit import CellBase, Module, NotApplicable, Observed, Registry, err, killed_child
 from probes.core.history import Kind
 
 CELLS = Registry()
@@ -129,17 +129,12 @@ def snapshot_after_tool_boundary_resumes(c: CellBase) -> Observed:
     tool again). Decided by ``exactly_once`` over ``charge`` (across both processes) and ``answer``
     (the resumed run's answer delivered): a run that cannot resume skips the answer, one that
     repeats the tool charges twice."""
-    from probes.core.errors import HarnessError
-    from probes.core.nemesis import run_child
 
     api = _api()
     location = c.location
-    killed = run_child("probes.atlas.cells_pydantic_ai_harness:victim_373",
-                       {"backend": c.backend, "location": location, "workdir": str(c.workdir)},
-                       park_at="kill", timeout=180)
-    if killed.status != "killed":
-        raise HarnessError(f"373: the worker was not killed after the tool's return ({killed.status}): "
-                           f"{killed.result} {killed.stderr_tail[-600:]}")
+    killed_child("probes.atlas.cells_pydantic_ai_harness:victim_373",
+                 {"backend": c.backend, "location": location, "workdir": str(c.workdir)},
+                 "373: the worker after the tool's return", timeout=180)
     c.log(Kind.CRASH, detail_how="SIGKILL when the model is asked the request after the tool's return")
     before = c.ledger.counts()
     sp = api["sp"]
