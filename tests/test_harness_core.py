@@ -182,3 +182,30 @@ def test_a_paused_child_left_stopped_is_killed_when_the_block_ends() -> None:
     except RuntimeError:
         pass
     assert child.proc.returncode == -signal.SIGKILL
+
+
+def _open_and_record(path: str, barrier, errors) -> None:
+    barrier.wait()  # every process opens the brand-new file at the same instant
+    try:
+        Ledger(path).record("opened", str(os.getpid()))
+    except Exception as exc:  # noqa: BLE001 - the failure is the observation
+        errors.put(repr(exc))
+
+
+def test_processes_opening_a_new_ledger_at_once_all_record(tmp_path: Path) -> None:
+    """Before the preparation was serialized this failed within the first 30 trials on
+    every try ("database is locked": SQLite does not wait on a concurrent switch to WAL),
+    which had ended a `--jobs 2` run of the self-test campaigns before its kill point in CI."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for trial in range(150):
+        path = str(tmp_path / f"trial{trial}" / "ledger.sqlite")
+        barrier, errors = context.Barrier(5), context.Queue()
+        workers = [context.Process(target=_open_and_record, args=(path, barrier, errors)) for _ in range(5)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(60)
+        assert errors.empty(), f"trial {trial}: {errors.get()}"
+        assert sum(Ledger(path).counts().values()) == 5

@@ -3,6 +3,7 @@ variants beside the default run, harness errors, and promotion to the reference 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -148,7 +149,8 @@ def _wait_for(path: Path, proc: subprocess.Popen, limit: float = 240) -> None:
     deadline = time.monotonic() + limit
     while not path.exists():
         if proc.poll() is not None:
-            raise AssertionError(f"reproduce.sh ended (exit {proc.returncode}) before reaching the kill point")
+            raise AssertionError(f"reproduce.sh ended (exit {proc.returncode}) before reaching the kill point:\n"
+                                 f"{proc.stdout.read()[-3000:] if proc.stdout else ''}")
         if time.monotonic() > deadline:
             raise AssertionError("kill point not reached in time")
         time.sleep(0.05)
@@ -162,7 +164,8 @@ def _kill_at(sandbox: dict, probe: str, args: list[str]) -> None:
     try:
         _wait_for(Path(sandbox["RC_SELFTEST_MARKER"]), proc)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole run: bash, driver, papermill, kernel
+        with contextlib.suppress(ProcessLookupError):  # the group is gone if the run ended by itself
+            os.killpg(proc.pid, signal.SIGKILL)  # the whole run: bash, driver, papermill, kernel
         proc.wait()
     Path(sandbox["RC_SELFTEST_MARKER"]).unlink()
 

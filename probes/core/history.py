@@ -22,6 +22,7 @@ so histories can be stored in verdict evidence and stay byte-identical across ru
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -154,16 +155,24 @@ def durable_connection(path: Path) -> sqlite3.Connection:
 
 
 def prepare_durable_file(path: Path | str, *ddl: str) -> Path:
-    """Create the file's directory, switch it to WAL and create its tables (idempotent)."""
+    """Create the file's directory, switch it to WAL and create its tables (idempotent).
+
+    Several processes may open the same new file at once (racers, parallel campaigns):
+    SQLite answers a concurrent switch to WAL or a schema read upgraded to a write with
+    "database is locked" without waiting, whatever the busy timeout. An advisory lock on
+    a sidecar file serializes the preparation; afterwards every statement is a plain read.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = durable_connection(path)
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        for statement in ddl:
-            conn.execute(statement)
-    finally:
-        conn.close()
+    with open(path.with_name(path.name + ".lock"), "a") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)  # released when the file closes, or when its holder dies
+        conn = durable_connection(path)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            for statement in ddl:
+                conn.execute(statement)
+        finally:
+            conn.close()
     return path
 
 
