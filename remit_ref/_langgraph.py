@@ -91,14 +91,17 @@ def _langgraph_types() -> tuple[Any, Any]:
     return _LANGGRAPH
 
 
-def inspect_read(config: dict[str, Any], start_depth: int = 2, want_graph: bool = True) -> ReadContext:
+def inspect_read(config: dict[str, Any], start_depth: int = 2, want_graph: bool = True,
+                 want_resume: bool = True) -> ReadContext:
     """What the caller of ``get_tuple`` is, read off the calling frames.
 
     Only frames running one of the loop's or the graph's methods are looked into: reading
     a frame's ``f_locals`` copies all its locals (``Pregel.stream`` has dozens), so the
     code name is tested first and the walk costs a few attribute reads per frame. The
     graph of a loop seen before is found from the loop (``_known_graph``), and without
-    ``want_graph`` the walk stops at the loop.
+    ``want_graph`` the walk stops at the loop. Without ``want_resume`` (only the graph is
+    wanted: the default validator's schema) the read counts as plain and the loop's input is
+    not looked at.
     """
     conf = config.get("configurable", {}) or {}
     ctx = ReadContext(execution=RUNTIME_KEY in conf)
@@ -133,8 +136,11 @@ def inspect_read(config: dict[str, Any], start_depth: int = 2, want_graph: bool 
                 break
         frame = frame.f_back
         depth += 1
+    ctx.found_loop = loop is not None
+    if not want_resume:
+        ctx.resume = False
+        return ctx
     if loop is not None:
-        ctx.found_loop = True
         if not _reads_loop_checkpoint(conf, loop):
             ctx.resume = False  # another read made while the loop starts: plain (see _reads_loop_checkpoint)
             return ctx
@@ -223,7 +229,8 @@ def exact_type_test(hint: Any) -> Callable[[Any], bool] | None:
     if getattr(hint, "__origin__", None) is list and len(getattr(hint, "__args__", ())) == 1:
         item = hint.__args__[0]
         if item in _SCALARS:
-            return lambda value: type(value) is list and all(type(x) is item for x in value)
+            only = frozenset((item,))  # the set of the items' exact types must be within it (C-level, no generator)
+            return lambda value: type(value) is list and set(map(type, value)) <= only
     return None
 
 
@@ -235,6 +242,25 @@ class SchemaChecker:
     plain_channels: frozenset[str] = frozenset()  # channels without a reducer (writes are whole values)
     name: str = ""
     exact: dict[str, Callable[[Any], bool]] = field(default_factory=dict)  # see exact_type_test
+    # channel -> its scalar annotation: the commonest exact test, made without a call
+    exact_types: dict[str, type] = field(default_factory=dict)
+
+    def undecided(self, values: dict[str, Any], only: frozenset[str] | None = None) -> dict[str, Any]:
+        """The values only pydantic can decide: those of a schema field (within ``only`` when given)
+        that the exact tests do not accept. Usually none: the schema's channels are found by a set
+        intersection and most values pass an identity test of their type, so writing a valid
+        state costs a few lookups."""
+        names = values.keys() & self.adapters.keys()
+        if only is not None:
+            names &= only
+        out: dict[str, Any] = {}
+        for channel in names:
+            value = values[channel]
+            if self.exact_types.get(channel) is not type(value):
+                test = self.exact.get(channel)
+                if test is None or not test(value):
+                    out[channel] = value
+        return out
 
     def check(self, channel: str, value: Any) -> str | None:
         adapter = self.adapters.get(channel)
@@ -287,7 +313,8 @@ def schema_checker(schema: Any, plain: frozenset[str] = frozenset()) -> SchemaCh
         except Exception:  # noqa: BLE001 - a type pydantic cannot check is not checked
             continue
     exact = {name: test for name in adapters if (test := exact_type_test(hints[name])) is not None}
-    return SchemaChecker(adapters, plain, getattr(schema, "__name__", "state"), exact)
+    exact_types = {name: hints[name] for name in exact if hints[name] in _SCALARS}
+    return SchemaChecker(adapters, plain, getattr(schema, "__name__", "state"), exact, exact_types)
 
 
 _CHECKERS: dict[tuple[Any, frozenset[str]], SchemaChecker | None] = {}

@@ -286,7 +286,7 @@ class RemitSaver(BaseCheckpointSaver):
                 and has_recorded_answer(pending)))
         if not (want_graph or want_resume):
             return UNWALKED_EXECUTION_READ
-        return inspect_read(config, start_depth=3, want_graph=want_graph)
+        return inspect_read(config, start_depth=3, want_graph=want_graph, want_resume=want_resume)
 
     def get_tuple(self, config: dict[str, Any]) -> CheckpointTuple | None:
         try:
@@ -341,41 +341,29 @@ class RemitSaver(BaseCheckpointSaver):
         with self._lock:
             self._thread_checker[thread_id] = checker
 
-    def _checker_for(self, config: dict[str, Any]) -> tuple[Validator | SchemaChecker | None, frozenset[str] | None]:
-        thread = str((config.get("configurable") or {}).get("thread_id"))
-        from_graph = self._thread_checker.get(thread)
-        plain = from_graph.plain_channels if from_graph is not None else None
-        if self._explicit is not None:
-            return self._explicit, plain
-        return from_graph, plain
+    def _validate(self, where: str, config: dict[str, Any], values: dict[str, Any], writes: bool) -> None:
+        """``core.first_invalid`` over the values only the checker can decide (a schema's exact
+        type tests accept most values without a call); InvalidCheckpoint names the first.
 
-    @staticmethod
-    def _run_check(checker: Validator | SchemaChecker, channel: str, value: Any) -> str | None:
-        return checker.check(channel, value) if isinstance(checker, SchemaChecker) else checker(channel, value)
-
-    def _validate_checkpoint(self, config: dict[str, Any], checkpoint: dict[str, Any]) -> None:
-        checker, _plain = self._checker_for(config)
+        A write to a reducer channel is a delta, not a value of the field's type: those are
+        checked at ``put``, on the reduced value; ``put_writes`` checks the plain channels."""
+        thread = (config.get("configurable") or {}).get("thread_id")
+        from_graph = self._thread_checker.get(thread if type(thread) is str else str(thread))
+        checker = self._explicit if self._explicit is not None else from_graph
         if checker is None:
             return
-        bad = core.first_invalid(dict(checkpoint.get("channel_values") or {}),
-                                 lambda ch, v: self._run_check(checker, ch, v))
+        plain = from_graph.plain_channels if writes and from_graph is not None else None
+        if isinstance(checker, SchemaChecker):
+            values = checker.undecided(values, plain)  # the decision stays core's, over what is left (often nothing)
+        elif writes:
+            values = {ch: v for ch, v in values.items() if not ch.startswith("__") and (plain is None or ch in plain)}
+        bad = core.first_invalid(values, checker.check if isinstance(checker, SchemaChecker) else checker)
         if bad is not None:
-            raise InvalidCheckpoint("put", bad[0], bad[1])
-
-    def _validate_writes(self, config: dict[str, Any], writes: Sequence[tuple[str, Any]]) -> None:
-        checker, plain = self._checker_for(config)
-        if checker is None:
-            return
-        # A write to a reducer channel is a delta, not a value of the field's type:
-        # those are checked at put, on the reduced value. Plain channels are checked here.
-        values = {ch: v for ch, v in writes if not ch.startswith("__") and (plain is None or ch in plain)}
-        bad = core.first_invalid(values, lambda ch, v: self._run_check(checker, ch, v))
-        if bad is not None:
-            raise InvalidCheckpoint("put_writes", bad[0], bad[1])
+            raise InvalidCheckpoint(where, bad[0], bad[1])
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         if self._validating:
-            self._validate_checkpoint(config, checkpoint)
+            self._validate("put", config, checkpoint.get("channel_values") or {}, False)
         try:
             if self._ownership is not None:
                 return self._ownership.write(config, self.base.put, config, checkpoint, metadata, new_versions)
@@ -386,7 +374,7 @@ class RemitSaver(BaseCheckpointSaver):
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         if self._validating:
-            self._validate_checkpoint(config, checkpoint)
+            self._validate("put", config, checkpoint.get("channel_values") or {}, False)
         try:
             if self._ownership is not None:
                 return await self._ownership.awrite(config, self.base.aput, config, checkpoint, metadata, new_versions)
@@ -410,7 +398,7 @@ class RemitSaver(BaseCheckpointSaver):
         if self._carried and self._was_carried(config, writes, task_id):
             return None
         if self._validating:
-            self._validate_writes(config, writes)
+            self._validate("put_writes", config, dict(writes), True)
         try:
             if self._ownership is not None:
                 return self._ownership.write(config, self.base.put_writes, config, writes, task_id, task_path)
@@ -424,7 +412,7 @@ class RemitSaver(BaseCheckpointSaver):
         if self._carried and self._was_carried(config, writes, task_id):
             return None
         if self._validating:
-            self._validate_writes(config, writes)
+            self._validate("put_writes", config, dict(writes), True)
         try:
             if self._ownership is not None:
                 return await self._ownership.awrite(config, self.base.aput_writes, config, writes, task_id, task_path)

@@ -1806,6 +1806,43 @@ def test_a_state_schema_check_skips_pydantic_for_exact_types_and_still_rejects(m
     assert reason is not None and reason.startswith("Shape.names[1]: ")
 
 
+def test_what_the_exact_tests_leave_undecided_gives_the_verdict_of_checking_everything() -> None:
+    """The write path hands ``core.first_invalid`` only ``SchemaChecker.undecided(values, only)``: the
+    schema's values (within ``only``) that the exact tests do not accept. Over generated states (schema
+    channels, a non-schema channel, near-miss values, any ``only``) the first invalid channel and its
+    reason are those of checking every schema value in ``only`` with pydantic."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from remit_ref import core
+    from remit_ref._langgraph import schema_checker
+
+    class Shape(TypedDict):
+        count: int
+        names: list[str]
+        ratio: float | None
+        flag: bool
+
+    checker = schema_checker(Shape)
+    assert checker is not None and checker.exact_types == {"count": int, "flag": bool}
+    scalar = st.one_of(st.integers(), st.text(max_size=2), st.floats(allow_nan=False), st.booleans(), st.none())
+    value_st = st.one_of(scalar, st.lists(scalar, max_size=3))
+    channels = ("count", "names", "ratio", "flag", "branch:to:x")
+
+    @settings(max_examples=400, deadline=None, database=None)
+    @given(st.dictionaries(st.sampled_from(channels), value_st),
+           st.one_of(st.none(), st.frozensets(st.sampled_from(channels))))
+    def agree(values: dict[str, Any], only: frozenset[str] | None) -> None:
+        left = checker.undecided(values, only)
+        assert set(left) <= set(values) and all(left[ch] is values[ch] for ch in left)
+        everything = {ch: v for ch, v in values.items() if ch in checker.adapters and (only is None or ch in only)}
+        assert core.first_invalid(left, checker.check) == core.first_invalid(everything, checker.check)
+    agree()
+    assert checker.undecided({"count": 1, "names": ["a"], "flag": True, "branch:to:x": None}) == {}
+    assert checker.undecided({"count": True, "ratio": 0.5}) == {"count": True, "ratio": 0.5}  # bool is not int
+    assert checker.undecided({"count": "x", "names": [1]}, frozenset({"names"})) == {"names": [1]}
+
+
 def test_each_graph_remembers_its_checker_and_an_unhashable_graph_still_gets_one() -> None:
     """graph_checker memoises per graph object (a second lookup lists no channels) and builds a checker for
     a graph-like object that cannot be hashed (a subclass defining __eq__) instead of failing the read."""
