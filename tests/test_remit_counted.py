@@ -113,6 +113,26 @@ def test_the_worker_counted_under_strace_writes_durably_per_protocol(tmp_path: P
     assert res["startup"]["pwrite64"] > 0 and res["startup"]["fdatasync"] > 0
 
 
+def test_own_bytecodes_keeps_the_wrappers_functions_per_protocol() -> None:
+    opcodes = {"langgraph/pregel/main.py:invoke": 900, "remit_ref/saver.py:put": 30, "remit/shim.py:put": 12,
+               "remit_ref/core.py:first_invalid": 60, "sqlite3/dbapi2.py:x": 8}
+    got = counted.own_bytecodes(opcodes, 3)
+    assert got["total"] == round(1010 / 3, 1) and got["own_total"] == round(102 / 3, 1)
+    assert list(got["own"]) == ["remit_ref/core.py:first_invalid", "remit_ref/saver.py:put", "remit/shim.py:put"]
+
+
+def test_the_wrappers_own_bytecodes_are_counted_on_every_thread_and_repeat_exactly(tmp_path: Path) -> None:
+    """A real traced session: stock runs none of REMIT's code; REMIT's default runs its validator on the
+    write path (LangGraph's pool threads) and its read path, and its own count is the same in a second
+    process, although the total (LangGraph's polling of its pool) may move."""
+    stock = counted.count_bytecodes("stock", "sqlite", "", tmp_path / "a", protocols=3)
+    first = counted.count_bytecodes("remit_default", "sqlite", "", tmp_path / "b", protocols=3)
+    again = counted.count_bytecodes("remit_default", "sqlite", "", tmp_path / "c", protocols=3)
+    assert stock["own_total"] == 0 and stock["total"] > 10_000
+    assert {"remit_ref/saver.py:put_writes", "remit_ref/saver.py:_validate", "remit_ref/saver.py:get_tuple"} <= set(first["own"])
+    assert first["own"] == again["own"] and first["own_total"] > 0
+
+
 def test_a_failing_counting_child_is_an_error() -> None:
     good = '{"pid": 1, "size": 0, "protocols": 1, "fired": 1, "ok": true}'
     assert counted._children(good, [0])[0]["pid"] == 1
@@ -138,3 +158,17 @@ def test_the_counted_part_plans_one_probe_per_backend_and_alone_when_asked() -> 
     params = CAMPAIGN.resolve({"counted_backends": []}, quick=True)
     assert not [s for s in plan(params) if s.id.startswith("counted.")]
     assert CAMPAIGN.resolve({}, quick=True)["counted_protocols"] < CAMPAIGN.resolve({})["counted_protocols"]
+
+
+def test_the_bytecode_table_lists_the_wrappers_functions_and_its_share_of_stocks_total() -> None:
+    from probes.remit import report
+
+    table = {"sqlite": {"stock": {"bytecodes": {"total": 1000.0, "own_total": 0, "own": {}}},
+                        "remit_gate": {"bytecodes": {"total": 1040.0, "own_total": 40.0,
+                                                     "own": {"remit_ref/saver.py:put": 30.0, "remit_ref/core.py:x": 10.0}}},
+                        "remit_bare": {"bytecodes": None}}}
+    frame = report.counted_bytecodes(table, "sqlite", "remit_gate")
+    assert list(frame["bytecodes / protocol"]) == [30.0, 10.0, 40.0]
+    assert list(frame["share of the wrapper's own"])[:2] == ["75.0 %", "25.0 %"]
+    assert "4.00 % of stock's 1,000" in frame["share of the wrapper's own"].iloc[-1]
+    assert report.counted_bytecodes(table, "sqlite", "remit_bare") is None  # measured before the count existed

@@ -14,6 +14,8 @@ Counting mode (``bench_worker.py --count ARM BACKEND LOCATION N1,N2,...``, used 
 ``probes/remit/counted.py`` under cachegrind and strace): the process imports and warms
 up once, then forks one child per size (see :func:`count_run`); the harness differences
 a child of N protocols against a child of 0, so what it divides by N is N protocols.
+Bytecode mode (``--opcodes ARM BACKEND LOCATION N``, :func:`opcode_run`): the Python
+bytecodes each function executes over N protocols, for ``counted.count_bytecodes``.
 """
 
 from __future__ import annotations
@@ -187,7 +189,63 @@ def count_run(arm: str, backend: str, location: str, sizes: list[int]) -> int:
     return 0
 
 
+def _code_name(code: Any) -> str:
+    """``package/module.py:function`` for installed code, else the path as it is (stable across machines)."""
+    path = code.co_filename
+    for marker in ("site-packages/", "/remit_ref/"):
+        if marker in path:
+            path = ("remit_ref/" if marker == "/remit_ref/" else "") + path.split(marker, 1)[1]
+            break
+    return f"{path}:{code.co_name}"
+
+
+def opcode_run(arm: str, backend: str, location: str, n: int) -> int:
+    """Bytecode mode: Python bytecodes executed per function over a session of ``n`` protocols, on every
+    thread (LangGraph writes from a pool), after a warm-up; printed as one JSON line.
+
+    Why: cachegrind sees CPython's C functions, not which Python function made them work; the
+    bytecodes a function executes say where an arm's extra instructions come from. The tracer is
+    installed before the warm-up so that the pool's threads, started then, carry it."""
+    import os
+    import threading
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    names: dict[Any, str] = {}
+    on = [False]
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        code = frame.f_code
+        name = names.get(code) or names.setdefault(code, _code_name(code))
+
+        def per_opcode(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode" and on[0]:
+                counts[name] += 1
+            return per_opcode
+        return per_opcode
+
+    threading.settrace(tracer)
+    sys.settrace(tracer)
+
+    def where(label: str) -> str:
+        return os.path.join(location, f"{label}.sqlite") if backend == "sqlite" else location
+
+    session(arm, backend, where("warmup"), "warmup", WARMUP - 1)
+    on[0] = True
+    label = f"opcodes-{os.getpid()}"
+    res = session(arm, backend, where(label), label, n)
+    on[0] = False
+    sys.settrace(None)
+    threading.settrace(None)  # type: ignore[arg-type]
+    print(json.dumps({"pid": os.getpid(), "size": n, **res, "opcodes": dict(counts)}), flush=True)
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--opcodes"]:
+        arm, backend, location, size = sys.argv[2:6]
+        return opcode_run(arm, backend, location, int(size))
     if sys.argv[1:2] == ["--count"]:
         arm, backend, location, sizes = sys.argv[2:6]
         return count_run(arm, backend, location, [int(x) for x in sizes.split(",")])

@@ -13,6 +13,10 @@ cost targets, so the targets are judged on counts that do not depend on load:
 * **durable-write syscalls** (``fsync``, ``fdatasync``, ``write``, ``pwrite64``; and
   ``sendto``, a PostgreSQL client's requests to its server) under ``strace -f -c``, an
   N-protocol process minus a 0-protocol process of the same arm, over N.
+* **bytecodes** (no valgrind): the Python bytecodes each function executes per protocol,
+  on every thread, over one session of N protocols; the wrapper's own functions listed
+  one by one. This is where an arm's extra instructions come from at the level a reader
+  of REMIT's code can act on, which cachegrind's C-level view cannot say.
 
 PostgreSQL: only the client process (and its threads and children) is traced; the
 server is not a descendant of it, so its work is excluded from both counts.
@@ -221,6 +225,29 @@ def count_syscalls(arm: str, backend: str, location: str, workdir: Path, protoco
                                for c in counts[1:]] for name in TRACED}}
 
 
+# Code of the wrapper under test: this project's REMIT and remit-contract (import name ``remit``).
+OWN_CODE = ("remit_ref/", "remit/")
+
+
+def own_bytecodes(opcodes: Mapping[str, int], protocols: int) -> dict[str, Any]:
+    """Per protocol: every function's bytecodes in total, and the wrapper's own functions one by one."""
+    own = {fn: n / protocols for fn, n in opcodes.items() if fn.startswith(OWN_CODE)}
+    return {"total": round(sum(opcodes.values()) / protocols, 1), "own_total": round(sum(own.values()), 1),
+            "own": {fn: round(v, 1) for fn, v in sorted(own.items(), key=lambda kv: (-kv[1], kv[0]))}}
+
+
+def count_bytecodes(arm: str, backend: str, location: str, workdir: Path, protocols: int) -> dict[str, Any]:
+    """One traced process (no valgrind): the Python bytecodes per protocol, in all and per function of the
+    wrapper's own code (``bench_worker.opcode_run``): where the arm's extra instructions come from."""
+    cmd = [sys.executable, str(WORKER), "--opcodes", COUNT_ARMS[arm], backend,
+           _location(backend, location, workdir, f"op-{arm}"), str(protocols)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=worker_env(), cwd=str(PROJECT_ROOT))
+    if proc.returncode != 0:
+        raise CountError(f"bytecode run of {arm} exited {proc.returncode}: {proc.stderr[-400:]!r}")
+    [row] = _children(proc.stdout, [protocols])
+    return own_bytecodes(row["opcodes"], row["protocols"])
+
+
 def probe_counted(arm: str, backend: str, location: str, workdir: Path,
                   params: Mapping[str, Any]) -> dict[str, Any]:
     """Both counts of one arm on one backend (the campaign's ``counted.<backend>.<arm>`` probe)."""
@@ -229,6 +256,7 @@ def probe_counted(arm: str, backend: str, location: str, workdir: Path,
             "worker_arm": COUNT_ARMS[arm],
             "instructions": count_instructions(arm, backend, location, workdir, protocols, runs),
             "syscalls": count_syscalls(arm, backend, location, workdir, protocols, runs),
+            "bytecodes": count_bytecodes(arm, backend, location, workdir, protocols),
             "postgres_server": "excluded (not a descendant of the traced client)" if backend == "postgres" else None}
 
 
@@ -248,7 +276,8 @@ def counted_table(receipts: Sequence[Any]) -> dict[str, Any]:
         out.setdefault(m["backend"], {})[m["arm"]] = {
             "protocols": m["protocols"], "runs": m["runs"], "instructions": ins, "syscalls": sys_med,
             "syscalls_range": {name: [min(v), max(v)] for name, v in calls.items()},
-            "per_run": m["instructions"]["per_run"], "annotation": m["instructions"]["annotation"]}
+            "per_run": m["instructions"]["per_run"], "annotation": m["instructions"]["annotation"],
+            "bytecodes": m.get("bytecodes")}  # receipts before the bytecode count have none
     for arms in out.values():
         stock = arms.get("stock")
         for arm, e in arms.items():

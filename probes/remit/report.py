@@ -276,6 +276,26 @@ def counted_annotation(table: dict[str, Any], backend: str, arm: str, top: int =
     return pd.DataFrame(rows)
 
 
+def counted_bytecodes(table: dict[str, Any], backend: str, arm: str, top: int = 12) -> Any:
+    """Where the wrapper's own work is, at the level of its Python code: the bytecodes each of its
+    functions executes per protocol (every thread, one traced session), largest first; None for a
+    receipt measured before the count existed."""
+    import pandas as pd
+
+    counted = table[backend][arm].get("bytecodes")
+    if not counted or not counted["own"]:
+        return None
+    stock = (table[backend].get("stock") or {}).get("bytecodes") or {}
+    rows = [{"function (file:function)": fn, "bytecodes / protocol": v,
+             "share of the wrapper's own": f"{v / counted['own_total'] * 100:.1f} %"}
+            for fn, v in list(counted["own"].items())[:top]]
+    rows.append({"function (file:function)": "all of the wrapper's own functions", "bytecodes / protocol":
+                 counted["own_total"], "share of the wrapper's own": (
+                     f"{counted['own_total'] / stock['total'] * 100:.2f} % of stock's {stock['total']:,.0f} in all"
+                     if stock.get("total") else "")})
+    return pd.DataFrame(rows)
+
+
 def counted_explained(table: dict[str, Any]) -> list[tuple[str, str]]:
     """The (backend, arm) pairs the annotation explains: each targeted arm that misses its target in any
     run; where none does, the gate (the costliest targeted arm) on each backend."""
