@@ -245,18 +245,20 @@ class SchemaChecker:
     # channel -> its scalar annotation: the commonest exact test, made without a call
     exact_types: dict[str, type] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.fields = frozenset(self.adapters)
+        self.plain_fields = self.fields & self.plain_channels  # what put_writes checks of this graph's writes
+
     def undecided(self, values: dict[str, Any], only: frozenset[str] | None = None) -> dict[str, Any]:
         """The values only pydantic can decide: those of a schema field (within ``only`` when given)
         that the exact tests do not accept. Usually none: the schema's channels are found by a set
         intersection and most values pass an identity test of their type, so writing a valid
         state costs a few lookups."""
-        names = values.keys() & self.adapters.keys()
-        if only is not None:
-            names &= only
         out: dict[str, Any] = {}
-        for channel in names:
+        exact_types = self.exact_types
+        for channel in values.keys() & (self.fields if only is None else self.fields & only):
             value = values[channel]
-            if self.exact_types.get(channel) is not type(value):
+            if exact_types.get(channel) is not type(value):
                 test = self.exact.get(channel)
                 if test is None or not test(value):
                     out[channel] = value

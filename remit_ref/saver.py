@@ -133,7 +133,7 @@ class RemitSaver(BaseCheckpointSaver):
         # entry points reach it through BlockingClaims, on the saver's event loop.
         self._aclaims: AsyncClaimStore | None = store if isinstance(store, AsyncClaimStore) else None
         self._claims: ClaimStore | None = BlockingClaims(store) if isinstance(store, AsyncClaimStore) else store
-        self._thread_checker: dict[str, SchemaChecker | None] = {}
+        self._thread_checker: dict[Any, SchemaChecker | None] = {}  # keyed by the config's thread_id as given
         # (thread, ns, checkpoint) -> resume value whose write a won claim already committed
         self._carried: dict[tuple[str, str, str], Any] = {}
         self._lock = threading.Lock()
@@ -168,7 +168,7 @@ class RemitSaver(BaseCheckpointSaver):
         wanted: list[ClaimWanted] = []
         conf = config.get("configurable", {}) or {}
         if ctx.graph is not None and self._use_graph_schema and conf.get("thread_id") is not None:
-            self._remember_schema(str(conf["thread_id"]), ctx.graph)
+            self._remember_schema(conf["thread_id"], ctx.graph)
         if tup is None or not ctx.execution or not ctx.resume or conf.get("checkpoint_ns", ""):
             return tup, wanted
         pending = list(tup.pending_writes or [])
@@ -336,7 +336,7 @@ class RemitSaver(BaseCheckpointSaver):
             yield without_claims(tup)
 
     # ---- the write path ------------------------------------------------------------
-    def _remember_schema(self, thread_id: str, graph: Any) -> None:
+    def _remember_schema(self, thread_id: Any, graph: Any) -> None:
         checker = graph_checker(graph)
         with self._lock:
             self._thread_checker[thread_id] = checker
@@ -347,19 +347,28 @@ class RemitSaver(BaseCheckpointSaver):
 
         A write to a reducer channel is a delta, not a value of the field's type: those are
         checked at ``put``, on the reduced value; ``put_writes`` checks the plain channels."""
-        thread = (config.get("configurable") or {}).get("thread_id")
-        from_graph = self._thread_checker.get(thread if type(thread) is str else str(thread))
-        checker = self._explicit if self._explicit is not None else from_graph
-        if checker is None:
-            return
-        plain = from_graph.plain_channels if writes and from_graph is not None else None
-        if isinstance(checker, SchemaChecker):
-            values = checker.undecided(values, plain)  # the decision stays core's, over what is left (often nothing)
-        elif writes:
-            values = {ch: v for ch, v in values.items() if not ch.startswith("__") and (plain is None or ch in plain)}
-        bad = core.first_invalid(values, checker.check if isinstance(checker, SchemaChecker) else checker)
+        from_graph = self._thread_checker.get((config.get("configurable") or {}).get("thread_id"))
+        if self._explicit is None:
+            if from_graph is None:
+                return
+            bad = core.first_invalid(from_graph.undecided(values, from_graph.plain_fields if writes else None),
+                                     from_graph.check)
+        else:
+            bad = self._explicit_first_invalid(from_graph, values, writes)
         if bad is not None:
             raise InvalidCheckpoint(where, bad[0], bad[1])
+
+    def _explicit_first_invalid(self, from_graph: SchemaChecker | None, values: dict[str, Any],
+                                writes: bool) -> tuple[str, str] | None:
+        """The same for a validator given to ``wrap``: writes are checked on the graph's plain
+        channels where the graph is known, else on every channel but LangGraph's own."""
+        plain = from_graph.plain_channels if writes and from_graph is not None else None
+        checker = self._explicit
+        if isinstance(checker, SchemaChecker):
+            return core.first_invalid(checker.undecided(values, plain), checker.check)
+        if writes:
+            values = {ch: v for ch, v in values.items() if not ch.startswith("__") and (plain is None or ch in plain)}
+        return core.first_invalid(values, checker)
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         if self._validating:

@@ -764,8 +764,15 @@ def test_execution_reads_find_the_pregel_loop_and_the_graph(monkeypatch: pytest.
     app.invoke({"value": 1}, cfg)
     assert seen and all(c.execution and c.found_loop and not c.resume and c.graph is not None for c in seen)
     seen.clear()
-    assert app.invoke(Command(resume=True), cfg)["value"] == 2
+    # where a resume can matter (here: remit_intent is given and checked), the walk tells it from a fresh input
+    assert app.invoke(Command(resume=True), {"configurable": {**cfg["configurable"], "remit_intent": "retry"}})["value"] == 2
     assert seen and all(c.execution and c.found_loop and c.resume for c in seen)
+    seen.clear()
+    # where nothing can depend on it (no gate, no recorded answer, no intent), only the graph is looked for
+    app.invoke({"value": 1}, {"configurable": {"thread_id": "loop2"}})
+    seen.clear()
+    app.invoke(Command(resume=True), {"configurable": {"thread_id": "loop2"}})
+    assert seen and all(c.execution and c.found_loop and not c.resume and c.graph is not None for c in seen)
     seen.clear()
     app.get_state(cfg)
     assert seen and not any(c.execution or c.found_loop for c in seen)
