@@ -93,6 +93,17 @@ def test_cachegrind_and_cg_annotate_parsers_on_a_real_tiny_run(tmp_path: Path) -
     assert any(fn.endswith(":_PyEval_EvalFrameDefault") for fn in tables[1])
 
 
+def test_each_counted_run_is_a_valgrind_process_of_its_own(tmp_path: Path) -> None:
+    """Two runs of stock, one protocol each: two processes, each with its own start-up subtracted (the
+    two start-ups are counted apart), both per-protocol counts in the range of an interrupt-and-resume."""
+    res = counted.count_instructions("stock", "sqlite", "", tmp_path, protocols=1, runs=2)
+    assert res["processes"] == 2 and len(res["per_run"]) == 2 and len(res["startup_instructions"]) == 2
+    assert all(s > 100 * p for s, p in zip(res["startup_instructions"], res["per_run"]))
+    assert all(1e6 < p < 1e8 for p in res["per_run"]), res["per_run"]
+    assert res["annotation"] and abs(res["annotated_total"] - res["per_run"][0]) < 0.01 * res["per_run"][0]
+    assert not list(tmp_path.glob("cg-stock-*"))  # the cachegrind files are removed
+
+
 def test_strace_parser_on_a_real_tiny_run(tmp_path: Path) -> None:
     out = tmp_path / "strace.txt"
     target = tmp_path / "f"
