@@ -337,8 +337,5 @@ def _reference_uncited() -> dict[str, int]:
 _UNCITED = _reference_uncited()
 
 
-@pytest.mark.xfail(bool(_UNCITED), strict=False,
-                   reason=f"✗/D without source or version in data/reference (measured before the citation "
-                          f"tables carried them; read-only until re-measured): {_UNCITED}; drop after promotion")
 def test_every_reference_violation_cites_a_source_and_a_version() -> None:
     assert _UNCITED == {}

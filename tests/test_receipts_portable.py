@@ -152,9 +152,6 @@ def reference_report() -> dict[str, list[str]]:
 _LEFT = reference_report()
 
 
-@pytest.mark.xfail(bool(_LEFT), strict=False,
-                   reason=f"{len(_LEFT)} receipts of data/reference were measured before probes.core.portable "
-                          "(read-only until re-measured): drop this mark after promotion")
 def test_no_reference_receipt_holds_an_absolute_path() -> None:
     assert _LEFT == {}, "\n".join(f"{name}: {lines[0][:200]}" for name, lines in sorted(_LEFT.items())[:10])
 
