@@ -38,8 +38,8 @@ def _walks(monkeypatch: pytest.MonkeyPatch, **options: Any) -> list[Any]:
     walks: list[Any] = []
     real = saver_mod.inspect_read
 
-    def counting(config: Any, start_depth: int = 2, want_graph: bool = True) -> Any:
-        ctx = real(config, start_depth + 1, want_graph)
+    def counting(config: Any, start_depth: int = 2, want_graph: bool = True, want_resume: bool = True) -> Any:
+        ctx = real(config, start_depth + 1, want_graph, want_resume)
         walks.append(ctx)
         return ctx
     monkeypatch.setattr(saver_mod, "inspect_read", counting)
