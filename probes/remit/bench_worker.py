@@ -144,6 +144,14 @@ def session(arm: str, backend: str, location: str, label: str, n: int) -> dict[s
         conn.close()
 
 
+def _database(backend: str, location: str, label: str) -> str:
+    """SQLite: a fresh database file per session in the directory ``location``; PostgreSQL: the DSN itself
+    (thread ids are unique per session)."""
+    import os
+
+    return os.path.join(location, f"{label}.sqlite") if backend == "sqlite" else location
+
+
 def _die_with_parent() -> None:
     """Linux: this forked child is killed when its parent dies (a stopped campaign leaves no child behind)."""
     import ctypes
@@ -166,10 +174,7 @@ def count_run(arm: str, backend: str, location: str, sizes: list[int]) -> int:
     """
     import os
 
-    def where(label: str) -> str:
-        return os.path.join(location, f"{label}.sqlite") if backend == "sqlite" else location
-
-    session(arm, backend, where("warmup"), "warmup", WARMUP - 1)
+    session(arm, backend, _database(backend, location, "warmup"), "warmup", WARMUP - 1)
     for k, n in enumerate(sizes):
         sys.stdout.flush()
         pid = os.fork()
@@ -178,7 +183,8 @@ def count_run(arm: str, backend: str, location: str, sizes: list[int]) -> int:
             _die_with_parent()
             try:
                 label = f"child{k}-{os.getpid()}"
-                res = {"pid": os.getpid(), "size": n, **session(arm, backend, where(label), label, n)}
+                db = _database(backend, location, label)
+                res = {"pid": os.getpid(), "size": n, **session(arm, backend, db, label, n)}
             except BaseException as exc:  # noqa: BLE001 - reported to the parent as a harness error
                 res, code = {"pid": os.getpid(), "size": n, "error": f"{type(exc).__name__}: {exc}"[:500]}, 1
             print(json.dumps(res), flush=True)
@@ -228,13 +234,10 @@ def opcode_run(arm: str, backend: str, location: str, n: int) -> int:
     threading.settrace(tracer)
     sys.settrace(tracer)
 
-    def where(label: str) -> str:
-        return os.path.join(location, f"{label}.sqlite") if backend == "sqlite" else location
-
-    session(arm, backend, where("warmup"), "warmup", WARMUP - 1)
+    session(arm, backend, _database(backend, location, "warmup"), "warmup", WARMUP - 1)
     on[0] = True
     label = f"opcodes-{os.getpid()}"
-    res = session(arm, backend, where(label), label, n)
+    res = session(arm, backend, _database(backend, location, label), label, n)
     on[0] = False
     sys.settrace(None)
     threading.settrace(None)  # type: ignore[arg-type]
