@@ -161,3 +161,22 @@ def test_langgraph_sqlite_checkpoints_are_the_puts_the_baseline_recorded(tmp_pat
     assert "kit.paused#1" in enum["measured"]
     pc = verdicts[(Property.PC, "exhaustive:kill@kit.paused#1/none-input")]
     assert pc.label.value == "✓" and "durable prefix ['s1']" in pc.summary
+
+
+def test_a_process_that_hangs_after_its_injected_exception_crashed_and_a_hang_without_one_is_the_harness(
+        tmp_path: Path) -> None:
+    from probes.core.errors import HarnessError
+    from probes.core.history import Kind
+    from probes.kit.protocols import Probe, Target
+    from tests.fixtures.hanging_adapter import SwallowingAdapter
+
+    target = Target("tests.fixtures.hanging_adapter:SwallowingAdapter", SwallowingAdapter, "file", timeout=8.0)
+    probe = Probe(target, tmp_path, lambda label: None)
+    run = probe.run("run")
+    assert run.start(fail_at="s1.effect") == {"status": "hung"}
+    (crash,) = probe.read().of(Kind.CRASH)
+    assert crash.detail["framework_status"] == "hung" and crash.detail["at"] == "s1.effect"
+    assert "did not end within 8 s" in crash.detail["then"]
+    assert run.recover("recover", "latest", "yes")["status"] == "paused"  # the fault fires once: recovery runs
+    with pytest.raises(HarnessError, match="ended timeout"):
+        run.answer("answer", None, "hang")

@@ -217,3 +217,24 @@ def test_tables_count_what_admits_each_history() -> None:
     assert [f["history"] for f in T.conformant_findings(rows)] == ["fw/b"]
     assert T.unexplained_table(rows) == [{"campaign": "fw", "histories": 1, "why no setting admits them": "why b",
                                           "e.g.": "b"}]
+
+
+def test_a_trace_repeated_under_other_names_is_checked_once_and_each_copy_gets_its_verdict(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded histories repeat a few dozen behaviours hundreds of times; TLC's work must
+    follow the distinct behaviours, and every copy must still get the verdict of its question."""
+    sent: list[list[str]] = []
+    real_check = T.check
+
+    def counting_check(traces: Any, *args: Any, **kw: Any) -> Any:
+        sent.append([t.name for t in traces])
+        return real_check(traces, *args, **kw)
+
+    monkeypatch.setattr(T, "check", counting_check)
+    traces = [T.observations(HISTORIES[source], name=f"{source}/{i}", steps=STEPS, gate=GATE)
+              for source in ("clean", "fork_sees_first") for i in range(3)]
+    verdicts = T.explain(traces)
+    assert sorted(len(group) for group in sent) == [2]  # one TLC run, two distinct traces
+    for i in range(3):
+        assert verdicts[f"clean/{i}"].explained_by == EXPECTED["clean"]
+        assert verdicts[f"fork_sees_first/{i}"].explained_by == EXPECTED["fork_sees_first"]

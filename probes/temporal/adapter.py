@@ -19,7 +19,12 @@ the result (``send``).
 
 The save hook is the worker's report of an activity's outcome to the server
 (``temporalio.bridge.worker.Worker.complete_activity_task``): before it, the step's result is
-only in the dead worker's memory.
+only in the dead worker's memory. An exception raised there (the exhaustive protocol's ``raise`` at
+``save.enter``) is caught and logged by the SDK ("Failed completing activity task"): the report is
+lost, the server attempts the activity again once the start-to-close timeout expires, and the
+worker's shutdown then waits for the lost report forever, so the process never ends. The kit
+records that process as crashed by the exception and hung (``protocols.Run.op``), kills it at the
+operation timeout, and recovers as after any crash.
 """
 
 from __future__ import annotations

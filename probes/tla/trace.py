@@ -380,18 +380,29 @@ def check(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAULT
 def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAULT_SETTINGS,
             tla_dir: Path = TLA_DIR) -> dict[str, Verdict]:
     """Check every trace against the reference, each single switch and each pair of the
-    six deployed faults: one TLC run per workflow shape."""
+    six deployed faults: one TLC run per workflow shape.
+
+    TLC sees each distinct trace once: traces with the same shape, observations and resume
+    values are the same question (whatever their names), and the recorded histories repeat a
+    few dozen behaviours many times over (the exhaustive crash points of every framework), so
+    checking each copy would make TLC's work grow with the campaigns' sample sizes."""
     names = [t.name for t in traces]
     if len(set(names)) != len(names):
         raise UsageError("trace names must be unique")
     verdicts = {t.name: Verdict(t.name) for t in traces}
-    shapes: dict[tuple[int, int], list[Trace]] = {}
+    first: dict[tuple[Any, ...], Trace] = {}
+    copies: dict[str, list[str]] = {}  # the name of the first trace of each question -> every name asking it
     for t in traces:
+        rep = first.setdefault((t.n, t.ip, t.observations, t.values), t)
+        copies.setdefault(rep.name, []).append(t.name)
+    shapes: dict[tuple[int, int], list[Trace]] = {}
+    for t in first.values():
         shapes.setdefault((t.n, t.ip), []).append(t)
     for group in shapes.values():
         accepted, _ = check(group, settings, tla_dir)
         for name, by_setting in accepted.items():
-            verdicts[name].accepted.update(by_setting)
+            for copy in copies[name]:
+                verdicts[copy].accepted.update(by_setting)
     return verdicts
 
 
