@@ -115,6 +115,7 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
     env.setdefault("PYTHONHASHSEED", "0")
     env.pop("RC_PARK_AT", None)
+    env.pop("RC_PAUSE_AT", None)
     if extra:
         env.update(extra)
     return env
@@ -240,7 +241,7 @@ class PausedChild:
     """
 
     def __init__(self, target: str, args: Mapping[str, Any] | None = None, *, pause_at: str,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, python: str | None = None) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="rc-paused-")
         tmp = Path(self._tmp.name)
         self._result_path = tmp / "result.json"
@@ -252,7 +253,7 @@ class PausedChild:
                  "RC_RESULT_PATH": str(self._result_path), "RC_PAUSE_AT": pause_at, **(env or {})}
         self.started = time.monotonic()
         with open(self._stderr_path, "wb") as stderr:
-            self.proc = subprocess.Popen([sys.executable, "-m", "probes.core.child", target], env=child_env(extra),
+            self.proc = subprocess.Popen([python or sys.executable, "-m", "probes.core.child", target], env=child_env(extra),
                                          pass_fds=(ready_w, hold_r), stdin=subprocess.DEVNULL, stdout=stderr,
                                          stderr=stderr, cwd=PROJECT_ROOT)
         os.close(ready_w)

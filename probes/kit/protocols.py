@@ -14,15 +14,16 @@ harness error, never as a verdict.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from probes.core.checker import UNSET, Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import History, HistoryLog, Kind
-from probes.core.nemesis import run_child
+from probes.core.nemesis import ChildOutcome, PausedChild, run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.portable import portable_text, tail
 from probes.kit.adapter import NOTHING_DURABLE, Adapter, Capability
@@ -61,16 +62,16 @@ class Run:
     def note(self, kind: Kind, **fields: Any) -> None:
         self.history.append(kind, HARNESS, **fields)
 
-    def op(self, incarnation: str, name: str, *, park_at: str | None = None, fail_at: str | None = None,
-           barrier: str | None = None, **args: Any) -> dict[str, Any]:
-        """Run adapter operation ``name``; with ``park_at`` the process must be killed there."""
-        inc = f"{self.name}/{incarnation}"
-        out = run_child(self.child, {
-            "adapter": self.target.adapter, "workdir": str(self.workdir), "backend": self.target.backend,
-            "store": self.store, "ledger": str(self.ledger.path), "history": str(self.history.path),
-            "incarnation": inc, "markers": str(self.markers), "name": name, "args": args,
-            "fail_at": fail_at, "barrier": barrier}, park_at=park_at, timeout=self.target.timeout,
-            python=self.target.python, env=dict(self.target.environ))
+    def _args(self, inc: str, name: str, args: dict[str, Any], fail_at: str | None = None,
+              barrier: str | None = None) -> dict[str, Any]:
+        """What the kit's child (``probes.kit.child.op``) is handed for one operation."""
+        return {"adapter": self.target.adapter, "workdir": str(self.workdir), "backend": self.target.backend,
+                "store": self.store, "ledger": str(self.ledger.path), "history": str(self.history.path),
+                "incarnation": inc, "markers": str(self.markers), "name": name, "args": args,
+                "fail_at": fail_at, "barrier": barrier}
+
+    def _observe(self, inc: str, name: str, out: ChildOutcome) -> dict[str, Any]:
+        """Keep what a child did in observations; its result (empty when it left none)."""
         result = out.result or {}
         self.obs.setdefault("children", {})[inc] = {
             "op": name, "status": out.status, "parked_at": out.parked_at, "seconds": round(out.seconds, 3),
@@ -78,6 +79,15 @@ class Run:
             "stderr_tail": tail(portable_text(out.stderr_tail), 12) if out.status != "ok" else ""}
         if result.get("versions"):
             self.obs["framework_versions"] = result["versions"]
+        return result
+
+    def op(self, incarnation: str, name: str, *, park_at: str | None = None, fail_at: str | None = None,
+           barrier: str | None = None, **args: Any) -> dict[str, Any]:
+        """Run adapter operation ``name``; with ``park_at`` the process must be killed there."""
+        inc = f"{self.name}/{incarnation}"
+        out = run_child(self.child, self._args(inc, name, args, fail_at, barrier), park_at=park_at,
+                        timeout=self.target.timeout, python=self.target.python, env=dict(self.target.environ))
+        result = self._observe(inc, name, out)
         if park_at:
             if out.status == "killed":
                 self.note(Kind.CRASH, detail={"how": "SIGKILL", "at": park_at, "victim": inc})
@@ -104,6 +114,28 @@ class Run:
                                           "framework_status": result.get("status")})
         return result
 
+    @contextlib.contextmanager
+    def stopped(self, incarnation: str, name: str, at: str, **args: Any) -> Iterator[Callable[[], dict[str, Any]]]:
+        """Operation ``name`` in a process frozen by SIGSTOP once it reaches crash point ``at``: the
+        block runs while it is stopped; the function it is given sends SIGCONT, waits for the
+        process to end and returns its result. A process still alive after the block is killed."""
+        inc = f"{self.name}/{incarnation}"
+        with PausedChild(self.child, self._args(inc, name, args), pause_at=at, python=self.target.python,
+                         env=dict(self.target.environ)) as child:
+            child.stop(self.target.timeout)
+
+            def go_on() -> dict[str, Any]:
+                child.resume()
+                out = child.finish(self.target.timeout)
+                result = self._observe(inc, name, out)
+                if out.status != "ok":
+                    raise HarnessError(f"{inc} ({name}), let go on after a stop at {at}, ended {out.status}: "
+                                       f"{out.stderr_tail[-800:]}")
+                cross_check(result["counter"], self.ledger, inc)
+                return result
+
+            yield go_on
+
     def start(self, incarnation: str = "start", **kw: Any) -> dict[str, Any]:
         self.note(Kind.START)
         status = self.op(incarnation, "start", **kw)
@@ -116,10 +148,11 @@ class Run:
         self.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None})
         return self.op(incarnation, "resume", handle=handle, answer=answer, **kw)
 
-    def recover(self, incarnation: str, mode: str, answer: Any) -> dict[str, Any]:
+    def recover(self, incarnation: str, mode: str, answer: Any, **why: Any) -> dict[str, Any]:
         """Recover by ``mode``; if the adapter finds nothing durable to resume from, start over
-        (recorded: a START whose detail says why), as a user of the framework would have to."""
-        self.note(Kind.RECOVER, detail={"mode": mode})
+        (recorded: a START whose detail says why), as a user of the framework would have to.
+        ``why``: more detail for the RECOVER event (what the recovery takes over from)."""
+        self.note(Kind.RECOVER, detail={"mode": mode, **why})
         status = self.op(incarnation, "recover", mode=mode, answer=answer)
         if status.get("status") != NOTHING_DURABLE:
             return status
@@ -489,13 +522,52 @@ def savekill(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     return verdicts
 
 
+STALL_POINTS = ("s2.consumed", "s2.effect")  # inside the answered step: the answer taken, e2 not yet / just fired
+
+
+def stall(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """A paused worker (Jepsen's SIGSTOP): the process answering the run is frozen inside the
+    gated step (``point``), another process takes the run over by ``mode`` and finishes it, then
+    the frozen one goes on; last, a fresh recovery looks at what is durable.
+
+    A worker stalled by a GC pause, a swapped-out VM or a debugger looks dead to a supervisor,
+    which hands its run to another process; when the first wakes up it is a superseded owner.
+    Its late work must not fire an effect again, and its late writes must not land (a later
+    recovery must find the run complete, not paused again or forked). EO, CO and LV are judged
+    over the whole history; what the superseded process did when it went on (completed
+    silently, or refused) and what the last recovery found are kept in observations.
+    """
+    point, mode = args["point"], args["mode"]
+    path = f"stall:{point}/{mode}"
+    props = (Property.EO, Property.CO, Property.LV)
+    if why := _needs(p, Capability.PAUSE, Capability.RECOVER):
+        return [p.judge.not_applicable(prop, path, why) for prop in props]
+    answer = p.target.cls.answers[0]
+    run = p.run("run")
+    handle = run.start().get("handle")
+    run.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None})
+    with run.stopped("answer", "resume", point, handle=handle, answer=answer) as go_on:
+        taken = run.recover("takeover", mode, answer, stopped=f"{run.name}/answer", at=point)
+        taken = run.to_completion(taken, answer, "takeover-answer")
+        late = go_on()
+    after = run.recover("after", mode, answer)
+    after = run.to_completion(after, answer, "after-answer")
+    late_status = late.get("status") if late.get("status") != "raised" else f"raised {late.get('error')}"
+    p.observations["stall"] = {"point": point, "mode": mode, "takeover": taken.get("status"),
+                               "superseded": late_status, "after": after.get("status")}
+    h = p.read()
+    what = f"stopped at {point}, taken over by {mode}; the stopped worker then {late_status}"
+    return [p.judge.effects_once(path, h, what), p.judge.gated_once(path, h, what),
+            p.judge.live(path, h, what, p.target.cls.result(answer))]
+
+
 def _count(p: Probe) -> int:
     return len(p.read().of(Kind.PERSIST))
 
 
 PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
-    "race": race, "fork": fork, "tamper": tamper, "savekill": savekill,
+    "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
 }
 
 

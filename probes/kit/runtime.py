@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from probes.core.history import HistoryLog, Kind
-from probes.core.nemesis import FailOnce, park
+from probes.core.nemesis import FailOnce, park, pause
 from probes.core.oracle import Oracle
 
 STEPS = ("s1", "s2")
@@ -69,8 +69,10 @@ def record(kind: Kind, **fields: Any) -> None:
 
 
 def point(name: str) -> None:
-    """A crash point: SIGKILL here when targeted (barrier), or raise once by exception."""
+    """A crash point: SIGKILL here when targeted (barrier), raise once by exception, or stop here
+    (SIGSTOP) until the parent lets the process go on (the stall protocol)."""
     park(name)
+    pause(name)
     p = _p()
     if p.fail_at == name:
         p.fail.maybe_fail(name)

@@ -20,7 +20,7 @@ from probes.core.envs import SideEnv
 from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
-from probes.kit.protocols import PROTOCOLS, Probe, Target
+from probes.kit.protocols import PROTOCOLS, STALL_POINTS, Probe, Target
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
@@ -84,6 +84,9 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
               "(0: every save of a clean run)", minimum=0),
         # exhaustive: one probe per crash_hows x recovery_modes, each over the points a traced baseline
         # reached; with more than the cap, that many spread evenly from the first point to the last
+        Param("stall_points", "list[str]", list(STALL_POINTS), ["s2.consumed"],
+              "where in the answered step the stall protocol freezes the worker (SIGSTOP) before another "
+              "process takes the run over", STALL_POINTS),
         Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
               "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
@@ -94,7 +97,8 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 # once; a race gets one trial, so its cell is a violation or undecided, never a ✓.
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
-                         "savekill_cap": 1, "exhaustive_cap": 1}
+                         "savekill_cap": 1, "exhaustive_cap": 1,
+                         "stall_points": ["s2.consumed"]}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -130,6 +134,9 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
             elif proto == "exhaustive":
                 cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
                           for how in params["crash_hows"] for mode in params["recovery_modes"]]
+            elif proto == "stall":
+                cells += [(f"stall.{pt}.{mode}", {"point": pt, "mode": mode})
+                          for pt in STALL_POINTS if pt in params["stall_points"] for mode in params["recovery_modes"]]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                            "cap": params["savekill_cap"]}))

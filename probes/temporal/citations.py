@@ -24,4 +24,7 @@ CITATIONS = {
     "EO crash:*": _RETRIED,
     "EO save-kill:*": _RETRIED,  # the worker died before it reported the activity's outcome
     "EO server-kill:s1.effect": _RETRIED,  # the server died before it recorded s1's outcome
+    # A worker stopped (SIGSTOP) inside an activity outlives the attempt's start-to-close timeout:
+    # the server makes the attempt again on the worker that took over, whatever the stopped one does.
+    "EO stall:*": _RETRIED,
 }

@@ -1,0 +1,61 @@
+"""The stall protocol (``probes.kit.protocols.stall``): a worker frozen by SIGSTOP inside the
+answered step, the run taken over by another process, then the frozen worker let go on.
+
+On a framework-free adapter the verdicts are byte-identical run to run; on LangGraph the stock
+SqliteSaver lets the superseded worker finish silently, while REMIT with write ownership makes
+it raise ``WriteSuperseded`` -- and in both the worker's in-flight effect fires on waking (no
+checkpointer can fence an effect already inside the step's body), which EO and CO report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probes.core.campaign import run_campaign
+from probes.core.checker import Property
+from probes.kit.suite import kit_campaign
+from tests.installed import require
+
+
+def _stall(name: str, adapter: str, out: Path, **params: Any) -> dict[str, Any]:
+    campaign = kit_campaign(name, name, adapter)
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["stall"], **params}, quick=True), out)
+    assert run.harness_errors == []
+    return {r.probe: r for r in run.receipts}
+
+
+def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdicts_repeat(tmp_path: Path) -> None:
+    runs = [_stall("plain_stall", "tests.fixtures.plain_adapter:PlainAdapter", tmp_path / str(i),
+                   stall_points=["s2.consumed", "s2.effect"]) for i in (1, 2)]
+    receipts = runs[0]
+    assert sorted(receipts) == ["stall.s2.consumed.latest.file.rep1", "stall.s2.effect.latest.file.rep1"]
+    for receipt in receipts.values():
+        labels = {v.property: v.label.value for v in receipt.verdicts}
+        assert labels == {Property.EO: "U", Property.CO: "U", Property.LV: "✓"}
+        eo = next(v for v in receipt.verdicts if v.property is Property.EO)
+        assert eo.evidence["effect_counts"] == {"e1": 1, "e2": 2}
+        assert receipt.observations["stall"]["superseded"] == "completed"
+        kinds = [e["kind"] for e in receipt.observations["history"]]
+        assert kinds.count("recover") == 2  # the takeover, then the last look
+    first, second = ((d / "plain_stall" / "verdicts.json").read_bytes() for d in (tmp_path / "1", tmp_path / "2"))
+    assert first == second
+
+
+@pytest.mark.parametrize("factory, superseded", [
+    ("probes.kit.langgraph_saver:sqlite_saver", "completed"),
+    ("tests.fixtures.remit_savers:owned_sqlite", "raised WriteSuperseded"),
+])
+def test_on_langgraph_only_write_ownership_refuses_the_superseded_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, factory: str, superseded: str) -> None:
+    require("langgraph.checkpoint.sqlite")
+    monkeypatch.setenv("RC_KIT_SAVER", factory)
+    receipts = _stall("saver_stall", "probes.kit.langgraph_saver:SaverAdapter", tmp_path,
+                      backends=["sqlite"], stall_points=["s2.effect"])
+    (receipt,) = receipts.values()
+    observed = receipt.observations["stall"]
+    assert (observed["takeover"], observed["superseded"], observed["after"]) == ("completed", superseded, "completed")
+    eo = next(v for v in receipt.verdicts if v.property is Property.EO)
+    assert eo.evidence["effect_counts"] == {"e1": 1, "e2": 2}  # the stopped worker had fired e2; the takeover again
