@@ -14,7 +14,7 @@ from probes.core.receipt import load_campaign, read_index
 COLUMNS = [Property.PC, Property.EO, Property.FD, Property.CV, Property.CO, Property.RD, Property.FI, Property.LV]
 # Campaigns whose verdicts are about other releases than the pinned ones (the regression
 # atlas runs every LangGraph release): they have their own chapters, not matrix rows.
-NOT_IN_MATRIX = ("atlas", "drift")
+NOT_IN_MATRIX = ("atlas", "drift", "mv")
 
 
 @dataclass(frozen=True)

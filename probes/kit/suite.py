@@ -26,6 +26,7 @@ from probes.kit.runtime import SAVE_POINTS, STEP_POINTS, STEPS
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
 KIT_ENVS: dict[str, SideEnv] = {}  # campaign name -> its own side environment, for a campaign that has one
+KIT_SERVICES: dict[str, "Services"] = {}  # campaign name -> the servers its adapter's processes talk to, if any
 # Version drift (probes/drift) measures a kit campaign at another release of its framework: this
 # process stays the harness, the adapter's operations run with the interpreter named here (a side
 # environment of drift's holding that release) instead of the campaign's own. Its runs go to a
@@ -215,6 +216,8 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     names = PROTOCOL_NAMES + tuple(protocols or {})
     if env is not None:
         KIT_ENVS[name] = env
+    if services is not None:
+        KIT_SERVICES[name] = services
     return Campaign(
         name=name, title=title, params=kit_params(cls, names),
         plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),

@@ -1,0 +1,1 @@
+"""Cross-version resume (MV): pause under one release of a framework, resume under another."""
