@@ -10,12 +10,14 @@ checkpointer can fence an effect already inside the step's body), which EO and C
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from probes.core.campaign import run_campaign
 from probes.core.checker import Property
+from probes.kit import chapter
 from probes.kit.suite import kit_campaign
 from tests.installed import require
 
@@ -40,6 +42,9 @@ def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdict
         assert receipt.observations["stall"]["superseded"] == "completed"
         kinds = [e["kind"] for e in receipt.observations["history"]]
         assert kinds.count("recover") == 2  # the takeover, then the last look
+    rows = chapter.stall_rows(SimpleNamespace(receipts=list(receipts.values())))  # the chapter's stall table
+    assert [(r["stopped at"], r["superseded worker"], r["EO"]) for r in rows] == [
+        ("s2.consumed", "completed", "U"), ("s2.effect", "completed", "U")]
     first, second = ((d / "plain_stall" / "verdicts.json").read_bytes() for d in (tmp_path / "1", tmp_path / "2"))
     assert first == second
 

@@ -33,6 +33,20 @@ def verdict_rows(run: Any) -> list[dict[str, Any]]:
             for r in run.receipts for v in r.verdicts]
 
 
+def stall_rows(run: Any) -> list[dict[str, Any]]:
+    """The stall protocol's cells: what the takeover, the superseded worker on waking and the last
+    recovery returned (``observations["stall"]``), beside the verdicts."""
+    rows = []
+    for r in run.receipts:
+        if "stall" not in r.observations:
+            continue
+        seen = r.observations["stall"]
+        rows.append({"stopped at": seen["point"], "recovery": seen["mode"], "backend": r.args.get("backend", ""),
+                     "takeover": seen["takeover"], "superseded worker": seen["superseded"],
+                     "last recovery": seen["after"], **{v.property.value: v.label.value for v in r.verdicts}})
+    return rows
+
+
 def cells(run: Any) -> dict[tuple[str, str], str]:
     """(path family, property) -> the labels found there, worst first ("✓", or e.g. "U 2/3")."""
     found: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -152,6 +166,14 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("markdown", "## Every verdict"),
                 _cell("code", "import pandas as pd\npd.set_option('display.max_colwidth', 160)\n"
                               "pd.DataFrame(chapter.verdict_rows(run)).style.hide(axis='index')"),
+                _cell("markdown", "## A paused worker (stall)\n\nThe worker answering the run is frozen by SIGSTOP "
+                                  "inside the answered step; another process takes the run over and finishes it; "
+                                  "then the frozen worker goes on, and a last recovery looks at what is durable. "
+                                  "Its late writes must not land; an effect already inside the step's body fires "
+                                  "when it wakes, whatever the framework does (EO, CO)."),
+                _cell("code", "rows = chapter.stall_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The stall protocol was not run here.'))"),
                 *_exhaustive_cells(name),
             ])}
 
