@@ -41,7 +41,9 @@ def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdict
         assert eo.evidence["effect_counts"] == {"e1": 1, "e2": 2}
         assert receipt.observations["stall"]["superseded"] == "completed"
         kinds = [e["kind"] for e in receipt.observations["history"]]
-        assert kinds.count("recover") == 2  # the takeover, then the last look
+        assert kinds.count("recover") == 1  # the takeover; the last look has a history of its own
+        seen = receipt.observations["stall"]
+        assert (seen["after"], seen["after_outcome"], seen["after_effects"]) == ("completed", "s2 served 'yes'", {})
     rows = chapter.stall_rows(SimpleNamespace(receipts=list(receipts.values())))  # the chapter's stall table
     assert [(r["stopped at"], r["superseded worker"], r["EO"]) for r in rows] == [
         ("s2.consumed", "completed", "U"), ("s2.effect", "completed", "U")]

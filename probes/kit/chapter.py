@@ -43,7 +43,9 @@ def stall_rows(run: Any) -> list[dict[str, Any]]:
         seen = r.observations["stall"]
         rows.append({"stopped at": seen["point"], "recovery": seen["mode"], "backend": r.args.get("backend", ""),
                      "takeover": seen["takeover"], "superseded worker": seen["superseded"],
-                     "last recovery": seen["after"], **{v.property.value: v.label.value for v in r.verdicts}})
+                     "last recovery": f"{seen['after']}, outcome {seen.get('after_outcome')!r}, "
+                                      f"effects {seen.get('after_effects') or 'none'}",
+                     **{v.property.value: v.label.value for v in r.verdicts}})
     return rows
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -550,12 +551,19 @@ def stall(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         taken = run.recover("takeover", mode, answer, stopped=f"{run.name}/answer", at=point)
         taken = run.to_completion(taken, answer, "takeover-answer")
         late = go_on()
-    after = run.recover("after", mode, answer)
-    after = run.to_completion(after, answer, "after-answer")
     late_status = late.get("status") if late.get("status") != "raised" else f"raised {late.get('error')}"
-    p.observations["stall"] = {"point": point, "mode": mode, "takeover": taken.get("status"),
-                               "superseded": late_status, "after": after.get("status")}
     h = p.read()
+    # The last look recovers the same store with a history and oracles of its own: what it finds is
+    # an observation (a run paused again, a wrong outcome, an effect fired again: a late write
+    # landed), kept apart from the judged history, where recovering a finished run would add
+    # whatever the framework does with one.
+    look = Run(p.target, p.root, run.name, run.store, HistoryLog(p.root / "look-history.sqlite"),
+               Ledger(p.root / "look-ledger.sqlite"), p.observations.setdefault("look", {}))
+    after = look.to_completion(look.recover("after", mode, answer), answer, "after-answer")
+    fired = Counter(e.effect for e in look.history.read().of(Kind.EFFECT))
+    p.observations["stall"] = {"point": point, "mode": mode, "takeover": taken.get("status"),
+                               "superseded": late_status, "after": after.get("status"),
+                               "after_outcome": after.get("outcome"), "after_effects": dict(sorted(fired.items()))}
     what = f"stopped at {point}, taken over by {mode}; the stopped worker then {late_status}"
     return [p.judge.effects_once(path, h, what), p.judge.gated_once(path, h, what),
             p.judge.live(path, h, what, p.target.cls.result(answer))]
