@@ -67,10 +67,12 @@ def summary(receipts: list[Receipt]) -> str:
     pairs = [r for r in rows if r["from"] != r["to"]]
     counts = {o: sum(r["outcome"] == o for r in pairs) for o in OUTCOMES}
     errors = sum(bool(r.harness_errors) for r in receipts)
-    frameworks = sorted({r["framework"] for r in rows})
-    return (f"**{len(pairs)} cross-version cells** over {len(frameworks)} frameworks "
-            f"({len(rows) - len(pairs)} same-release controls and single-release entries), {errors} harness errors: "
-            + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES) + ".")
+    paired = {r["framework"] for r in pairs}
+    single = sorted({r["framework"] for r in rows} - paired)
+    return (f"**{len(pairs)} cross-version cells** over {len(paired)} frameworks with more than one release "
+            f"(beside {sum(r['from'] == r['to'] for r in rows if r['framework'] in paired)} same-release controls), "
+            f"{errors} harness errors: " + ", ".join(f"{counts[o]} {o}" for o in OUTCOMES) + "."
+            + (f" No release other than the pin: {', '.join(single)}." if single else ""))
 
 
 def figure(receipts: list[Receipt]) -> Any:
