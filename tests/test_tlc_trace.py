@@ -238,3 +238,14 @@ def test_a_trace_repeated_under_other_names_is_checked_once_and_each_copy_gets_i
     for i in range(3):
         assert verdicts[f"clean/{i}"].explained_by == EXPECTED["clean"]
         assert verdicts[f"fork_sees_first/{i}"].explained_by == EXPECTED["fork_sees_first"]
+
+
+def test_a_stalled_worker_beside_its_takeover_is_outside_the_model() -> None:
+    from probes.core.history import Event, History, Kind
+
+    def recorded(detail: dict) -> T.Recorded:
+        events = (Event(Kind.START, "harness"), Event(Kind.RECOVER, "harness", detail=detail))
+        return T.Recorded("fw/stall", "fw", "fw", "stall", History(events))
+
+    assert "concurrent resumes" in recorded({"mode": "latest", "stopped": "run/answer", "at": "s2.effect"}).outside_model
+    assert recorded({"mode": "latest"}).outside_model is None  # an ordinary recovery after a crash

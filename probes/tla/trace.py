@@ -426,10 +426,16 @@ class Recorded:
     @property
     def outside_model(self) -> str | None:
         """Why no setting of ResumePlane can admit this history, known before TLC runs: the
-        harness edited durable state (the model has no step that does)."""
+        harness edited durable state (the model has no step that does), or a worker it had
+        stopped went on beside the process that took its run over (the kit's stall protocol:
+        two resumes of one run at once, which the model has no step for)."""
         from probes.core.history import Kind
 
-        return "the harness edited durable state" if self.history.of(Kind.TAMPER) else None
+        if self.history.of(Kind.TAMPER):
+            return "the harness edited durable state"
+        if any((e.detail or {}).get("stopped") for e in self.history.of(Kind.RECOVER)):
+            return "a stopped worker went on beside the process that took its run over (concurrent resumes)"
+        return None
 
     @property
     def gap(self) -> str:
