@@ -337,3 +337,69 @@ def test_a_resume_that_loses_the_consume_gate_does_not_supersede_the_winner() ->
         go.set()
         worker.join(60)
     assert outcome["winner"] == {"answer": "winner"}, outcome
+
+
+# --- the ownership stores and the wrapper's bookkeeping, directly (mutation/remit_ownership.toml) ----------
+
+def _ownership_store(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    from remit_ref.ownership import MemoryOwnership, PostgresOwnership, SqliteOwnership
+
+    if backend == "memory":
+        return MemoryOwnership()
+    if backend == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+        return SqliteOwnership(SqliteSaver(sqlite3.connect(tmp_path / "own.sqlite", check_same_thread=False)))
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    conn = psycopg.connect(request.getfixturevalue("pg").fresh_dsn("own"), autocommit=True, prepare_threshold=0)
+    request.addfinalizer(conn.close)
+    return PostgresOwnership(PostgresSaver(conn))
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgres"])
+def test_epochs_start_at_one_grow_by_one_and_a_refusal_names_who_owns_the_thread(
+        backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    store = _ownership_store(backend, tmp_path, request)
+    assert store.current("t") == (None, None)
+    with pytest.raises(WriteSuperseded) as nobody:  # a thread nobody took: no write is fenced by a made-up epoch
+        with store.fenced("t", 1):
+            pass
+    assert (nobody.value.epoch, nobody.value.current_epoch, nobody.value.current_owner) == (1, None, None)
+    assert (store.take("t", "a"), store.take("t", "b")) == (1, 2)
+    assert store.current("t") == (2, "b") and store.current("other") == (None, None)
+    with store.fenced("t", 2):  # the owner's write goes through
+        pass
+    for stale in (1, 3):  # an earlier epoch, and one nobody took yet
+        with pytest.raises(WriteSuperseded) as refused:
+            with store.fenced("t", stale):
+                pass
+        assert (refused.value.epoch, refused.value.current_epoch, refused.value.current_owner) == (stale, 2, "b")
+
+
+def test_a_wrapper_fences_only_the_threads_it_took_and_asks_the_store_once_it_lost_one() -> None:
+    from remit_ref.ownership import MemoryOwnership, WriteOwnership
+
+    class Counting(MemoryOwnership):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fenced_calls = 0
+
+        def fenced(self, thread_id: str, epoch: int) -> Any:
+            self.fenced_calls += 1
+            return super().fenced(thread_id, epoch)
+
+    store = Counting()
+    mine, theirs = WriteOwnership(store), WriteOwnership(store)
+    config = {"configurable": {"thread_id": "t"}}
+    assert mine.write({}, lambda: "no thread") == "no thread"
+    assert mine.write(config, lambda: "not held") == "not held" and store.fenced_calls == 0
+    assert mine.take("t") == 1 and mine.held("t") == 1
+    assert mine.write(config, lambda: "owned") == "owned" and store.fenced_calls == 1
+    theirs.take("t")
+    with pytest.raises(WriteSuperseded):
+        mine.write(config, lambda: "late")
+    with pytest.raises(WriteSuperseded) as again:  # W5: refused without asking the store to fence it
+        mine.write(config, lambda: "later")
+    assert store.fenced_calls == 2 and again.value.current_epoch == 2
+    assert mine.write({"configurable": {"thread_id": "u"}}, lambda: "another thread") == "another thread"
+    assert mine.take("t") == 3 and mine.write(config, lambda: "owned again") == "owned again"
