@@ -243,6 +243,19 @@ def test_ownership_is_opt_in_and_refuses_what_it_cannot_fence(tmp_path: Path) ->
     asyncio.run(wrap_async())
 
 
+def test_ownership_refuses_the_async_postgres_saver_by_name(pg: Any) -> None:
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async def wrap_async() -> None:
+        async with await psycopg.AsyncConnection.connect(pg.fresh_dsn("own-async"), autocommit=True) as conn:
+            with pytest.raises(TypeError, match="write_ownership=True supports InMemorySaver, SqliteSaver and "
+                                                "PostgresSaver \\(sync\\); langgraph.checkpoint.postgres.aio"):
+                wrap(AsyncPostgresSaver(conn), write_ownership=True)
+
+    asyncio.run(wrap_async())
+
+
 def test_a_takeover_waits_for_a_write_in_flight_sqlite(tmp_path: Path) -> None:
     """The check and the write are one transaction: while a fenced write is open, taking ownership cannot
     commit (it meets the write lock), so no takeover lands between an owner's check and its commit."""
@@ -376,7 +389,9 @@ def test_epochs_start_at_one_grow_by_one_and_a_refusal_names_who_owns_the_thread
         assert (refused.value.epoch, refused.value.current_epoch, refused.value.current_owner) == (stale, 2, "b")
 
 
-def test_a_wrapper_fences_only_the_threads_it_took_and_asks_the_store_once_it_lost_one() -> None:
+@pytest.mark.parametrize("method", ["write", "awrite"])
+def test_a_wrapper_fences_only_the_threads_it_took_and_asks_the_store_once_it_lost_one(method: str) -> None:
+    """The same bookkeeping for the synchronous writes and the async ones (InMemorySaver's)."""
     from remit_ref.ownership import MemoryOwnership, WriteOwnership
 
     class Counting(MemoryOwnership):
@@ -388,18 +403,53 @@ def test_a_wrapper_fences_only_the_threads_it_took_and_asks_the_store_once_it_lo
             self.fenced_calls += 1
             return super().fenced(thread_id, epoch)
 
+    def write(own: WriteOwnership, config: dict, fn: Any) -> Any:
+        if method == "write":
+            return own.write(config, fn)
+
+        async def later() -> Any:
+            return fn()
+        return asyncio.run(own.awrite(config, later))
+
     store = Counting()
     mine, theirs = WriteOwnership(store), WriteOwnership(store)
     config = {"configurable": {"thread_id": "t"}}
-    assert mine.write({}, lambda: "no thread") == "no thread"
-    assert mine.write(config, lambda: "not held") == "not held" and store.fenced_calls == 0
+    assert write(mine, {}, lambda: "no thread") == "no thread"
+    assert write(mine, config, lambda: "not held") == "not held" and store.fenced_calls == 0
     assert mine.take("t") == 1 and mine.held("t") == 1
-    assert mine.write(config, lambda: "owned") == "owned" and store.fenced_calls == 1
+    assert write(mine, config, lambda: "owned") == "owned" and store.fenced_calls == 1
     theirs.take("t")
     with pytest.raises(WriteSuperseded):
-        mine.write(config, lambda: "late")
+        write(mine, config, lambda: "late")
     with pytest.raises(WriteSuperseded) as again:  # W5: refused without asking the store to fence it
-        mine.write(config, lambda: "later")
+        write(mine, config, lambda: "later")
     assert store.fenced_calls == 2 and again.value.current_epoch == 2
-    assert mine.write({"configurable": {"thread_id": "u"}}, lambda: "another thread") == "another thread"
-    assert mine.take("t") == 3 and mine.write(config, lambda: "owned again") == "owned again"
+    assert write(mine, {"configurable": {"thread_id": "u"}}, lambda: "another thread") == "another thread"
+    assert mine.take("t") == 3 and write(mine, config, lambda: "owned again") == "owned again"
+
+
+@pytest.mark.parametrize("method", ["write", "awrite"])
+def test_a_refusal_of_an_old_run_does_not_mark_the_wrappers_new_run_lost(method: str) -> None:
+    """A write of this wrapper's earlier run is refused while its new run has just taken the thread
+    again (the refusal crossed the take): the new run's epoch is the held one and must stay usable."""
+    from remit_ref.ownership import MemoryOwnership, WriteOwnership
+
+    store = MemoryOwnership()
+    mine = WriteOwnership(store)
+    config = {"configurable": {"thread_id": "t"}}
+    old = mine.take("t")
+
+    def old_write() -> str:
+        mine.take("t")  # the new run takes the thread while the old run's write is in flight
+        raise WriteSuperseded("t", old, old + 1, "new run")
+
+    async def old_awrite() -> str:
+        return old_write()
+
+    with pytest.raises(WriteSuperseded):
+        if method == "write":
+            mine.write(config, old_write)
+        else:
+            asyncio.run(mine.awrite(config, old_awrite))
+    assert mine.held("t") == old + 1
+    assert mine.write(config, lambda: "new run writes") == "new run writes"
