@@ -453,3 +453,24 @@ def test_a_refusal_of_an_old_run_does_not_mark_the_wrappers_new_run_lost(method:
             asyncio.run(mine.awrite(config, old_awrite))
     assert mine.held("t") == old + 1
     assert mine.write(config, lambda: "new run writes") == "new run writes"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_owner_past_its_256th_takeover_still_writes(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Epochs read back from the store are new int objects: compared by value, not identity (CPython
+    caches only the small ones, so an identity check would start refusing the owner at epoch 257)."""
+    store = _ownership_store(backend, tmp_path, request)
+    for i in range(300):
+        epoch = store.take("t", f"run-{i}")
+    assert epoch == 300
+    with store.fenced("t", epoch):
+        pass
+
+
+def test_ownership_refuses_a_postgres_saver_on_a_pool(pg: Any) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg_pool import ConnectionPool
+
+    with ConnectionPool(pg.fresh_dsn("own-pool"), kwargs={"autocommit": True}, min_size=1, max_size=1) as pool:
+        with pytest.raises(TypeError, match="needs a PostgresSaver on one psycopg Connection"):
+            wrap(PostgresSaver(pool), write_ownership=True)
