@@ -474,3 +474,18 @@ def test_ownership_refuses_a_postgres_saver_on_a_pool(pg: Any) -> None:
     with ConnectionPool(pg.fresh_dsn("own-pool"), kwargs={"autocommit": True}, min_size=1, max_size=1) as pool:
         with pytest.raises(TypeError, match="needs a PostgresSaver on one psycopg Connection"):
             wrap(PostgresSaver(pool), write_ownership=True)
+
+
+def test_ownership_refuses_a_third_party_saver_even_on_a_sqlite_connection(tmp_path: Path) -> None:
+    """Only LangGraph's own sync SqliteSaver gets SQLite ownership: a saver from elsewhere that keeps a
+    ``sqlite3`` connection has its own tables and transactions, which the fence cannot join."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    class ThirdPartySaver(BaseCheckpointSaver):
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            super().__init__()
+            self.conn = conn
+
+    saver = ThirdPartySaver(sqlite3.connect(str(tmp_path / "third.sqlite"), check_same_thread=False))
+    with pytest.raises(TypeError, match="write_ownership=True supports InMemorySaver, SqliteSaver and PostgresSaver"):
+        wrap(saver, write_ownership=True)
