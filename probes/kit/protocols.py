@@ -59,6 +59,9 @@ class Run:
         self.history, self.ledger, self.obs = history, ledger, observations
         self.markers = root / name / ".markers"
         self.nothing_durable: str | None = None  # why a recovery found nothing to resume, if one did
+        # A process of this run that never ends is the framework's behaviour, not the harness's (a
+        # resume by another release: probes.mv); it is killed at the timeout and recorded as hung.
+        self.hang_is_behaviour = False
 
     def note(self, kind: Kind, **fields: Any) -> None:
         self.history.append(kind, HARNESS, **fields)
@@ -106,6 +109,10 @@ class Run:
             self.note(Kind.CRASH, detail={"how": "exception", "at": fail_at, "victim": inc, "framework_status": "hung",
                                           "then": f"the process did not end within {self.target.timeout:g} s "
                                                   f"and was killed"})
+            return {"status": "hung"}
+        if out.status == "timeout" and self.hang_is_behaviour:
+            self.note(Kind.ERROR, value="hung", detail={"then": f"{inc} did not end within "
+                                                                f"{self.target.timeout:g} s and was killed"})
             return {"status": "hung"}
         if out.status != "ok":
             raise HarnessError(f"{inc} ({name}) ended {out.status}: {out.stderr_tail[-800:]}")

@@ -162,12 +162,7 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
     cls = adapter_class(adapter)
     result = ProbeResult()
     backend = spec.args["backend"]
-
-    def store(label: str) -> str | None:
-        if backend in ("sqlite", "postgres"):
-            return ctx.stores.fresh(backend, label.replace("/", "-")).location
-        return None
-
+    store = store_factory(ctx, backend)
     try:
         python = operations_python(env)
         environ = tuple(sorted((services(ctx) if services else {}).items()))
@@ -182,6 +177,16 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
     except HarnessError as exc:
         result.harness_errors.append(str(exc))
     return result
+
+
+def store_factory(ctx: ProbeContext, backend: str) -> Callable[[str], str | None]:
+    """Label -> a fresh durable store of the probe (SQLite file or PostgreSQL database), or None for
+    a backend whose store the adapter keeps itself (a directory of files, memory)."""
+    def store(label: str) -> str | None:
+        if backend in ("sqlite", "postgres"):
+            return ctx.stores.fresh(backend, label.replace("/", "-")).location
+        return None
+    return store
 
 
 def operations_python(env: SideEnv | None) -> str | None:
