@@ -48,10 +48,17 @@ def _workflow(db: Any) -> Any:
         runtime.before_pause()
         return StepOutput(content=runtime.step2(((step_input.additional_data or {}).get("user_input") or {}).get(FIELD)))
 
+    def extra(name: str) -> Any:
+        return lambda step_input: StepOutput(content=runtime.extra_step(name, step_input.previous_step_content))
+
     review = HumanReview(requires_user_input=True, user_input_message="answer?",
                          user_input_schema=[{"name": FIELD, "field_type": "str", "required": True}])
+    steps = {"first": lambda name: Step(name=name, executor=s1),
+             "pause": lambda name: Step(name=name, executor=s2, human_review=review),
+             "extra": lambda name: Step(name=name, executor=extra(name))}
+    # the steps of runtime.shape(): the original two, or the code a change protocol deployed
     return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
-                    steps=[Step(name="s1", executor=s1), Step(name="s2", executor=s2, human_review=review)])
+                    steps=[steps[role](name) for name, role in runtime.shape()])
 
 
 class AgnoAdapter(Adapter):
@@ -59,7 +66,8 @@ class AgnoAdapter(Adapter):
     packages = ("agno",)
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("continue-run",)
     answers = ("yes", "no")
     citations = CITATIONS

@@ -41,24 +41,46 @@ def _team() -> Any:
     from autogen_agentchat.messages import HandoffMessage, TextMessage
     from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 
+    roles = _roles()
+
     class Step(BaseChatAgent):
         produced_message_types = (TextMessage, HandoffMessage)
 
         async def on_messages(self, messages: Any, cancellation_token: Any) -> Any:
-            if self.name == "s1":
-                return Response(chat_message=TextMessage(content=runtime.step1(), source="s1"))
-            if self.name == "ask":
+            role = roles[self.name]
+            if role == "first":
+                return Response(chat_message=TextMessage(content=runtime.step1(), source=self.name))
+            if role == "ask":
                 runtime.before_pause()
-                return Response(chat_message=HandoffMessage(content="answer?", target="user", source="ask"))
-            answer = [m.content for m in messages if m.source == "user"][-1]
-            return Response(chat_message=TextMessage(content=runtime.step2(answer), source="s2"))
+                return Response(chat_message=HandoffMessage(content="answer?", target="user", source=self.name))
+            if role == "pause":
+                answer = [m.content for m in messages if m.source == "user"][-1]
+                return Response(chat_message=TextMessage(content=runtime.step2(answer), source=self.name))
+            passed = messages[-1].content if messages else None
+            return Response(chat_message=TextMessage(content=runtime.extra_step(self.name, passed), source=self.name))
 
         async def on_reset(self, cancellation_token: Any) -> None:
             return None
 
-    s1, ask, s2 = (Step(n, description=n) for n in ("s1", "ask", "s2"))
-    graph = DiGraphBuilder().add_node(s1).add_node(ask).add_node(s2).add_edge(s1, ask).add_edge(ask, s2).build()
-    return GraphFlow([s1, ask, s2], graph=graph, termination_condition=HandoffTermination("user"))
+    agents = [Step(name, description=name) for name in roles]
+    builder = DiGraphBuilder()
+    for agent in agents:
+        builder.add_node(agent)
+    for before, after in zip(agents, agents[1:]):
+        builder.add_edge(before, after)
+    return GraphFlow(agents, graph=builder.build(), termination_condition=HandoffTermination("user"))
+
+
+def _roles() -> dict[str, str]:
+    """The team's agents in order, name -> role: the steps of ``runtime.shape()`` (the original two,
+    or the code a change protocol deployed), the paused step as an agent that asks and one that
+    takes the answer."""
+    roles: dict[str, str] = {}
+    for name, role in runtime.shape():
+        if role == "pause":
+            roles["ask" if name == "s2" else f"ask_{name}"] = "ask"
+        roles[name] = role
+    return roles
 
 
 async def _save(team: Any, path: Path) -> None:
@@ -70,7 +92,7 @@ def _status(thread: list[Any], handle: str) -> dict[str, Any]:
     last = thread[-1] if thread else {}
     if last.get("type") == "HandoffMessage" and last.get("target") == "user":
         return {"status": "paused", "handle": handle}
-    if last.get("source") == "s2":
+    if last.get("source") == list(_roles())[-1]:
         return {"status": "completed", "outcome": last.get("content")}
     return {"status": f"stopped after {last.get('source')!r}"}
 
@@ -79,7 +101,8 @@ class AutoGenAdapter(Adapter):
     framework = "autogen"
     packages = ("autogen-agentchat", "autogen-core")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-team-state",)
     # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the
     # documentation is silent on crashes (AG-5), on validity (AG-7) and on consume-once (AG-8).

@@ -37,18 +37,31 @@ _registered: list[Any] = []
 
 
 def _workflow() -> Any:
-    """Register the workflow once per process, before launch (recovery finds it by name)."""
+    """Register the workflow once per process, before launch (recovery finds it by name): the steps
+    of ``runtime.shape()`` in order (the original ``s1``, ``ask``, ``recv``, ``s2``, or the code a
+    change protocol deployed); it returns the answered step's result."""
     if not _registered:
         from dbos import DBOS
-        s1 = DBOS.step(name="s1")(lambda: {"s1": runtime.step1()})
+        first = {name: DBOS.step(name=name)(lambda: {"s1": runtime.step1()})
+                 for name, role in runtime.shape() if role == "first"}
+        answered = {name: DBOS.step(name=name)(lambda answer: runtime.step2(answer))
+                    for name, role in runtime.shape() if role == "pause"}
+        extra = {name: DBOS.step(name=name)(lambda passed, name=name: runtime.extra_step(name, passed))
+                 for name, role in runtime.shape() if role == "extra"}
         ask = DBOS.step(name="ask")(lambda: runtime.before_pause())  # a step: replay never re-runs it
-        s2 = DBOS.step(name="s2")(lambda answer: runtime.step2(answer))
 
         @DBOS.workflow(name="kit_workflow")
         def kit_workflow() -> str:
-            s1()
-            ask()
-            return s2(DBOS.recv(TOPIC, timeout_seconds=3600))
+            result = None
+            for name, role in runtime.shape():
+                if role == "first":
+                    first[name]()
+                elif role == "pause":
+                    ask()
+                    result = answered[name](DBOS.recv(TOPIC, timeout_seconds=3600))
+                else:
+                    extra[name](result)
+            return result
         _registered.append(kit_workflow)
     return _registered[0]
 
@@ -58,7 +71,8 @@ class DBOSAdapter(Adapter):
     packages = ("dbos",)
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CLIENT})
+                              Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("launch",)
     answers = ("yes", "no")
     citations = {

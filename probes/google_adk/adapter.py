@@ -26,6 +26,10 @@ def _app() -> Any:
     from google.adk.events.request_input import RequestInput
     from google.adk.workflow import START, Workflow
 
+    def named(fn: Any, name: str) -> Any:  # a node's name is its function's
+        fn.__name__ = fn.__qualname__ = name
+        return fn
+
     def s1():
         return runtime.step1()
 
@@ -36,7 +40,23 @@ def _app() -> Any:
     def s2(node_input: str):
         return runtime.step2(node_input)
 
-    workflow = Workflow(name=APP, edges=[(START, s1), (s1, ask), (ask, s2)])
+    def first_after(node_input: str):  # s1 where a step comes before it (the steps swapped)
+        return runtime.step1()
+
+    def extra(name: str) -> Any:
+        return named(lambda node_input: runtime.extra_step(name, node_input), name)
+
+    # the steps of runtime.shape() (the original two, or the code a change protocol deployed); the
+    # paused step is two nodes, the one that asks and the one that takes the answer
+    nodes: list[Any] = []
+    for name, role in runtime.shape():
+        if role == "first":
+            nodes.append(named(s1, name) if not nodes else named(first_after, name))
+        elif role == "pause":
+            nodes += [named(ask, "ask" if name == "s2" else f"ask_{name}"), named(s2, name)]
+        else:
+            nodes.append(extra(name))
+    workflow = Workflow(name=APP, edges=list(zip([START] + nodes, nodes)))
     return App(name=APP, root_agent=workflow, resumability_config=ResumabilityConfig(is_resumable=True))
 
 
@@ -45,7 +65,8 @@ class GoogleAdkAdapter(Adapter):
     packages = ("google-adk",)
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
     citations = CITATIONS

@@ -46,6 +46,9 @@ class Capability(str, Enum):
     # workflow engine): ``serve`` runs the one executor, ``send`` answers as a client. Concurrent
     # answers (the race) then come from k clients to one executor, not from k executors.
     CLIENT = "client"
+    # The workflow is built from ``runtime.shape()``, so a process can run changed code (the change
+    # protocol: a deploy between a pause and its answer); ``code_changes`` lists the changes it builds.
+    CODE_CHANGE = "code-change"
 
 
 NOTHING_DURABLE = "nothing-durable"  # the status of a recovery that found no durable state to resume
@@ -68,6 +71,8 @@ class Adapter:
     # The verdicts of this adapter are labelled from this table alone: a violation with no entry is U
     # ("no citation declared"), never labelled from another table.
     citations: ClassVar[Mapping[str, DocRef]] = {}
+    # With CODE_CHANGE: which of ``runtime.CODE_CHANGES`` the adapter's workflow can be built with.
+    code_changes: ClassVar[tuple[str, ...]] = ()
     # Why a capability is missing, shown as the reason of an n/a verdict.
     missing: ClassVar[Mapping[Capability, str]] = {}
 

@@ -38,7 +38,9 @@ class SaverAdapter(Adapter):
     framework = "langgraph"
     packages = ("langgraph", "langgraph-checkpoint")
     backends = ("sqlite", "postgres")
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK})
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK,
+                              Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     recovery_modes = ("none-input",)
     # As the paper's LangGraph campaign cites each property (probes/citations.py), and LG-4 where a crash
@@ -54,6 +56,8 @@ class SaverAdapter(Adapter):
         runtime.hook_save(type(self._saver), "put")
 
     def _graph(self) -> Any:
+        """The kit's workflow as a ``StateGraph`` chain, one node per step of ``runtime.shape()``
+        (the original two steps, or the code a change protocol deployed)."""
         from typing import TypedDict
 
         from langgraph.graph import END, START, StateGraph
@@ -69,8 +73,17 @@ class SaverAdapter(Adapter):
             runtime.before_pause()
             return {"out": runtime.step2(interrupt("answer?"))}
 
-        graph = StateGraph(State).add_node("s1", s1).add_node("s2", s2)
-        graph.add_edge(START, "s1").add_edge("s1", "s2").add_edge("s2", END)
+        def extra(name: str) -> Any:
+            return lambda state: {"out": runtime.extra_step(name, state["out"])}
+
+        bodies = {"first": lambda name: s1, "pause": lambda name: s2, "extra": extra}
+        graph = StateGraph(State)
+        previous = START
+        for name, role in runtime.shape():
+            graph.add_node(name, bodies[role](name))
+            graph.add_edge(previous, name)
+            previous = name
+        graph.add_edge(previous, END)
         return graph.compile(checkpointer=self._saver)
 
     def _invoke(self, payload: Any, checkpoint: str | None = None) -> dict[str, Any]:

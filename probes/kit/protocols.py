@@ -29,7 +29,7 @@ from probes.core.oracle import Ledger, cross_check
 from probes.core.portable import portable_text, tail
 from probes.kit.adapter import NOTHING_DURABLE, Adapter, Capability
 from probes.kit.judge import Judge
-from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
+from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, required_effects
 
 HARNESS = "harness"
 
@@ -62,6 +62,11 @@ class Run:
         # A process of this run that never ends is the framework's behaviour, not the harness's (a
         # resume by another release: probes.mv); it is killed at the timeout and recorded as hung.
         self.hang_is_behaviour = False
+        self.code = "v1"  # the code version its processes run (``runtime.SHAPES``; the change protocol sets it)
+
+    def _env(self) -> dict[str, str]:
+        """The environment of this run's processes: the target's, and the code version they run."""
+        return {**dict(self.target.environ), **({CODE_ENV: self.code} if self.code != "v1" else {})}
 
     def note(self, kind: Kind, **fields: Any) -> None:
         self.history.append(kind, HARNESS, **fields)
@@ -90,7 +95,7 @@ class Run:
         """Run adapter operation ``name``; with ``park_at`` the process must be killed there."""
         inc = f"{self.name}/{incarnation}"
         out = run_child(self.child, self._args(inc, name, args, fail_at, barrier), park_at=park_at,
-                        timeout=self.target.timeout, python=self.target.python, env=dict(self.target.environ))
+                        timeout=self.target.timeout, python=self.target.python, env=self._env())
         result = self._observe(inc, name, out)
         if park_at:
             if out.status == "killed":
@@ -129,7 +134,7 @@ class Run:
         process to end and returns its result. A process still alive after the block is killed."""
         inc = f"{self.name}/{incarnation}"
         with PausedChild(self.child, self._args(inc, name, args), pause_at=at, python=self.target.python,
-                         env=dict(self.target.environ)) as child:
+                         env=self._env()) as child:
             child.stop(self.target.timeout)
 
             def go_on() -> dict[str, Any]:
@@ -153,7 +158,8 @@ class Run:
         return status
 
     def answer(self, incarnation: str, handle: Any, answer: Any, **kw: Any) -> dict[str, Any]:
-        self.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None})
+        self.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None,
+                                                     **({"code": self.code} if self.code != "v1" else {})})
         return self.op(incarnation, "resume", handle=handle, answer=answer, **kw)
 
     def recover(self, incarnation: str, mode: str, answer: Any, **why: Any) -> dict[str, Any]:
@@ -576,6 +582,51 @@ def stall(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             p.judge.live(path, h, what, p.target.cls.result(answer))]
 
 
+def change(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """The code changed between the pause and its answer (a deploy while a run waits for a human):
+    the run is paused under the original workflow, then answered by a process running the changed
+    one (``kind``, one of ``runtime.CODE_CHANGES``: a step appended or inserted, the step that ran
+    removed, the paused step renamed, the two steps swapped).
+
+    What the contract asks of a framework here is a correct continuation or a loud refusal, never
+    a silent skip or a repeated effect. EO decides the effects over the whole history (nothing
+    fired twice; on completion, ``e1``, ``e2`` and a step appended after the pause each exactly
+    once: a silent skip leaves one unfired); a framework that refused loudly has no LV verdict
+    (the refusal is its answer), one that did not is judged under LV (completed, with the
+    workflow's own result). Like a tamper edit, the outcome is named: refused, continued, or
+    what went wrong.
+    """
+    kind = args["kind"]
+    path = f"change:{kind}"
+    if why := _needs(p, Capability.PAUSE, Capability.CODE_CHANGE):
+        return [p.judge.not_applicable(prop, path, why) for prop in (Property.EO, Property.LV)]
+    if kind not in p.target.cls.code_changes:
+        return [p.judge.not_applicable(prop, path, p.target.cls.missing.get(
+            Capability.CODE_CHANGE, f"the adapter cannot build the workflow with {kind}")) for prop in (Property.EO, Property.LV)]
+    answer = p.target.cls.answers[0]
+    run = p.run("run")
+    handle = run.start().get("handle")
+    run.code = kind
+    status = run.answer("answer", handle, answer)  # the ANSWER event's process runs the changed code
+    if status.get("status") == "paused":  # the changed workflow asked again: answered once more
+        status = run.answer("answer-again", status.get("handle"), answer)
+    h = p.read()
+    refused = h.of(Kind.REFUSE)
+    expected = required_effects(kind)
+    fired = h.effect_counts()
+    outcome = (f"refused loudly ({refused[0].value})" if refused else
+               "continued" if status.get("status") == "completed" and all(fired.get(e) == 1 for e in expected)
+               and all(n == 1 for n in fired.values()) else f"ended {status.get('status')}")
+    p.observations["change"] = {"kind": kind, "status": status.get("status"), "outcome": outcome,
+                                "error": status.get("error"), "message": status.get("message"),
+                                "effects": dict(sorted(fired.items()))}
+    what = f"paused under the original code, answered under code with {kind}: {outcome}"
+    verdicts = [p.judge.effects_once(path, h, what, expected)]
+    if not refused:
+        verdicts.append(p.judge.live(path, h, what, p.target.cls.result(answer)))
+    return verdicts
+
+
 def _count(p: Probe) -> int:
     return len(p.read().of(Kind.PERSIST))
 
@@ -583,6 +634,7 @@ def _count(p: Probe) -> int:
 PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
+    "change": change,
 }
 
 

@@ -33,6 +33,41 @@ EFFECTS = {"s1": "e1", "s2": "e2"}
 STEP_POINTS = ("s1.begin", "s1.effect", "s2.begin", "s2.consumed", "s2.effect")
 SAVE_POINTS = ("save.enter", "save.write", "save.exit")
 
+# The code changes the change protocol deploys between a pause and its answer, each as the steps
+# of the changed workflow in order: (node name, role). Role "first" runs ``step1``, "pause" is the
+# pausing step (``before_pause``, the framework's pause, ``step2``), "extra" a step the original
+# code did not have (``extra_step``: an effect of its own). "v1" is the original workflow.
+SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "v1": (("s1", "first"), ("s2", "pause")),
+    "step-appended": (("s1", "first"), ("s2", "pause"), ("s3", "extra")),    # a new step after the pause
+    "step-inserted": (("s1", "first"), ("s1b", "extra"), ("s2", "pause")),   # a new step in the part already run
+    "done-step-removed": (("s2", "pause"),),                                 # the step that already ran is gone
+    "paused-step-renamed": (("s1", "first"), ("s2r", "pause")),              # the paused step has a new name
+    "steps-swapped": (("s2", "pause"), ("s1", "first")),                     # the step that ran now comes after
+}
+CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1")
+CODE_ENV = "RC_KIT_CODE"  # the code version a process runs (set by the kit's child from the protocol's choice)
+
+
+def code() -> str:
+    """The code version this process runs: "v1", or the change of ``CODE_CHANGES`` deployed."""
+    return os.environ.get(CODE_ENV) or "v1"
+
+
+def shape() -> tuple[tuple[str, str], ...]:
+    """The steps of the workflow this process runs, in order (``SHAPES[code()]``): an adapter that
+    declares code changes builds its workflow from this instead of naming ``s1`` and ``s2``."""
+    return SHAPES[code()]
+
+
+def required_effects(kind: str) -> tuple[str, ...]:
+    """The effects a run paused under the original code and finished under ``kind`` must have
+    fired exactly once: ``e1`` (it ran before the pause), ``e2`` (the answered step), and the
+    effect of a step added after the pause. A step added to the part already run may run or not
+    (the new code's history has it, the run's does not), but at most once."""
+    after = [name for name, role in SHAPES[kind][[r for _, r in SHAPES[kind]].index("pause") + 1:] if role == "extra"]
+    return ("e1", "e2") + tuple(f"e_{name}" for name in after)
+
 
 def outcome(answer: Any) -> str:
     """f(v): injective and not the identity, so a fork's outcome tells which answer was served."""
@@ -112,6 +147,16 @@ def step2(answer: Any) -> str:
     point("s2.effect")
     record(Kind.STEP_END, step="s2")
     return outcome(answer)
+
+
+def extra_step(name: str, passed: Any = None) -> Any:
+    """A step the changed code added (``SHAPES``): its own effect ``e_<name>``; returns ``passed``
+    (the workflow's outcome so far) so a step added after the pause leaves the result as it was."""
+    record(Kind.STEP_BEGIN, step=name)
+    _p().oracle.fire(f"e_{name}")
+    record(Kind.EFFECT, step=name, effect=f"e_{name}")
+    record(Kind.STEP_END, step=name)
+    return passed
 
 
 def persisted(what: str) -> None:

@@ -21,7 +21,7 @@ from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
 from probes.kit.protocols import PROTOCOLS, STALL_POINTS, Probe, Target
-from probes.kit.runtime import SAVE_POINTS, STEP_POINTS, STEPS
+from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
@@ -88,6 +88,8 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("stall_points", "list[str]", list(STALL_POINTS), ["s2.consumed"],
               "where in the answered step the stall protocol freezes the worker (SIGSTOP) before another "
               "process takes the run over", STALL_POINTS),
+        Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
+              "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
         Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
               "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
@@ -99,7 +101,7 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
-                         "stall_points": ["s2.consumed"]}
+                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"]}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -138,6 +140,8 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
             elif proto == "stall":
                 cells += [(f"stall.{pt}.{mode}", {"point": pt, "mode": mode})
                           for pt in STALL_POINTS if pt in params["stall_points"] for mode in params["recovery_modes"]]
+            elif proto == "change":
+                cells += [(f"change.{kind}", {"kind": kind}) for kind in CODE_CHANGES if kind in params["code_changes"]]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                            "cap": params["savekill_cap"]}))

@@ -19,12 +19,20 @@ NAME = "kit"
 
 
 def _workflow(storage: Any) -> Any:
+    """The steps of ``runtime.shape()`` as executors in a chain (the original two, or the code a change
+    protocol deployed); each sends its result on, the last one yields it as the workflow's output."""
     from agent_framework import Executor, WorkflowBuilder, WorkflowContext, handler, response_handler
+
+    shape = runtime.shape()
+    last = shape[-1][0]
+
+    async def forward(name: str, value: str, ctx: WorkflowContext[str, str]) -> None:
+        await (ctx.yield_output(value) if name == last else ctx.send_message(value))
 
     class First(Executor):
         @handler
-        async def go(self, msg: str, ctx: WorkflowContext[str]) -> None:
-            await ctx.send_message(runtime.step1())
+        async def go(self, msg: str, ctx: WorkflowContext[str, str]) -> None:
+            await forward(self.id, runtime.step1(), ctx)
 
     class Second(Executor):
         @handler
@@ -34,10 +42,19 @@ def _workflow(storage: Any) -> Any:
 
         @response_handler
         async def answered(self, original: str, answer: str, ctx: WorkflowContext[str, str]) -> None:
-            await ctx.yield_output(runtime.step2(answer))
+            await forward(self.id, runtime.step2(answer), ctx)
 
-    first, second = First(id="s1"), Second(id="s2")
-    return WorkflowBuilder(start_executor=first, checkpoint_storage=storage, name=NAME).add_edge(first, second).build()
+    class Extra(Executor):
+        @handler
+        async def go(self, msg: str, ctx: WorkflowContext[str, str]) -> None:
+            await forward(self.id, runtime.extra_step(self.id, msg), ctx)
+
+    kinds = {"first": First, "pause": Second, "extra": Extra}
+    executors = [kinds[role](id=name) for name, role in shape]
+    builder = WorkflowBuilder(start_executor=executors[0], checkpoint_storage=storage, name=NAME)
+    for before, after in zip(executors, executors[1:]):
+        builder = builder.add_edge(before, after)
+    return builder.build()
 
 
 class MafAdapter(Adapter):
@@ -45,7 +62,8 @@ class MafAdapter(Adapter):
     packages = ("agent-framework-core",)
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")
     from probes.maf.citations import CITATIONS as citations
