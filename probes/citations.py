@@ -181,13 +181,23 @@ def entries(table: Table) -> list[Entry]:
     return out
 
 
+# Protocol families no statement speaks for unless it names them: a code change between a pause and
+# its answer (the kit's change protocol) is a deploy, which a statement about resuming the same code
+# ("EO *") does not cover. Their paths match only patterns that name the family ("EO change:*").
+EXPLICIT_FAMILIES = ("change",)
+
+
 def lookup(table: Iterable[Entry], prop: Property | str, path: str) -> DocRef | None:
-    """The one matching rule: the longest matching path glob naming ``prop`` wins (ties: the first declared)."""
+    """The one matching rule: the longest matching path glob naming ``prop`` wins (ties: the first
+    declared); a path of ``EXPLICIT_FAMILIES`` matches only the globs that name its family."""
     name = Property(prop).value
+    family = path.partition(":")[0]
+    prefix = f"{family}:" if family in EXPLICIT_FAMILIES else ""
     best: Entry | None = None
     for entry in table:
         names, pattern, _ref = entry
-        if name in names and fnmatchcase(path, pattern) and (best is None or len(pattern) > len(best[1])):
+        if (name in names and pattern.startswith(prefix) and fnmatchcase(path, pattern)
+                and (best is None or len(pattern) > len(best[1]))):
             best = entry
     return best[2] if best else None
 

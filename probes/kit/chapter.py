@@ -49,6 +49,20 @@ def stall_rows(run: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def change_rows(run: Any) -> list[dict[str, Any]]:
+    """The change protocol's cells: what the process running the changed code did with the paused run
+    (``observations["change"]``: refused loudly, continued, or how it ended), beside the verdicts."""
+    rows = []
+    for r in run.receipts:
+        if "change" not in r.observations:
+            continue
+        seen = r.observations["change"]
+        rows.append({"code change": seen["kind"], "backend": r.args.get("backend", ""), "outcome": seen["outcome"],
+                     "effects": seen["effects"], "message": (seen.get("message") or "")[:160],
+                     **{v.property.value: v.label.value for v in r.verdicts}})
+    return rows
+
+
 def cells(run: Any) -> dict[tuple[str, str], str]:
     """(path family, property) -> the labels found there, worst first ("✓", or e.g. "U 2/3")."""
     found: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -176,6 +190,16 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.stall_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The stall protocol was not run here.'))"),
+                _cell("markdown", "## Code changed between the pause and the answer (change)\n\nThe run pauses "
+                                  "under the original workflow; the answer comes from a process running changed "
+                                  "code (a deploy while the run waits). A correct continuation or a loud refusal "
+                                  "conforms; a silent skip (the answered step never runs) or a repeated effect does "
+                                  "not (EO; LV where the framework did not refuse). No documentation statement about "
+                                  "resuming the same code labels these paths: a violation is U unless the adapter "
+                                  "cites a statement for code changes."),
+                _cell("code", "rows = chapter.change_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The change protocol was not run here.'))"),
                 *_exhaustive_cells(name),
             ])}
 

@@ -27,21 +27,9 @@ def witness(history: History, kinds: tuple[Kind, ...] = _WITNESS_KINDS) -> list[
     return [e.to_json() for e in history.of(*kinds)]
 
 
-# Protocol families the contract's documentation statements do not speak for unless an adapter names
-# them: a code change between a pause and its answer is a deploy, which a statement about resuming
-# the same code ("EO *") does not cover. Their paths are labelled only from entries whose pattern
-# names the family ("EO change:*"); with none, a violation is U.
-EXPLICIT_FAMILIES = ("change",)
-
-
 def cite(citations: Mapping[str, DocRef], prop: Property, path: str) -> DocRef | None:
-    """The adapter's citation for ``prop`` on ``path`` (``probes.citations.lookup``, the one rule;
-    for a path of ``EXPLICIT_FAMILIES``, only the entries that name its family)."""
-    table = entries(citations)
-    family = path.partition(":")[0]
-    if family in EXPLICIT_FAMILIES:
-        table = [entry for entry in table if entry[1].startswith(f"{family}:")]
-    return lookup(table, prop, path)
+    """The adapter's citation for ``prop`` on ``path`` (``probes.citations.lookup``, the one rule)."""
+    return lookup(entries(citations), prop, path)
 
 
 class Judge:
