@@ -74,7 +74,9 @@ class CrewAIAdapter(Adapter):
     framework = "crewai"
     packages = ("crewai", "pydantic")
     capabilities = frozenset(Capability) - {Capability.CLIENT}
-    missing = {Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
+    missing = {Capability.CODE_CHANGE: "the Flow's steps are methods linked by @listen decorators; the change "
+                                       "protocol's changed Flows are not built for it yet",
+               Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
                                   "answer resumes the flow in its own process (the race protocol's k processes)"}
     recovery_modes = ("persist-id", "latest-checkpoint")
     citations = {

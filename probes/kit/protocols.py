@@ -601,8 +601,8 @@ def change(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     if why := _needs(p, Capability.PAUSE, Capability.CODE_CHANGE):
         return [p.judge.not_applicable(prop, path, why) for prop in (Property.EO, Property.LV)]
     if kind not in p.target.cls.code_changes:
-        return [p.judge.not_applicable(prop, path, p.target.cls.missing.get(
-            Capability.CODE_CHANGE, f"the adapter cannot build the workflow with {kind}")) for prop in (Property.EO, Property.LV)]
+        why = f"the adapter builds its workflow with {', '.join(p.target.cls.code_changes)} only, not {kind}"
+        return [p.judge.not_applicable(prop, path, why) for prop in (Property.EO, Property.LV)]
     answer = p.target.cls.answers[0]
     run = p.run("run")
     handle = run.start().get("handle")

@@ -66,6 +66,8 @@ class LlamaIndexAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
                               Capability.SAVE_HOOK})
+    missing = {Capability.CODE_CHANGE: "the workflow's steps are linked by the events they take and return; the "
+                                       "change protocol's changed workflows are not built for it yet"}
     recovery_modes = ("latest-snapshot",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): LI-2 (at-least-once resume) for a kill, and here

@@ -57,6 +57,8 @@ class OpenAIAgentsAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
                               Capability.SAVE_HOOK})
+    missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
+                                       "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("run-state", "session")
     answers = ("approve", "reject")
     declines = ("reject",)

@@ -33,6 +33,8 @@ class PydanticAIAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT})
+    missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
+                                       "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("launch",)
     answers = ("yes", "no")
     citations = CITATIONS

@@ -72,6 +72,8 @@ class PydanticGraphAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
                               Capability.SAVE_HOOK})
+    missing = {Capability.CODE_CHANGE: "the graph's edges are its node classes' return annotations; the change "
+                                       "protocol's changed graphs are not built for it yet"}
     recovery_modes = ("iter-from-persistence",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): the 1.107.1 status contract refuses a

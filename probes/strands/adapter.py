@@ -90,6 +90,8 @@ class StrandsAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
                               Capability.SAVE_HOOK})
+    missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
+                                       "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("session",)
     answers = ("yes", "no")
     citations = CITATIONS

@@ -48,7 +48,10 @@ class TemporalAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK,
                               Capability.CLIENT})
-    missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
+    missing = {Capability.CODE_CHANGE: "the workflow is one fixed Temporal definition (probes/temporal/workflow.py) "
+                                       "its worker registers by name; the change protocol's changed definitions are "
+                                       "not built for it yet",
+               Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit"}
     recovery_modes = ("worker",)
     answers = ("yes", "no")
