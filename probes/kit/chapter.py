@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 LABEL_ORDER = ("✓", "D", "✗", "U", "n/a")
@@ -33,34 +33,38 @@ def verdict_rows(run: Any) -> list[dict[str, Any]]:
             for r in run.receipts for v in r.verdicts]
 
 
+def _observed_rows(run: Any, key: str, columns: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per receipt that observed ``key`` (a protocol's ``observations[key]``): the columns
+    ``columns`` makes of it, the backend, and the verdicts' labels."""
+    return [{**columns(r.observations[key]), "backend": r.args.get("backend", ""),
+             **{v.property.value: v.label.value for v in r.verdicts}}
+            for r in run.receipts if key in r.observations]
+
+
 def stall_rows(run: Any) -> list[dict[str, Any]]:
     """The stall protocol's cells: what the takeover, the superseded worker on waking and the last
     recovery returned (``observations["stall"]``), beside the verdicts."""
-    rows = []
-    for r in run.receipts:
-        if "stall" not in r.observations:
-            continue
-        seen = r.observations["stall"]
-        rows.append({"stopped at": seen["point"], "recovery": seen["mode"], "backend": r.args.get("backend", ""),
-                     "takeover": seen["takeover"], "superseded worker": seen["superseded"],
-                     "last recovery": f"{seen['after']}, outcome {seen.get('after_outcome')!r}, "
-                                      f"effects {seen.get('after_effects') or 'none'}",
-                     **{v.property.value: v.label.value for v in r.verdicts}})
-    return rows
+    return _observed_rows(run, "stall", lambda seen: {
+        "stopped at": seen["point"], "recovery": seen["mode"], "takeover": seen["takeover"],
+        "superseded worker": seen["superseded"],
+        "last recovery": f"{seen['after']}, outcome {seen.get('after_outcome')!r}, "
+                         f"effects {seen.get('after_effects') or 'none'}"})
 
 
 def change_rows(run: Any) -> list[dict[str, Any]]:
     """The change protocol's cells: what the process running the changed code did with the paused run
     (``observations["change"]``: refused loudly, continued, or how it ended), beside the verdicts."""
-    rows = []
-    for r in run.receipts:
-        if "change" not in r.observations:
-            continue
-        seen = r.observations["change"]
-        rows.append({"code change": seen["kind"], "backend": r.args.get("backend", ""), "outcome": seen["outcome"],
-                     "effects": seen["effects"], "message": (seen.get("message") or "")[:160],
-                     **{v.property.value: v.label.value for v in r.verdicts}})
-    return rows
+    return _observed_rows(run, "change", lambda seen: {
+        "code change": seen["kind"], "outcome": seen["outcome"], "effects": seen["effects"],
+        "message": (seen.get("message") or "")[:160]})
+
+
+def partition_rows(run: Any) -> list[dict[str, Any]]:
+    """The partition protocol's cells: what racer B did while A was cut off from the store, and what A
+    did once its link came back (``observations["partition"]``), beside the verdicts."""
+    return _observed_rows(run, "partition", lambda seen: {
+        "A cut at": seen["point"], "cut for (s)": seen["seconds"], "racer B": seen["b"],
+        "B while A was cut off": seen["b_during_cut"], "racer A after": seen["a"]})
 
 
 def cells(run: Any) -> dict[tuple[str, str], str]:
@@ -200,6 +204,16 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.change_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The change protocol was not run here.'))"),
+                _cell("markdown", "## A partition in the middle of a consume (partition)\n\nTwo racers in "
+                                  "network namespaces of their own answer the run's current pause on PostgreSQL; "
+                                  "racer A's link to the store is cut inside the answered step, racer B answers "
+                                  "meanwhile, then A's link comes back. A partitioned owner looks dead but is alive: "
+                                  "B must not consume the answer A consumed (CO), nothing may fire twice (EO), and "
+                                  "the run must complete (LV). n/a on a backend with no link to cut, and on a "
+                                  "machine that cannot make network namespaces (the reason says which)."),
+                _cell("code", "rows = chapter.partition_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The partition protocol was not run here.'))"),
                 *_exhaustive_cells(name),
             ])}
 

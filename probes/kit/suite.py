@@ -20,7 +20,7 @@ from probes.core.envs import SideEnv
 from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
-from probes.kit.protocols import PROTOCOLS, STALL_POINTS, Probe, Target
+from probes.kit.protocols import PARTITION_POINTS, PROTOCOLS, STALL_POINTS, Probe, Target
 from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
@@ -90,6 +90,11 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
               "process takes the run over", STALL_POINTS),
         Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
               "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
+        Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
+              "where in the answered step the partition protocol cuts the answering process's link to the store",
+              PARTITION_POINTS),
+        Param("partition_seconds", "float", 4.0, 2.0, "how long the link stays cut while the other racer answers "
+              "(it comes back then, whatever that racer did)", minimum=0.5, maximum=120.0),
         Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
               "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
@@ -101,7 +106,7 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
-                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"]}
+                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"], "partition_seconds": 2.0}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -142,6 +147,9 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
                           for pt in STALL_POINTS if pt in params["stall_points"] for mode in params["recovery_modes"]]
             elif proto == "change":
                 cells += [(f"change.{kind}", {"kind": kind}) for kind in CODE_CHANGES if kind in params["code_changes"]]
+            elif proto == "partition":
+                cells += [(f"partition.{pt}", {"point": pt, "seconds": params["partition_seconds"]})
+                          for pt in PARTITION_POINTS if pt in params["partition_points"]]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                            "cap": params["savekill_cap"]}))

@@ -41,9 +41,12 @@ class StockSaverAdapter(SaverAdapter):
                                   "LangGraph instead (its CV probes)"}
 
     # as the paper's campaign cites them: a fork at an answered pause (LG-16, the claim #6663
-    # breaks) and answers racing from other processes (LG-28, the documented deviation)
+    # breaks) and answers racing from other processes (LG-28, the documented deviation: a second
+    # invocation of a thread before the first has finished) -- which a racer cut off from the
+    # store by a partition is, too
     citations = {**SaverAdapter.citations, "FD fork:*": doc("LG-16", "claims"),
-                 "CO race:*": doc("LG-28", "deviation")}
+                 "CO race:*": doc("LG-28", "deviation"), "CO partition:*": doc("LG-28", "deviation"),
+                 "EO partition:*": doc("LG-28", "deviation")}
 
     def hook(self) -> None:
         self._saver = stock_saver(self.backend, self.store)

@@ -428,14 +428,17 @@ class Recorded:
         """Why no setting of ResumePlane can admit this history, known before TLC runs: the
         harness edited durable state (the model has no step that does), a worker it had
         stopped went on beside the process that took its run over (the kit's stall protocol:
-        two resumes of one run at once, which the model has no step for), or the answer ran
-        changed code (the kit's change protocol: the model has one fixed workflow)."""
+        two resumes of one run at once, which the model has no step for; likewise a racer cut off from
+        the store by the partition protocol), or the answer ran changed code (the kit's change
+        protocol: the model has one fixed workflow)."""
         from probes.core.history import Kind
 
         if self.history.of(Kind.TAMPER):
             return "the harness edited durable state"
         if any((e.detail or {}).get("stopped") for e in self.history.of(Kind.RECOVER)):
             return "a stopped worker went on beside the process that took its run over (concurrent resumes)"
+        if any((e.detail or {}).get("partitioned") for e in self.history.of(Kind.ANSWER)):
+            return "a process cut off from the store went on beside another that answered (concurrent resumes)"
         if any((e.detail or {}).get("code") for e in self.history.of(Kind.ANSWER)):
             return "the workflow's code changed between the pause and the answer (the model has one workflow)"
         return None
