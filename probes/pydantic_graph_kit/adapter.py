@@ -15,6 +15,7 @@ which every write of the file goes (``Path.write_bytes``, in place, under its lo
 
 import asyncio
 import json
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,10 @@ FILE = "graph-run.json"
 
 
 def _graph() -> Any:
+    """The graph of ``runtime.shape()`` (the original ``S1 -> Ask -> S2``, or the code a change protocol
+    deployed), a node class per step named after it (``s2r`` -> ``S2R``; the paused step's asking node
+    ``Ask``, or ``AskS2R``), each ``run`` annotated with the node it returns (its edges). Returns the
+    graph, the first node's class, the answered node's class and the state class."""
     from pydantic_graph import BaseNode, End, GraphRunContext
     from pydantic_graph.graph import Graph
 
@@ -34,26 +39,42 @@ def _graph() -> Any:
     class State:
         note: str = ""
 
-    @dataclass
-    class S2(BaseNode[State, None, str]):
-        answer: str | None = None  # None: the pause, a node that needs the human answer
+    def node(name: str, run: Any, returns: Any, **fields: Any) -> type:
+        run.__annotations__ = {"ctx": GraphRunContext[State], "return": returns}
+        def body(ns: dict[str, Any]) -> None:
+            ns.update(run=run, __annotations__=dict.fromkeys(fields, Any), __module__=__name__, **fields)
+        return dataclass(types.new_class(name, (BaseNode[State, None, str],), exec_body=body))
 
-        async def run(self, ctx: GraphRunContext[State]) -> End[str]:
-            return End(runtime.step2(self.answer))
+    def then(after: Any, value: Any) -> Any:  # the next node, given what this one produced
+        return End(value) if after is End[str] else after(**({"passed": value} if "passed" in after.__dataclass_fields__
+                                                             else {}))
 
-    @dataclass
-    class Ask(BaseNode[State, None, str]):
-        async def run(self, ctx: GraphRunContext[State]) -> S2:
-            runtime.before_pause()
-            return S2()
+    classes: list[type] = []
+    answered: type | None = None
+    after: Any = End[str]
+    for index, (name, role) in reversed(list(enumerate(runtime.shape()))):
+        if role == "first":  # after another step (the steps swapped) it takes that step's value
+            extra = {"passed": None} if index > 0 else {}
+            async def first(self: Any, ctx: Any, after: Any = after) -> Any:
+                ctx.state.note = runtime.step1()
+                return then(after, ctx.state.note)
+            after = node(name.upper(), first, after, **extra)
+        elif role == "extra":
+            async def more(self: Any, ctx: Any, after: Any = after, name: str = name) -> Any:
+                return then(after, runtime.extra_step(name, self.passed))
+            after = node(name.upper(), more, after, passed=None)
+        else:
+            async def take(self: Any, ctx: Any, after: Any = after) -> Any:
+                return then(after, runtime.step2(self.answer))
+            answered = node(name.upper(), take, after, answer=None)  # answer None: the pause
 
-    @dataclass
-    class S1(BaseNode[State, None, str]):
-        async def run(self, ctx: GraphRunContext[State]) -> Ask:
-            ctx.state.note = runtime.step1()
-            return Ask()
-
-    return Graph(nodes=[S1, Ask, S2], name="kit"), S1, S2, State
+            async def ask(self: Any, ctx: Any, answered: Any = answered) -> Any:
+                runtime.before_pause()
+                return answered()
+            after = node("Ask" if name == "s2" else f"Ask{name.upper()}", ask, answered)
+            classes.append(answered)
+        classes.append(after)
+    return Graph(nodes=classes[::-1], name="kit"), after, answered, State
 
 
 async def _drive(run: Any, node: Any, S2: type) -> dict[str, Any]:
@@ -71,9 +92,8 @@ class PydanticGraphAdapter(Adapter):
     packages = ("pydantic-graph",)
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
-    missing = {Capability.CODE_CHANGE: "the graph's edges are its node classes' return annotations; the change "
-                                       "protocol's changed graphs are not built for it yet"}
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("iter-from-persistence",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): the 1.107.1 status contract refuses a
