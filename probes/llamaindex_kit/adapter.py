@@ -14,6 +14,7 @@ a pause's handle is its file). Answering is ``Context.from_dict`` + ``run(ctx=..
 import asyncio
 import json
 import os
+import types
 import sys
 import time
 from pathlib import Path
@@ -28,28 +29,54 @@ TIMEOUT = 20.0  # the framework's own run timeout: a restored run that never fin
 
 
 def _workflow() -> Any:
+    """The steps of ``runtime.shape()`` as workflow steps linked by events (the original ``s1`` ->
+    ``Asked`` -> ``ask`` -> input request -> ``s2`` -> stop, or the code a change protocol deployed):
+    the paused step is ``ask`` (``ask_<name>`` for another name) and the step named after it, which
+    takes the human response; every other step hands its value on in an event of its own."""
     from workflows import Context, Workflow, step
     from workflows.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
 
     class Asked(Event):
         note: str
 
-    class Kit(Workflow):
-        @step
-        async def s1(self, ev: StartEvent) -> Asked:
-            return Asked(note=runtime.step1())
+    def handed(after: str) -> type:  # the event a step hands its value on in
+        return type(f"After{after.capitalize()}", (Event,), {"__annotations__": {"value": str}})
 
-        @step
-        async def ask(self, ev: Asked) -> InputRequiredEvent:
-            runtime.before_pause()
-            return InputRequiredEvent(prefix="answer?")
+    def method(name: str, body: Any, takes: Any, returns: Any, with_ctx: bool = False) -> Any:
+        body.__name__, body.__qualname__ = name, f"Kit.{name}"  # a method of the class built below
+        body.__annotations__ = {**({"ctx": Context} if with_ctx else {}), "ev": takes, "return": returns}
+        return step(body)
 
-        @step
-        async def s2(self, ctx: Context, ev: HumanResponseEvent) -> StopEvent:
-            out = runtime.step2(ev.response)
-            await ctx.store.set("outcome", out)  # so the ended context's snapshot tells the outcome
-            return StopEvent(result=out)
+    shape = runtime.shape()
+    steps: dict[str, Any] = {}
+    takes: Any = StartEvent
+    for i, (name, role) in enumerate(shape):
+        last = i == len(shape) - 1
+        if role == "pause":
+            asker = "ask" if name == "s2" else f"ask_{name}"
 
+            async def ask(self: Any, ev: Any) -> Any:
+                runtime.before_pause()
+                return InputRequiredEvent(prefix="answer?")
+            steps[asker] = method(asker, ask, takes, InputRequiredEvent)
+            out = StopEvent if last else handed(name)
+
+            async def answered(self: Any, ctx: Any, ev: Any, out: Any = out) -> Any:
+                value = runtime.step2(ev.response)
+                await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
+                return StopEvent(result=value) if out is StopEvent else out(value=value)
+            steps[name] = method(name, answered, HumanResponseEvent, out, with_ctx=True)
+        else:
+            out = StopEvent if last else (Asked if (name, shape[i + 1][1]) == ("s1", "pause") else handed(name))
+
+            async def run(self: Any, ev: Any, out: Any = out, name: str = name, role: str = role) -> Any:
+                value = runtime.step1() if role == "first" else runtime.extra_step(name, getattr(ev, "value", None))
+                if out is StopEvent:
+                    return StopEvent(result=value)
+                return out(note=value) if out is Asked else out(value=value)
+            steps[name] = method(name, run, takes, out)
+        takes = out
+    Kit = types.new_class("Kit", (Workflow,), exec_body=lambda ns: ns.update(steps, __module__=__name__))
     return Kit(timeout=TIMEOUT)
 
 
@@ -65,9 +92,8 @@ class LlamaIndexAdapter(Adapter):
     packages = ("llama-index-workflows",)
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
-    missing = {Capability.CODE_CHANGE: "the workflow's steps are linked by the events they take and return; the "
-                                       "change protocol's changed workflows are not built for it yet"}
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-snapshot",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): LI-2 (at-least-once resume) for a kill, and here
