@@ -16,6 +16,7 @@ then now and then aborts the run (pydantic ``PanicException``, a ``BaseException
 import json
 import os
 import sqlite3
+import types
 from typing import Any, Callable
 
 from probes.citations import doc as _cite
@@ -47,36 +48,56 @@ def _flow(db: str) -> Any:
 
     KitState = _state_model()
 
-    @persist(SQLiteFlowPersistence(db))
-    class KitFlow(Flow[KitState]):
-        @start()
-        def s1(self) -> str:
-            out, self.state.steps = runtime.step1(), self.state.steps + 1
-            self.state.done.append("s1")
-            return out
+    def first(self: Any, *_: Any) -> str:
+        out, self.state.steps = runtime.step1(), self.state.steps + 1
+        self.state.done.append("s1")
+        return out
 
-        @listen(s1)
-        @human_feedback(message="answer?", llm=None, provider=Pause())
-        def s2(self) -> str:
-            runtime.before_pause()
-            return "asking"
+    def ask(self: Any) -> str:
+        runtime.before_pause()
+        return "asking"
 
-        @listen(s2)
-        def act(self, result: Any) -> str:
-            out, self.state.steps = runtime.step2(getattr(result, "feedback", result)), self.state.steps + 1
-            self.state.done.append("s2")
-            return out
+    def act(self: Any, result: Any) -> str:
+        out, self.state.steps = runtime.step2(getattr(result, "feedback", result)), self.state.steps + 1
+        self.state.done.append("s2")
+        return out
 
-    return KitFlow
+    def extra(name: str) -> Callable[..., Any]:
+        def more(self: Any, passed: Any = None) -> Any:
+            self.state.done.append(name)
+            return runtime.extra_step(name, passed)
+        return more
+
+    def named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+        fn.__name__, fn.__qualname__ = name, f"KitFlow.{name}"
+        return fn
+
+    # The steps of runtime.shape() as the flow's methods, each listening to the one before (the
+    # original s1 -> s2 (the pause) -> act, or the code a change protocol deployed); the paused
+    # step is the method named after it, its answer taken by ``act`` (``act_<name>`` for another name).
+    methods: dict[str, Any] = {}
+    previous: Any = None
+    for name, role in runtime.shape():
+        listen_to = start() if previous is None else listen(previous)
+        if role == "pause":
+            asking = listen_to(human_feedback(message="answer?", llm=None, provider=Pause())(named(ask, name)))
+            taker = "act" if name == "s2" else f"act_{name}"
+            methods[name], methods[taker] = asking, listen(asking)(named(act, taker))
+            previous = methods[taker]
+        else:
+            body = first if role == "first" else extra(name)
+            methods[name] = previous = listen_to(named(body, name))
+    KitFlow = types.new_class("KitFlow", (Flow[KitState],),
+                              exec_body=lambda ns: ns.update(methods, __module__=__name__))
+    return persist(SQLiteFlowPersistence(db))(KitFlow)
 
 
 class CrewAIAdapter(Adapter):
     framework = "crewai"
     packages = ("crewai", "pydantic")
     capabilities = frozenset(Capability) - {Capability.CLIENT}
-    missing = {Capability.CODE_CHANGE: "the Flow's steps are methods linked by @listen decorators; the change "
-                                       "protocol's changed Flows are not built for it yet",
-               Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
+    code_changes = runtime.CODE_CHANGES
+    missing = {Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
                                   "answer resumes the flow in its own process (the race protocol's k processes)"}
     recovery_modes = ("persist-id", "latest-checkpoint")
     citations = {
