@@ -17,7 +17,7 @@
 (* has been matched to its end; probes/tla/trace.py runs TLC with          *)
 (* -continue and reads which tids reached such a state.                    *)
 (***************************************************************************)
-EXTENDS ResumePlane
+EXTENDS ResumePlaneSteps   \* ResumePlane, and a task step split in two with NonAtomicStep
 
 CONSTANT Traces   \* <<trace_1, ..., trace_k>>; a trace: <<obs_1, ..., obs_n>>
 
@@ -32,27 +32,37 @@ CONSTANT Traces   \* <<trace_1, ..., trace_k>>; a trace: <<obs_1, ..., obs_n>>
 
 VARIABLES tid, l
 
-tvars == <<vars, tid, l>>
+tvars == <<svars, tid, l>>
 
 Obs == Traces[tid][l]
 
-TraceInit == Init /\ tid \in DOMAIN Traces /\ l = 1
+TraceInit == SInit /\ tid \in DOMAIN Traces /\ l = 1
 
 EffectsAre(e) == \A t \in 1..N : effects'[t] = e[t]
 Validity(o) == o.valid = "any" \/ (log'[Len(log')].valid = (o.valid = "valid"))
 LastOut(o) == o.out = 0 \/ resumes'[Len(resumes')].out = o.out
 
+\* ResumePlane's steps, none while a split step is half done.
+Plane(A) == inflight = 0 /\ A /\ UNCHANGED inflight
+
+\* An effect observed with NonAtomicStep may be the first half of a split step (its
+\* record is written by an unobserved WriteRecord, or lost by the crash that follows).
+\* Its record is not written in this step, so an observation that states the record's
+\* validity is matched by the atomic step only.
+Unchecked(o) == o.valid = "any"
 Match(o) ==
-    \/ o.kind = "exec"      /\ pc = o.task /\ Execute /\ Validity(o) /\ EffectsAre(o.effects)
-    \/ o.kind = "interrupt" /\ Interrupt
-    \/ o.kind = "consume"   /\ Consume(o.v) /\ Validity(o) /\ EffectsAre(o.effects)
-    \/ o.kind = "fork"      /\ Fork(o.v) /\ LastOut(o)
-    \/ o.kind = "retry"     /\ Retry /\ LastOut(o)
-    \/ o.kind = "crash"     /\ CrashRecover /\ (o.at = 0 \/ pc' = o.at)
-    \/ o.kind = "stray"     /\ Stray /\ EffectsAre(o.effects)
+    \/ o.kind = "exec"      /\ pc = o.task /\ Plane(Execute) /\ Validity(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "exec"      /\ pc = o.task /\ (FireEffect \/ ReplayGate) /\ Unchecked(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "interrupt" /\ Plane(Interrupt)
+    \/ o.kind = "consume"   /\ Plane(Consume(o.v)) /\ Validity(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "consume"   /\ ConsumeEffect(o.v) /\ Unchecked(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "fork"      /\ Plane(Fork(o.v)) /\ LastOut(o)
+    \/ o.kind = "retry"     /\ Plane(Retry) /\ LastOut(o)
+    \/ o.kind = "crash"     /\ SCrashRecover /\ (o.at = 0 \/ pc' = o.at)
+    \/ o.kind = "stray"     /\ Plane(Stray) /\ EffectsAre(o.effects)
 
 \* Steps no history records.
-Unobserved == Interrupt \/ ServeGateFromRecord \/ LandPointer
+Unobserved == Plane(Interrupt \/ ServeGateFromRecord \/ LandPointer) \/ WriteRecord
 
 TraceNext ==
     \/ /\ l <= Len(Traces[tid])

@@ -74,6 +74,11 @@ HISTORIES: dict[str, History] = {name: History.of_events(events) for name, event
     # crash right after a's effect, before its step ended; recovery runs a again
     "crash_redoes_frontier": (_e("start", None, "harness"), _e("step_begin", "a"), _e("effect", "a"), *_crash(),
                               *_to_gate("i2"), *_answer("yes", "i2"), *_finish("i2")),
+    # the gated step's effect fired, the process died before its record was written; recovery runs b
+    # again on the answer recorded before it ran (no new pause): a non-atomic step (ResumePlaneSteps)
+    "gate_redone_on_its_recorded_answer": (_e("start", None, "harness"), *_to_gate(), *_answer()[:-1], *_crash(),
+                                           _e("step_begin", "b", "i2"), _e("effect", "b", "i2"),
+                                           _e("step_end", "b", "i2"), *_finish("i2")),
     # LangGraph #6491: a schema-invalid state persisted silently
     "invalid_persisted": (_e("start", None, "harness"), *_step("a", valid=False)),
     # c's effect fires while the gate was never answered: nothing admits this
@@ -90,9 +95,12 @@ EXPECTED: dict[str, list[str]] = {
     "stray_refires_gate": ["DoubleConsume"],
     "stray_inert": ["reference"],
     "crash_resumes_after_frontier": ["reference"],
-    # the frontier is task 1: restarting at 1 (Replay, PrefixReplay) and re-running the frontier
-    # task (NondetRecovery's lagging pointer) are the same observable behaviour here
-    "crash_redoes_frontier": ["Replay", "NondetRecovery", "PrefixReplay"],
+    # the frontier is task 1: restarting at 1 (Replay, PrefixReplay), re-running the frontier
+    # task (NondetRecovery's lagging pointer) and losing a's record to the crash (NonAtomicStep)
+    # are the same observable behaviour here
+    "crash_redoes_frontier": ["Replay", "NondetRecovery", "PrefixReplay", "NonAtomicStep"],
+    # (and here the crash fell between a's effect and its record, which only a split step has)
+    "gate_redone_on_its_recorded_answer": ["NonAtomicStep"],
     "invalid_persisted": ["InvalidPersist"],
     "skips_the_gate": [],
 }

@@ -36,7 +36,10 @@ from probes.core.errors import UsageError
 from probes.tla import configs
 from probes.tla.configs import TLA_DIR, TlcConfig
 
-SWITCHES: tuple[str, ...] = configs.FAULTS + (configs.WIRE_FAULT,)
+# ResumePlane's fault switches and the extension's (tla/ResumePlaneSteps.tla: a task's effect and
+# its record as two steps, a crash between them losing the record)
+STEP_SWITCH = "NonAtomicStep"
+SWITCHES: tuple[str, ...] = configs.FAULTS + (configs.WIRE_FAULT, STEP_SWITCH)
 ENTRY = "(entry)"  # the virtual task before a workflow whose first task is the gated one
 # Event kinds (probes.core.history.Kind) and what the mapping does with them.
 HARNESS_RESUMES = frozenset({"answer", "resume", "fork", "retry", "stray"})
@@ -273,7 +276,7 @@ def _tla_obs(o: Observation, n: int, nv: int) -> str:
 
 
 PLANE_VARIABLES = ("pc", "effects", "log", "frontier", "pointer", "pending", "consumed", "writes", "resumes",
-                   "crashes", "recHist", "strays", "reentered")
+                   "crashes", "recHist", "strays", "reentered", "inflight")
 
 
 def _module(name: str, traces: Sequence[Trace], nv: int, settings: Sequence[tuple[str, ...]]) -> str:
@@ -313,7 +316,8 @@ def setting_name(switches: Iterable[str]) -> str:
 
 
 DEFAULT_SETTINGS: tuple[tuple[str, ...], ...] = (((),) + tuple((s,) for s in SWITCHES)
-                                                  + tuple(combinations(configs.FAULTS, 2)))
+                                                  + tuple(combinations(configs.FAULTS, 2))
+                                                  + tuple((f, STEP_SWITCH) for f in configs.FAULTS))
 
 
 @dataclass
