@@ -63,7 +63,7 @@ def partition_rows(run: Any) -> list[dict[str, Any]]:
     """The partition protocol's cells: what racer B did while A was cut off from the store, and what A
     did once its link came back (``observations["partition"]``), beside the verdicts."""
     return _observed_rows(run, "partition", lambda seen: {
-        "A cut at": seen["point"], "cut for (s)": seen["seconds"], "racer B": seen["b"],
+        "A cut at": seen["point"], "racer B": seen["b"],
         "B while A was cut off": seen["b_during_cut"], "racer A after": seen["a"]})
 
 
@@ -207,10 +207,11 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("markdown", "## A partition in the middle of a consume (partition)\n\nTwo racers in "
                                   "network namespaces of their own answer the run's current pause on PostgreSQL; "
                                   "racer A's link to the store is cut inside the answered step, racer B answers "
-                                  "meanwhile, then A's link comes back. A partitioned owner looks dead but is alive: "
-                                  "B must not consume the answer A consumed (CO), nothing may fire twice (EO), and "
-                                  "the run must complete (LV). n/a on a backend with no link to cut, and on a "
-                                  "machine that cannot make network namespaces (the reason says which)."),
+                                  "meanwhile, then A's link comes back (once B has ended). A partitioned owner "
+                                  "looks dead but is alive: B must not consume the answer A consumed (CO), nothing "
+                                  "may fire twice (EO), and the run must complete (LV). n/a on a backend with no "
+                                  "link to cut, and on a machine that cannot make network namespaces (the reason "
+                                  "says which)."),
                 _cell("code", "rows = chapter.partition_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The partition protocol was not run here.'))"),

@@ -20,7 +20,8 @@ from probes.core.envs import SideEnv
 from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
-from probes.kit.protocols import PARTITION_POINTS, PROTOCOLS, STALL_POINTS, Probe, Target
+from probes.kit.partition import PARTITION_POINTS
+from probes.kit.protocols import PROTOCOLS, STALL_POINTS, Probe, Target
 from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
@@ -93,8 +94,9 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
               "where in the answered step the partition protocol cuts the answering process's link to the store",
               PARTITION_POINTS),
-        Param("partition_seconds", "float", 4.0, 2.0, "how long the link stays cut while the other racer answers "
-              "(it comes back then, whatever that racer did)", minimum=0.5, maximum=120.0),
+        Param("partition_seconds", "float", 30.0, 20.0, "the longest the link stays cut while the other racer "
+              "answers: it comes back as soon as that racer has ended, or after this long whatever it did (a racer "
+              "blocked on the cut-off one)", minimum=0.5, maximum=120.0),
         Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
               "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
@@ -106,7 +108,7 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
-                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"], "partition_seconds": 2.0}
+                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"]}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:

@@ -1,13 +1,15 @@
 """The kit's workflow as a Temporal workflow definition (imported by the workflow sandbox).
 
 Temporal runs workflow code in a sandbox; this module holds the definition alone, keeps no
-state and imports nothing of the harness but the kit's step list (the adapter passes the ``probes`` package through the
-sandbox, so this module is shared with it rather than re-imported): the activities (the kit's
-step bodies, ``probes.kit.runtime``) are registered by the adapter and named here by string.
+state and imports nothing of the harness but the kit's step list (the adapter passes the
+``probes`` package through the sandbox, so this module is shared with it rather than
+re-imported): the activities (the kit's step bodies, ``probes.kit.runtime``) are registered by
+the adapter and named here by string.
 
 ``s1`` runs as an activity, then ``ask`` (the kit's ``before_pause``), then the workflow waits
-in ``wait_condition`` for the ``answer`` signal and runs ``s2`` on it (the steps of ``SHAPE``). The ``paused`` query tells
-a process running a worker that the workflow reached that wait (the kit's pause).
+in ``wait_condition`` for the ``answer`` signal and runs ``s2`` on it (the steps of ``SHAPE``).
+The ``paused`` query tells a process running a worker that the workflow reached that wait (the
+kit's pause).
 """
 
 from __future__ import annotations
