@@ -56,7 +56,8 @@ def change_rows(run: Any) -> list[dict[str, Any]]:
     (``observations["change"]``: refused loudly, continued, or how it ended), beside the verdicts."""
     return _observed_rows(run, "change", lambda seen: {
         "code change": seen["kind"], "outcome": seen["outcome"], "effects": seen["effects"],
-        "message": (seen.get("message") or "")[:160]})
+        # the message's first line only: some refusals carry a whole traceback in their message
+        "message": ((seen.get("message") or "").splitlines() or [""])[0][:160]})
 
 
 def partition_rows(run: Any) -> list[dict[str, Any]]:
