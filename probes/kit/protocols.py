@@ -650,19 +650,19 @@ PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
 }
 
 
-def _exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    from probes.kit.exhaustive import exhaustive  # imported on use: that module builds on this one
-    return exhaustive(p, args)
-
-
-PROTOCOLS["exhaustive"] = _exhaustive  # every crash point of a traced baseline (probes.kit.exhaustive)
-
-
 def _partition(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     from probes.kit.partition import partition  # imported on use: that module builds on this one
     return partition(p, args)
 
 
 PROTOCOLS["partition"] = _partition  # a racer cut off from its store mid-consume (probes.kit.partition)
+
+
+def _exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    from probes.kit.exhaustive import exhaustive  # imported on use: that module builds on this one
+    return exhaustive(p, args)
+
+
+PROTOCOLS["exhaustive"] = _exhaustive  # every crash point of a traced baseline (probes.kit.exhaustive)
 CRASH_POINTS = STEP_POINTS
 KILL_POINTS_IN_SAVE = SAVE_POINTS
