@@ -42,17 +42,27 @@ def _sysctl(setting: str, ns: str | None = None) -> None:
 
 
 def unavailable() -> str | None:
-    """Why this machine cannot make network namespaces (None when it can): checked by making one."""
+    """Why this machine cannot make a partition (None when it can): checked by making one namespace
+    with a veth pair, its addresses and ``route_localnet``, as ``Partition`` does, and removing it."""
     if shutil.which("ip") is None:
         return "no `ip` command (iproute2) on this machine"
     if os.geteuid() != 0:
         return "network namespaces need root (CAP_NET_ADMIN); this process is not root"
-    name = f"{PREFIX}{os.getpid() % 100000}probe"
+    tag = f"{PREFIX}{os.getpid() % 100000}"
+    space, host, inside = f"{tag}t", f"{tag}th", f"{tag}tc"
     try:
-        _ip("netns", "add", name)
+        _ip("netns", "add", space)
+        _ip("link", "add", host, "type", "veth", "peer", "name", inside)
+        _ip("link", "set", inside, "netns", space)
+        _ip("addr", "add", "127.99.0.1/30", "dev", host)
+        _sysctl(f"net.ipv4.conf.{host}.route_localnet=1")
+        _ip("link", "set", inside, "up", ns=space)
     except (subprocess.CalledProcessError, OSError) as exc:
-        return f"`ip netns add` failed here: {getattr(exc, 'stderr', '') or exc}".strip()
-    subprocess.run(["ip", "netns", "del", name], capture_output=True, timeout=30)
+        why = getattr(exc, "stderr", "") or exc
+        return f"a network namespace with a veth pair could not be made here: {why}".strip()
+    finally:
+        subprocess.run(["ip", "netns", "del", space], capture_output=True, timeout=30)
+        subprocess.run(["ip", "link", "del", host], capture_output=True, timeout=30)
     return None
 
 
