@@ -626,9 +626,11 @@ def change(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     refused = h.of(Kind.REFUSE)
     expected = required_effects(kind)
     fired = h.effect_counts()
+    # continued: completed with every required effect fired, and nothing fired twice
+    continued = (status.get("status") == "completed" and set(expected) <= set(fired)
+                 and all(n == 1 for n in fired.values()))
     outcome = (f"refused loudly ({refused[0].value})" if refused else
-               "continued" if status.get("status") == "completed" and all(fired.get(e) == 1 for e in expected)
-               and all(n == 1 for n in fired.values()) else f"ended {status.get('status')}")
+               "continued" if continued else f"ended {status.get('status')}")
     p.observations["change"] = {"kind": kind, "status": status.get("status"), "outcome": outcome,
                                 "error": status.get("error"), "message": status.get("message"),
                                 "effects": dict(sorted(fired.items()))}

@@ -65,8 +65,9 @@ def required_effects(kind: str) -> tuple[str, ...]:
     fired exactly once: ``e1`` (it ran before the pause), ``e2`` (the answered step), and the
     effect of a step added after the pause. A step added to the part already run may run or not
     (the new code's history has it, the run's does not), but at most once."""
-    after = [name for name, role in SHAPES[kind][[r for _, r in SHAPES[kind]].index("pause") + 1:] if role == "extra"]
-    return ("e1", "e2") + tuple(f"e_{name}" for name in after)
+    roles = [role for _, role in SHAPES[kind]]
+    after_pause = SHAPES[kind][roles.index("pause") + 1:]
+    return ("e1", "e2") + tuple(f"e_{name}" for name, role in after_pause if role == "extra")
 
 
 def outcome(answer: Any) -> str:
@@ -114,9 +115,11 @@ def point(name: str) -> None:
 
 
 def _effect(step: str) -> None:
-    p = _p()
-    p.oracle.fire(EFFECTS[step])
-    record(Kind.EFFECT, step=step, effect=EFFECTS[step])
+    """Fire ``step``'s effect into both oracles: ``e1``/``e2``, or ``e_<step>`` for a step the changed
+    code added."""
+    effect = EFFECTS.get(step, f"e_{step}")
+    _p().oracle.fire(effect)
+    record(Kind.EFFECT, step=step, effect=effect)
 
 
 def step1() -> str:
@@ -153,8 +156,7 @@ def extra_step(name: str, passed: Any = None) -> Any:
     """A step the changed code added (``SHAPES``): its own effect ``e_<name>``; returns ``passed``
     (the workflow's outcome so far) so a step added after the pause leaves the result as it was."""
     record(Kind.STEP_BEGIN, step=name)
-    _p().oracle.fire(f"e_{name}")
-    record(Kind.EFFECT, step=name, effect=f"e_{name}")
+    _effect(name)
     record(Kind.STEP_END, step=name)
     return passed
 
