@@ -409,8 +409,12 @@ def test_sigterm_or_ctrl_c_stops_the_run_and_every_process_it_started(sandbox: d
     """Campaigns run in threads and their kernels in sessions of their own: a SIGTERM to the driver
     (or Ctrl-C, SIGINT to the terminal's foreground group) must still end the run and its kernels."""
     env = dict(sandbox, RC_SELFTEST_BLOCK_AT="b2")
+    # As from a terminal: Ctrl-C's default action. A test runner started in the background (``cmd &``
+    # in a non-interactive shell) ignores SIGINT, and a child inherits that; Python then never
+    # raises KeyboardInterrupt, and the run would rightly go on.
     proc = subprocess.Popen([REPRODUCE, "--only", BOTH, "--no-book", "--jobs", jobs], env=full_env(env), cwd=ROOT,
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for(Path(sandbox["RC_SELFTEST_MARKER"]), proc)
         if how == "SIGTERM":
