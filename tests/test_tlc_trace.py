@@ -28,7 +28,8 @@ def test_each_history_is_explained_by_its_known_cause(verdicts: dict[str, T.Verd
 
 def test_every_setting_was_checked(verdicts: dict[str, T.Verdict]) -> None:
     names = {T.setting_name(s) for s in T.DEFAULT_SETTINGS}
-    assert len(names) == 1 + 8 + 15 + 6  # the reference, each switch, pairs of faults, each fault + NonAtomicStep
+    # the reference, each switch, pairs of faults, each fault + NonAtomicStep, NonAtomicStep + ConcurrentResume
+    assert len(names) == 1 + 9 + 15 + 6 + 1
     assert all(set(v.accepted) == names for v in verdicts.values())
     # a fault switch adds behaviours except where it changes a mechanism the trace exercises
     assert not verdicts["fork_and_retry_ok"].accepted["ForkIgnore"]
@@ -167,7 +168,7 @@ def test_why_no_setting_admits_a_history_is_read_off_the_history() -> None:
     absorbed = _kit_history(("crash", "harness", {"detail": {"victim": "run/start", "at": "s1.effect",
                                                              "framework_status": "paused"}}))
     assert "absorbed the injected exception at s1.effect" in _recorded(absorbed).gap
-    assert "ConsumeRace" in _recorded(_kit_history(("answer", "harness", {"detail": {"racers": 2}})), "race").gap
+    assert "ConcurrentResume" in _recorded(_kit_history(("answer", "harness", {"detail": {"racers": 2}})), "race").gap
     from probes.core.history import Event, History, Kind
     no_pause = History((Event(Kind.RESUME, "p", value=True), Event(Kind.EFFECT, "p", step="gate", effect="gate")))
     assert "no pause" in _recorded(no_pause, "lg").gap

@@ -18,15 +18,21 @@
 (***************************************************************************)
 EXTENDS ResumePlane
 
-CONSTANT NonAtomicStep   \* a task's effect and its completion record are two steps
+CONSTANTS NonAtomicStep,    \* a task's effect and its completion record are two steps
+          ConcurrentResume, \* other processes may consume the interrupt they read as pending
+          MaxRacers         \* how many such processes at most
 
-ASSUME NonAtomicStep \in BOOLEAN
+ASSUME NonAtomicStep \in BOOLEAN /\ ConcurrentResume \in BOOLEAN /\ MaxRacers \in Nat
 
-VARIABLE inflight        \* the task whose effect fired and whose record is not durable yet (0: none)
+VARIABLES inflight,      \* the task whose effect fired and whose record is not durable yet (0: none)
+          racing,        \* racing[t]: racers whose next step is task t (IP: to consume)
+          racers         \* racers that read the interrupt as pending
 
-svars == <<vars, inflight>>
+svars == <<vars, inflight, racing, racers>>
 
-SInit == Init /\ inflight = 0
+SInit == Init /\ inflight = 0 /\ racing = [t \in 1..Done |-> 0] /\ racers = 0
+
+Racing == UNCHANGED <<racing, racers>>
 
 \* The next non-gated task runs its body: its effect fires; its record is a later step.
 FireEffect ==
@@ -73,14 +79,46 @@ WriteRecord ==
 \* A crash also loses an effect's record that was not written yet.
 SCrashRecover == CrashRecover /\ inflight' = 0
 
-\* Nothing else happens while a step is half done (its record is written, or the process dies).
-SNext ==
-    \/ inflight = 0 /\ Progress /\ UNCHANGED inflight
+\* Another process loads the checkpoint and finds the interrupt pending.
+RacerRead ==
+    /\ ConcurrentResume /\ pending /\ racers < MaxRacers
+    /\ racers' = racers + 1
+    /\ racing' = [racing EXCEPT ![IP] = @ + 1]
+    /\ UNCHANGED <<vars, inflight>>
+
+\* A racer acts on what it read: it consumes the interrupt the run has consumed
+\* already (no compare-and-swap) and fires the gated effect again.
+RacerConsume ==
+    /\ ~pending /\ consumed # None /\ racing[IP] > 0
+    /\ effects' = [effects EXCEPT ![IP] = @ + 1]
+    /\ racing' = [racing EXCEPT ![IP] = @ - 1, ![IP + 1] = @ + 1]
+    /\ UNCHANGED <<pc, log, frontier, pointer, pending, consumed, writes, resumes, crashes,
+                   recHist, strays, reentered, inflight, racers>>
+
+\* A racer past the gate runs its next task and fires its effect.
+RacerExec(t) ==
+    /\ t \in IP + 1..N /\ racing[t] > 0
+    /\ effects' = [effects EXCEPT ![t] = @ + 1]
+    /\ racing' = [racing EXCEPT ![t] = @ - 1, ![t + 1] = @ + 1]
+    /\ UNCHANGED <<pc, log, frontier, pointer, pending, consumed, writes, resumes, crashes,
+                   recHist, strays, reentered, inflight, racers>>
+
+Racer == RacerRead \/ RacerConsume \/ \E t \in 1..N : RacerExec(t)
+
+\* The run's steps while a step is half done: nothing else happens in it until its
+\* record is written or the process dies.
+Split ==
     \/ FireEffect
     \/ \E v \in Values : ConsumeEffect(v)
     \/ ReplayGate
     \/ WriteRecord
     \/ SCrashRecover
+
+\* The run's steps leave the racers as they are; racers are other processes.
+SNext ==
+    \/ inflight = 0 /\ Progress /\ UNCHANGED inflight /\ Racing
+    \/ Split /\ Racing
+    \/ Racer
 
 SSpec == SInit /\ [][SNext]_svars
 =============================================================================

@@ -17,7 +17,7 @@
 (* has been matched to its end; probes/tla/trace.py runs TLC with          *)
 (* -continue and reads which tids reached such a state.                    *)
 (***************************************************************************)
-EXTENDS ResumePlaneSteps   \* ResumePlane, and a task step split in two with NonAtomicStep
+EXTENDS ResumePlaneSteps   \* ResumePlane, a task step split in two (NonAtomicStep), racers (ConcurrentResume)
 
 CONSTANT Traces   \* <<trace_1, ..., trace_k>>; a trace: <<obs_1, ..., obs_n>>
 
@@ -42,27 +42,33 @@ EffectsAre(e) == \A t \in 1..N : effects'[t] = e[t]
 Validity(o) == o.valid = "any" \/ (log'[Len(log')].valid = (o.valid = "valid"))
 LastOut(o) == o.out = 0 \/ resumes'[Len(resumes')].out = o.out
 
-\* ResumePlane's steps, none while a split step is half done.
-Plane(A) == inflight = 0 /\ A /\ UNCHANGED inflight
+\* ResumePlane's steps, none while a split step is half done; the racers stay as they are.
+Plane(A) == inflight = 0 /\ A /\ UNCHANGED inflight /\ Racing
 
 \* An effect observed with NonAtomicStep may be the first half of a split step (its
 \* record is written by an unobserved WriteRecord, or lost by the crash that follows).
 \* Its record is not written in this step, so an observation that states the record's
-\* validity is matched by the atomic step only.
+\* validity is matched by the atomic step only.  Likewise a racer's step: its records
+\* are not modelled.  With ConcurrentResume an effect at the gate after the answer was
+\* consumed may be another process's consume, and a later effect that process's task.
 Unchecked(o) == o.valid = "any"
 Match(o) ==
     \/ o.kind = "exec"      /\ pc = o.task /\ Plane(Execute) /\ Validity(o) /\ EffectsAre(o.effects)
-    \/ o.kind = "exec"      /\ pc = o.task /\ (FireEffect \/ ReplayGate) /\ Unchecked(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "exec"      /\ pc = o.task /\ (FireEffect \/ ReplayGate) /\ Racing /\ Unchecked(o)
+                            /\ EffectsAre(o.effects)
     \/ o.kind = "interrupt" /\ Plane(Interrupt)
     \/ o.kind = "consume"   /\ Plane(Consume(o.v)) /\ Validity(o) /\ EffectsAre(o.effects)
-    \/ o.kind = "consume"   /\ ConsumeEffect(o.v) /\ Unchecked(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "consume"   /\ ConsumeEffect(o.v) /\ Racing /\ Unchecked(o) /\ EffectsAre(o.effects)
+    \/ o.kind \in {"consume", "exec"} /\ (o.kind = "exec" => o.task = IP)
+                            /\ RacerConsume /\ Unchecked(o) /\ EffectsAre(o.effects)
+    \/ o.kind = "exec"      /\ RacerExec(o.task) /\ Unchecked(o) /\ EffectsAre(o.effects)
     \/ o.kind = "fork"      /\ Plane(Fork(o.v)) /\ LastOut(o)
     \/ o.kind = "retry"     /\ Plane(Retry) /\ LastOut(o)
-    \/ o.kind = "crash"     /\ SCrashRecover /\ (o.at = 0 \/ pc' = o.at)
+    \/ o.kind = "crash"     /\ SCrashRecover /\ Racing /\ (o.at = 0 \/ pc' = o.at)
     \/ o.kind = "stray"     /\ Plane(Stray) /\ EffectsAre(o.effects)
 
 \* Steps no history records.
-Unobserved == Plane(Interrupt \/ ServeGateFromRecord \/ LandPointer) \/ WriteRecord
+Unobserved == Plane(Interrupt \/ ServeGateFromRecord \/ LandPointer) \/ (WriteRecord /\ Racing) \/ RacerRead
 
 TraceNext ==
     \/ /\ l <= Len(Traces[tid])

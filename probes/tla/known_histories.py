@@ -81,6 +81,12 @@ HISTORIES: dict[str, History] = {name: History.of_events(events) for name, event
                                            _e("step_end", "b", "i2"), *_finish("i2")),
     # LangGraph #6491: a schema-invalid state persisted silently
     "invalid_persisted": (_e("start", None, "harness"), *_step("a", valid=False)),
+    # two processes answer the pause at once (LangGraph #8796's two writers): both read it pending, both
+    # consume it and fire b's effect, and each runs c
+    "racers_both_consume": (_e("start", None, "harness"), *_to_gate(), _e("answer", None, "harness", "yes", racers=2),
+                            _e("consume", "b", "r1", "yes"), _e("consume", "b", "r2", "yes"), _e("effect", "b", "r1"),
+                            _e("effect", "b", "r2"), *_step("c", "r2"), *_step("c", "r1"),
+                            _e("complete", None, "r1", "done"), _e("complete", None, "r2", "done")),
     # c's effect fires while the gate was never answered: nothing admits this
     "skips_the_gate": (_e("start", None, "harness"), *_step("a"), *_step("c")),
 }.items()}
@@ -102,5 +108,6 @@ EXPECTED: dict[str, list[str]] = {
     # (and here the crash fell between a's effect and its record, which only a split step has)
     "gate_redone_on_its_recorded_answer": ["NonAtomicStep"],
     "invalid_persisted": ["InvalidPersist"],
+    "racers_both_consume": ["ConcurrentResume"],
     "skips_the_gate": [],
 }
