@@ -255,3 +255,26 @@ def test_a_stalled_worker_beside_its_takeover_is_outside_the_model() -> None:
 
     assert "concurrent resumes" in recorded({"mode": "latest", "stopped": "run/answer", "at": "s2.effect"}).outside_model
     assert recorded({"mode": "latest"}).outside_model is None  # an ordinary recovery after a crash
+
+
+def test_the_extension_with_its_switches_off_is_resume_plane() -> None:
+    """ResumePlaneSteps leaves ResumePlane untouched: with NonAtomicStep and ConcurrentResume
+    FALSE, SSpec reaches exactly ResumePlane's states and every invariant holds; with racers on,
+    CO and EO break (a racer consumes the answered interrupt again)."""
+    from probes.tla import configs
+    from probes.tla.runner import run_tlc
+
+    bounds = configs.REFERENCE_BOUNDS
+    plane = run_tlc(configs.reference(bounds))
+
+    def steps(**switches: bool) -> configs.TlcConfig:
+        consts = configs.plane_constants(bounds) + tuple(
+            (name, switches.get(name, False)) for name in (T.STEP_SWITCH, T.RACE_SWITCH)) + (("MaxRacers", 1),)
+        return configs.TlcConfig("steps", "ResumePlaneSteps", consts, ("TypeOK",) + configs.CONTRACT_INVARIANTS,
+                                 specification="SSpec")
+
+    off = run_tlc(steps())
+    assert plane.result == off.result == "holds", (plane.error, off.error)
+    assert (off.distinct, off.generated) == (plane.distinct, plane.generated)
+    raced = run_tlc(steps(ConcurrentResume=True))
+    assert (raced.result, raced.violated) in (("violated", "EO"), ("violated", "CO"))
