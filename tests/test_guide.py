@@ -299,7 +299,7 @@ def test_every_probes_name_in_backticks_resolves() -> None:
 
 @pytest.mark.parametrize("drift", ["`probes.kit.runtime.pause_here()`", "`probes/kit/no_such.py`",
                                    "`runtime.before_the_pause()`", "`recover(mode)`", "`recover(answer, mode)`",
-                                   "`self.nothing_to_resume(why)`", "`Capability.RETRY`", "`restore(mode)`",
+                                   "`self.nothing_to_resume(why)`", "`Capability.RETRIES`", "`restore(mode)`",
                                    "`probes.no_such_module`"])
 def test_the_name_check_fails_on_a_drifted_page(drift: str) -> None:
     """A renamed function, a wrong signature or a missing file in the page is found."""

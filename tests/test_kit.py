@@ -93,6 +93,16 @@ def test_missing_capability_is_not_applicable_with_the_adapters_reason(tmp_path:
     assert all(v["evidence"]["why"] == "test: this adapter cannot address an answered pause" for v in verdicts)
 
 
+def test_answering_a_pause_again_is_three_capabilities(tmp_path: Path) -> None:
+    """A framework that takes a retry of the current pause but refuses a fork is measured on the
+    retry: only the fork is n/a, with the adapter's reason."""
+    out = _run("tests.fixtures.kit_adapters:NoFork", tmp_path, 'protocols=["fork","answers"]')
+    assert out.returncode == 0, out.stderr[-2000:]
+    by = {v["path"].split(":")[0]: v for v in _verdicts(tmp_path)}
+    assert by["fork"]["label"] == "n/a" and by["fork"]["evidence"]["why"] == "test: a second answer of another value is refused"
+    assert by["retry"]["label"] != "n/a"
+
+
 def test_an_adapter_bug_is_a_harness_error_not_a_verdict(tmp_path: Path) -> None:
     out = _run("tests.fixtures.kit_adapters:BrokenStart", tmp_path, 'protocols=["baseline"]')
     assert out.returncode == 1

@@ -46,7 +46,7 @@ def test_pip_install_gives_the_kit_the_command_and_the_ci_job(tmp_path: Path) ->
     view = json.loads((work / "kit-results" / "mine" / "verdicts.json").read_text())
     verdicts = {(v["property"], v["path"]): v for p in view["probes"].values() for v in p["verdicts"]}
     assert verdicts[("EO", "baseline:yes")]["label"] == "✓"
-    assert verdicts[("FD", "fork:same-pause")]["label"] == "n/a"  # no READDRESS declared
+    assert verdicts[("FD", "fork:same-pause")]["label"] == "n/a"  # no FORK declared (its READDRESS reason stands for it)
     # this adapter saves only at the pause: a kill after e1 re-runs s1 on recovery
     assert verdicts[("EO", "crash:kill@s1.effect/latest")]["evidence"]["effect_counts"]["e1"] == 2
 

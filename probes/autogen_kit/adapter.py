@@ -100,7 +100,8 @@ def _status(thread: list[Any], handle: str) -> dict[str, Any]:
 class AutoGenAdapter(Adapter):
     framework = "autogen"
     packages = ("autogen-agentchat", "autogen-core")
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-team-state",)

@@ -70,7 +70,8 @@ class DBOSAdapter(Adapter):
     framework = "dbos"
     packages = ("dbos",)
     backends = ("sqlite",)
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("launch",)

@@ -64,7 +64,8 @@ class GoogleAdkAdapter(Adapter):
     framework = "google-adk"
     packages = ("google-adk",)
     backends = ("sqlite", "postgres")
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")

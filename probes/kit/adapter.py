@@ -39,7 +39,11 @@ from probes.core.checker import DocRef
 class Capability(str, Enum):
     PAUSE = "pause"            # the workflow can pause for a human answer and resume with it
     RECOVER = "recover"        # a crashed run can be continued from durable state
-    READDRESS = "readdress"    # a pause can be answered again by its handle (fork, retries, races)
+    # Answering a pause again by its handle, three behaviours a framework may take or refuse apart:
+    RETRY = "retry"            # the current pause answered again, the same answer (``answers``)
+    CONCURRENT = "concurrent"  # the current pause answered by several processes at once (``race``)
+    FORK = "fork"              # a pause already answered answered again with another answer (``fork``)
+    READDRESS = "readdress"    # shorthand for RETRY, CONCURRENT and FORK together (adapters written before the split)
     TAMPER = "tamper"          # the durable state is a JSON document the kit can load, edit and save
     SAVE_HOOK = "save-hook"    # the framework's own save is hooked (runtime.hook_save): kills inside it
     # The framework is deployed as a running executor that clients send answers to (a durable
@@ -50,6 +54,8 @@ class Capability(str, Enum):
     # protocol: a deploy between a pause and its answer); ``code_changes`` lists the changes it builds.
     CODE_CHANGE = "code-change"
 
+
+READDRESS_PARTS = frozenset({Capability.RETRY, Capability.CONCURRENT, Capability.FORK})
 
 NOTHING_DURABLE = "nothing-durable"  # the status of a recovery that found no durable state to resume
 
@@ -75,6 +81,12 @@ class Adapter:
     code_changes: ClassVar[tuple[str, ...]] = ()
     # Why a capability is missing, shown as the reason of an n/a verdict.
     missing: ClassVar[Mapping[Capability, str]] = {}
+
+    @classmethod
+    def declares(cls, capability: Capability) -> bool:
+        """Whether the adapter declares ``capability`` (READDRESS stands for its three parts)."""
+        return capability in cls.capabilities or (capability in READDRESS_PARTS
+                                                  and Capability.READDRESS in cls.capabilities)
 
     def __init__(self, workdir: Path, backend: str, store: str | None) -> None:
         self.workdir = Path(workdir)

@@ -261,7 +261,7 @@ def exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     chosen = select(candidates, cap)
     p.observations["exhaustive"] = {
         "how": how, "mode": mode, "cap": cap, "saves": saves,
-        "save_hook": Capability.SAVE_HOOK in p.target.cls.capabilities,
+        "save_hook": p.target.cls.declares(Capability.SAVE_HOOK),
         "points": [pt.to_json() for pt in points], "candidates": len(candidates),
         "measured": [pt.label for pt in chosen],
         "observed_order": {phase: [name for name, *_ in traces[phase]] for phase in PHASES},

@@ -38,7 +38,8 @@ class SaverAdapter(Adapter):
     framework = "langgraph"
     packages = ("langgraph", "langgraph-checkpoint")
     backends = ("sqlite", "postgres")
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}

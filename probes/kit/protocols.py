@@ -28,7 +28,7 @@ from probes.core.history import History, HistoryLog, Kind
 from probes.core.nemesis import ChildOutcome, PausedChild, run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.portable import portable_text, tail
-from probes.kit.adapter import NOTHING_DURABLE, Adapter, Capability
+from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
 from probes.kit.judge import Judge
 from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, required_effects
 
@@ -220,10 +220,16 @@ def _isolated(p: Probe, name: str) -> tuple[Probe, Run]:
 
 
 def _needs(p: Probe, *caps: Capability) -> str | None:
-    missing = [c for c in caps if c not in p.target.cls.capabilities]
+    missing = [c for c in caps if not p.target.cls.declares(c)]
     if not missing:
         return None
-    return "; ".join(p.target.cls.missing.get(c, f"the adapter does not declare {c.value}") for c in missing)
+    reasons = p.target.cls.missing
+
+    def why(c: Capability) -> str:
+        shorthand = reasons.get(Capability.READDRESS) if c in READDRESS_PARTS else None
+        return reasons.get(c) or shorthand or f"the adapter does not declare {c.value}"
+
+    return "; ".join(why(c) for c in missing)
 
 
 def _prefix(p: Probe, run: Run, path: str, h: History) -> Verdict:
@@ -312,7 +318,7 @@ def answers(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """The same pause (by its handle) answered ``n`` times in a row with the same answer (retries)."""
     n = args["n"]
     path = f"retry:same-pause×{n}"
-    if why := _needs(p, Capability.PAUSE, Capability.READDRESS):
+    if why := _needs(p, Capability.PAUSE, Capability.RETRY):
         return [p.judge.not_applicable(Property.CO, path, why)]
     answer = p.target.cls.answers[0]
     run = p.run("run")
@@ -342,7 +348,7 @@ def race(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
     k = args["k"]
     path = cell.race_path(k)
-    if why := _needs(p, Capability.PAUSE, Capability.READDRESS):
+    if why := _needs(p, Capability.PAUSE, Capability.CONCURRENT):
         return [p.judge.not_applicable(prop, path, why) for prop in cell.RACE_PROPERTIES]
     rule = RaceRule(args["threshold"], args["min_trials"], args["max_trials"], args["max_seconds"])
     answer = p.target.cls.answers[0]
@@ -380,7 +386,7 @@ def _answer_at_once(p: Probe, run: Run, k: int, handle: Any, answer: Any) -> lis
 
     from probes.core.barrier import run_racers
 
-    if Capability.CLIENT not in p.target.cls.capabilities:
+    if not p.target.cls.declares(Capability.CLIENT):
         return run_racers(k, lambda i, sock: run.op(f"racer-{i}", "resume", barrier=sock, handle=handle,
                                                     answer=answer), timeout=run.target.timeout)
     served: dict[str, Any] = {}
@@ -409,7 +415,7 @@ def _answer_at_once(p: Probe, run: Run, k: int, handle: Any, answer: Any) -> lis
 
 def fork(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """Answer the same pause twice with different answers: the second must be served f(v2)."""
-    if why := _needs(p, Capability.PAUSE, Capability.READDRESS):
+    if why := _needs(p, Capability.PAUSE, Capability.FORK):
         return [p.judge.not_applicable(Property.FD, "fork:same-pause", why)]
     a, b = p.target.cls.answers
     ref_probe, ref = _isolated(p, "reference")

@@ -91,7 +91,8 @@ class LlamaIndexAdapter(Adapter):
     framework = "llamaindex"
     packages = ("llama-index-workflows",)
     backends = ("file",)
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-snapshot",)

@@ -61,7 +61,8 @@ class MafAdapter(Adapter):
     framework = "agent-framework"
     packages = ("agent-framework-core",)
     backends = ("file",)
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-checkpoint",)

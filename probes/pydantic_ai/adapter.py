@@ -31,7 +31,8 @@ class PydanticAIAdapter(Adapter):
     framework = "pydantic-ai"
     packages = ("pydantic-ai-slim", "dbos")
     backends = ("sqlite", "postgres")
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}

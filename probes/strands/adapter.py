@@ -88,7 +88,8 @@ class StrandsAdapter(Adapter):
     framework = "strands"
     packages = ("strands-agents",)
     backends = ("file",)
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.TAMPER,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}

