@@ -278,3 +278,50 @@ def test_the_extension_with_its_switches_off_is_resume_plane() -> None:
     assert (off.distinct, off.generated) == (plane.distinct, plane.generated)
     raced = run_tlc(steps(ConcurrentResume=True))
     assert (raced.result, raced.violated) in (("violated", "EO"), ("violated", "CO"))
+
+
+def test_an_absorbed_exception_is_also_a_crash_where_it_was_raised() -> None:
+    """The framework caught the injected exception after the gated effect and ran the step again in
+    the same process; the harness noted it when the operation returned. A copy of the note at
+    s2.effect makes the re-run a recovery: admitted by a split step, not left unexplained."""
+    from probes.core.history import Event, Kind
+
+    history = _kit_history(("answer", "harness", {"value": "yes"}),
+                           ("consume", "run/answer", {"step": "s2", "value": "yes"}),
+                           ("effect", "run/answer", {"step": "s2", "effect": "e2"}),
+                           ("step_begin", "run/answer", {"step": "s2"}),
+                           ("consume", "run/answer", {"step": "s2", "value": "yes"}),
+                           ("effect", "run/answer", {"step": "s2", "effect": "e2"}),
+                           ("step_end", "run/answer", {"step": "s2"}),
+                           ("complete", "run/answer", {"value": "f(yes)"}),
+                           ("crash", "harness", {"detail": {"victim": "run/answer", "at": "s2.effect#1",
+                                                            "framework_status": "completed"}}))
+    placed = T.placed_where_raised(list(history))
+    kinds = [e.kind for e in placed]
+    assert len(placed) == len(history) + 1 and kinds[-1] is Kind.CRASH
+    assert kinds[kinds.index(Kind.EFFECT, 3) + 1] is Kind.CRASH  # right after s2's first effect
+    trace = T.observations(history, "absorbed")
+    assert [o.kind for o in trace.observations][:4] == ["exec", "interrupt", "consume", "crash"]
+    assert T.explain([trace])["absorbed"].explained_by == ["NonAtomicStep"]
+    # a note whose point the victim never reached adds nothing
+    unplaced = [Event(Kind.CRASH, "harness", detail={"victim": "x", "at": "s9.effect", "framework_status": "paused"})]
+    assert T.placed_where_raised(unplaced) == unplaced
+
+
+def test_racers_explain_only_a_history_with_answers_delivered_together() -> None:
+    """The same effects -- e2 twice after one pause -- are a race when the history shows two
+    processes answering at once, and no race when one process answered and a crash followed."""
+    raced = T.observations(_kit_history(("answer", "harness", {"value": "yes", "detail": {"racers": 2}}),
+                                        ("consume", "run/racer-0", {"step": "s2", "value": "yes"}),
+                                        ("effect", "run/racer-0", {"step": "s2", "effect": "e2"}),
+                                        ("consume", "run/racer-1", {"step": "s2", "value": "yes"}),
+                                        ("effect", "run/racer-1", {"step": "s2", "effect": "e2"})), "raced")
+    assert raced.racers == 1
+    twice = T.observations(_kit_history(("answer", "harness", {"value": "yes"}),
+                                        ("consume", "run/answer", {"step": "s2", "value": "yes"}),
+                                        ("effect", "run/answer", {"step": "s2", "effect": "e2"}),
+                                        ("effect", "run/answer", {"step": "s2", "effect": "e2"})), "twice")
+    assert twice.racers == 0
+    verdicts = T.explain([raced, twice], settings=((), (T.RACE_SWITCH,)))
+    assert verdicts["raced"].explained_by == ["ConcurrentResume"]
+    assert verdicts["twice"].explained_by == []

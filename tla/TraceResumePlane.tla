@@ -19,7 +19,8 @@
 (***************************************************************************)
 EXTENDS ResumePlaneSteps   \* ResumePlane, a task step split in two (NonAtomicStep), racers (ConcurrentResume)
 
-CONSTANT Traces   \* <<trace_1, ..., trace_k>>; a trace: <<obs_1, ..., obs_n>>
+CONSTANTS Traces,      \* <<trace_1, ..., trace_k>>; a trace: <<obs_1, ..., obs_n>>
+          RacerBounds  \* RacerBounds[i]: how many other processes trace i shows answering at once
 
 \* An observation: [kind, task, v, out, at, valid, effects]
 \*   kind    "exec" | "interrupt" | "consume" | "fork" | "retry" | "crash" | "stray"
@@ -68,7 +69,11 @@ Match(o) ==
     \/ o.kind = "stray"     /\ Plane(Stray) /\ EffectsAre(o.effects)
 
 \* Steps no history records.
-Unobserved == Plane(Interrupt \/ ServeGateFromRecord \/ LandPointer) \/ (WriteRecord /\ Racing) \/ RacerRead
+\* A racer exists only where the history shows answers delivered at once (RacerBounds).
+Unobserved ==
+    \/ Plane(Interrupt \/ ServeGateFromRecord \/ LandPointer)
+    \/ WriteRecord /\ Racing
+    \/ RacerRead /\ racers < RacerBounds[tid]
 
 TraceNext ==
     \/ /\ l <= Len(Traces[tid])

@@ -73,6 +73,7 @@ class Trace:
     values: tuple[str, ...]          # resume values, index i+1 <-> values[i]
     steps: tuple[str, ...] = ()      # task names in order
     notes: tuple[str, ...] = ()      # what the mapping could not express
+    racers: int = 0                  # other processes the history shows answering the pause at once
 
     def count(self, *kinds: str) -> int:
         return sum(o.kind in kinds for o in self.observations)
@@ -102,6 +103,42 @@ def infer_workflow(history: Sequence[Any]) -> tuple[tuple[str, ...], str | None]
     return tuple(steps), gate
 
 
+_POINT_EVENTS = {"begin": "step_begin", "effect": "effect", "consumed": "consume"}  # a step's crash point -> its event
+
+
+def placed_where_raised(history: Sequence[Any]) -> list[Any]:
+    """The history with each exception the framework absorbed also placed where it was raised.
+
+    The harness notes an injected exception (``crash``/``error`` with detail ``at``, the point,
+    ``#n`` its n-th occurrence in the victim's process) when the victim's operation returns; a
+    framework that absorbed it went on in the same process first (retrying the step, asking
+    again), so the note comes after what followed. A copy at its point -- after the step event
+    the point follows (``s2.effect``: the effect of s2), or before the save it interrupted
+    (``save.enter``/``save.write``: the n-th save's PERSIST) -- makes what the process did next,
+    to the model, the recovery of a crashed process (the step runs again from durable state);
+    the note stays where it was, since the harness then recovered the run in a new process. A
+    point not found in the victim's events adds nothing.
+    """
+    events = list(history)
+    for e in list(events):
+        detail = _get(e, "detail") or {}
+        if _get(e, "kind") not in ("crash", "error") or not detail.get("framework_status") or not detail.get("at"):
+            continue
+        point, _, nth = str(detail["at"]).partition("#")
+        n = int(nth) if nth.isdigit() else 1
+        victim = detail.get("victim", _get(e, "incarnation"))
+        where, _, what = point.partition(".")
+        kind = "persist" if where == "save" else _POINT_EVENTS.get(what)
+        here = next(j for j, x in enumerate(events) if x is e)
+        hits = [j for j, x in enumerate(events[:here]) if _get(x, "incarnation") == victim
+                and _get(x, "kind") == kind and (kind == "persist" or str(_get(x, "step")) == where)]
+        if kind is None or len(hits) < n:
+            continue
+        at = hits[n - 1] + (0 if kind == "persist" and what in ("enter", "write") else 1)
+        events.insert(at, dict(e) if isinstance(e, Mapping) else replace(e))
+    return events
+
+
 def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[str] | None = None,
                  gate: str | None = None) -> Trace:
     """An ordered history -> a ``Trace``.
@@ -128,6 +165,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
 
     An unknown kind raises UsageError: a new event kind is noticed, not ignored.
     """
+    history = placed_where_raised(history)
     inferred_steps, inferred_gate = infer_workflow(history)
     steps = tuple(str(s) for s in (steps or inferred_steps))
     gate = gate if gate is not None else inferred_gate
@@ -167,6 +205,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
     branch_open: int | None = None     # obs index of a fork/retry whose branch events follow
     branch_delivery: str | None = None  # a fork/retry note's value (repr) whose delivery is still to come
     current: str | None = None         # the step being run (for effects that name no step)
+    racers = 0                         # other processes answering at once (a note's k, or answers queued together)
 
     def recovered_at(step: Any) -> None:
         nonlocal awaiting_recovery
@@ -206,6 +245,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
                 obs[-1] = replace(obs[-1], effects=tuple(counts))
                 continue
             if t == ip and queued:
+                racers = max(racers, len(queued) - 1)  # answers delivered together before the gate fired
                 obs.append(Observation("consume", v=queued.pop(0), effects=tuple(counts)))
                 answered, paused = True, False
             else:
@@ -246,6 +286,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
                 branch_delivery = repr(value) if kind in ("fork", "retry") else None  # a note: delivered next
             elif value is not None:
                 queued.append(vidx(value))
+                racers = max(racers, int(_detail(e, "racers") or 1) - 1)  # one note for k answers at once
             continue
         if kind in ("crash", "error"):
             if queued:
@@ -266,7 +307,7 @@ def observations(history: Sequence[Any], name: str = "trace", steps: Sequence[st
             continue
     if awaiting_recovery:
         obs.append(Observation("crash"))
-    return Trace(name, n, ip, tuple(obs), tuple(values), steps, tuple(notes))
+    return Trace(name, n, ip, tuple(obs), tuple(values), steps, tuple(notes), racers)
 
 
 # --- TLC ---------------------------------------------------------------------------
@@ -289,10 +330,11 @@ def _module(name: str, traces: Sequence[Trace], nv: int, settings: Sequence[tupl
     lines = [f"---- MODULE {name} ----", "EXTENDS Naturals, Sequences", "\\* generated by probes/tla/trace.py",
              "CONSTANTS N, IP, NV, MaxResumes, MaxCrashes, MaxStrays, MaxRacers",
              "VARIABLES " + ", ".join(PLANE_VARIABLES + ("tid", "l", "setting")),
-             f"TheTraces == <<\n    {body}\n>>"]
+             f"TheTraces == <<\n    {body}\n>>",
+             f"TheRacers == <<{', '.join(str(t.racers) for t in traces)}>>"]
     for i, setting in enumerate(settings, 1):
         subst = ", ".join(f"{sw} <- {'TRUE' if sw in setting else 'FALSE'}" for sw in SWITCHES)
-        lines.append(f"S{i} == INSTANCE TraceResumePlane WITH Traces <- TheTraces, {subst}")
+        lines.append(f"S{i} == INSTANCE TraceResumePlane WITH Traces <- TheTraces, RacerBounds <- TheRacers, {subst}")
     k = len(settings)
     lines.append("RunInit ==")
     lines.append(f"    /\\ setting \\in 1..{k}")
@@ -310,9 +352,7 @@ def _bounds(traces: Sequence[Trace]) -> dict[str, int]:
             "MaxResumes": max([t.count("consume", "fork", "retry") for t in traces] + [1]),
             "MaxCrashes": max(t.count("crash") for t in traces),
             "MaxStrays": max(t.count("stray") for t in traces),
-            # racers: each effect at the gate may be one (an upper bound; the trace decides)
-            "MaxRacers": max(sum(o.kind == "consume" or (o.kind == "exec" and o.task == t.ip)
-                                 for o in t.observations) for t in traces)}
+            "MaxRacers": max(t.racers for t in traces)}  # each trace's own bound: TheRacers
 
 
 def setting_name(switches: Iterable[str]) -> str:
@@ -392,8 +432,8 @@ def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAU
     """Check every trace against the reference, each single switch and each pair of the
     six deployed faults: one TLC run per workflow shape.
 
-    TLC sees each distinct trace once: traces with the same shape, observations and resume
-    values are the same question (whatever their names), and the recorded histories repeat a
+    TLC sees each distinct trace once: traces with the same shape, observations, resume values and
+    racers are the same question (whatever their names), and the recorded histories repeat a
     few dozen behaviours many times over (the exhaustive crash points of every framework), so
     checking each copy would make TLC's work grow with the campaigns' sample sizes."""
     names = [t.name for t in traces]
@@ -403,7 +443,7 @@ def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAU
     first: dict[tuple[Any, ...], Trace] = {}
     copies: dict[str, list[str]] = {}  # the name of the first trace of each question -> every name asking it
     for t in traces:
-        rep = first.setdefault((t.n, t.ip, t.observations, t.values), t)
+        rep = first.setdefault((t.n, t.ip, t.observations, t.values, t.racers), t)
         copies.setdefault(rep.name, []).append(t.name)
     shapes: dict[tuple[int, int], list[Trace]] = {}
     for t in first.values():
