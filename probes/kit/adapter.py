@@ -53,6 +53,9 @@ class Capability(str, Enum):
     # The workflow is built from ``runtime.shape()``, so a process can run changed code (the change
     # protocol: a deploy between a pause and its answer); ``code_changes`` lists the changes it builds.
     CODE_CHANGE = "code-change"
+    # The pausing step can ask twice, one answer at a time, built from ``runtime.shape()`` role
+    # "pause-twice" (``first_answer`` between the pauses, ``second_answer`` after): the pause-twice protocol.
+    TWO_PAUSES = "two-pauses"
 
 
 READDRESS_PARTS = frozenset({Capability.RETRY, Capability.CONCURRENT, Capability.FORK})

@@ -60,6 +60,14 @@ def change_rows(run: Any) -> list[dict[str, Any]]:
         "message": ((seen.get("message") or "").splitlines() or [""])[0][:160]})
 
 
+def pause_twice_rows(run: Any) -> list[dict[str, Any]]:
+    """The pause-twice protocol's cells: the run's status after each answer and the effects fired
+    (``observations["pause_twice"]``), beside the verdicts."""
+    return _observed_rows(run, "pause_twice", lambda seen: {
+        "after the first answer": seen["after_first"], "after the second": seen["after_second"],
+        "effects": seen["effects"]})
+
+
 def partition_rows(run: Any) -> list[dict[str, Any]]:
     """The partition protocol's cells: what racer B did while A was cut off from the store, and what A
     did once its link came back (``observations["partition"]``), beside the verdicts."""
@@ -205,6 +213,14 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.change_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The change protocol was not run here.'))"),
+                _cell("markdown", "## A step that asks twice (pause_twice)\n\nThe pausing step asks two questions, "
+                                  "answered one at a time: e2 fires after the first answer, e2b after the second. A "
+                                  "framework that runs the step again from its top on the second answer fires e2 "
+                                  "twice although it was answered once (EO, CO); the run must complete (LV). n/a "
+                                  "where the adapter does not build such a step."),
+                _cell("code", "rows = chapter.pause_twice_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The pause-twice protocol was not run here.'))"),
                 _cell("markdown", "## A partition in the middle of a consume (partition)\n\nTwo racers in "
                                   "network namespaces of their own answer the run's current pause on PostgreSQL; "
                                   "racer A's link to the store is cut inside the answered step, racer B answers "

@@ -40,7 +40,7 @@ class SaverAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
-                              Capability.CODE_CHANGE})
+                              Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     recovery_modes = ("none-input",)
@@ -50,6 +50,8 @@ class SaverAdapter(Adapter):
         "EO *": doc("LG-15", "claims"), "CO *": doc("LG-15", "claims"), "PC *": doc("LG-1", "claims"),
         "LV *": doc("LG-23", "claims"), "RD *": doc("LG-30", "claims"), "CV *": doc("LG-21", "deviation"),
         "EO crash:*": doc("LG-4", "deviation"), "EO save-kill:*": doc("LG-4", "deviation"),
+        # a node with two interrupts re-runs from its top on the second answer (the code between them too)
+        "EO pause-twice:*": doc("LG-14", "deviation"), "CO pause-twice:*": doc("LG-14", "deviation"),
     }
 
     def hook(self) -> None:
@@ -74,10 +76,16 @@ class SaverAdapter(Adapter):
             runtime.before_pause()
             return {"out": runtime.step2(interrupt("answer?"))}
 
+        def s2_twice(state: State) -> dict:  # two interrupts in one node
+            runtime.before_pause()
+            runtime.first_answer(interrupt("first answer?"))
+            return {"out": runtime.second_answer(interrupt("second answer?"))}
+
         def extra(name: str) -> Any:
             return lambda state: {"out": runtime.extra_step(name, state["out"])}
 
-        bodies = {"first": lambda name: s1, "pause": lambda name: s2, "extra": extra}
+        bodies = {"first": lambda name: s1, "pause": lambda name: s2, "pause-twice": lambda name: s2_twice,
+                  "extra": extra}
         graph = StateGraph(State)
         previous = START
         for name, role in runtime.shape():
@@ -90,9 +98,11 @@ class SaverAdapter(Adapter):
     def _invoke(self, payload: Any, checkpoint: str | None = None) -> dict[str, Any]:
         graph = self._graph()
         config = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": checkpoint} if checkpoint else {})}}
-        graph.invoke(payload, config)
+        result = graph.invoke(payload, config)
         snapshot = graph.get_state(THREAD)
-        if snapshot.next:
+        # the returned ``__interrupt__`` is LangGraph's documented signal of a pause: after the first
+        # answer to a node with two interrupts, 1.2.9's state lists no next node for the second
+        if snapshot.next or (isinstance(result, dict) and result.get("__interrupt__")):
             return {"status": "paused", "handle": snapshot.config["configurable"]["checkpoint_id"]}
         return {"status": "completed", "outcome": snapshot.values.get("out")}
 

@@ -30,7 +30,7 @@ from probes.core.oracle import Ledger, cross_check
 from probes.core.portable import portable_text, tail
 from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
 from probes.kit.judge import Judge
-from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, required_effects
+from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
 
 HARNESS = "harness"
 
@@ -170,8 +170,8 @@ class Run:
         return status
 
     def answer(self, incarnation: str, handle: Any, answer: Any, **kw: Any) -> dict[str, Any]:
-        self.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None,
-                                                     **({"code": self.code} if self.code != "v1" else {})})
+        code = {} if self.code == "v1" else {"workflow" if self.code in WORKFLOWS else "code": self.code}
+        self.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None, **code})
         return self.op(incarnation, "resume", handle=handle, answer=answer, **kw)
 
     def recover(self, incarnation: str, mode: str, answer: Any, **why: Any) -> dict[str, Any]:
@@ -647,6 +647,36 @@ def change(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     return verdicts
 
 
+def pause_twice(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """A step that asks twice, answered one answer at a time (two questions in one node, two
+    approvals in one tool call): ``e2`` fires after the first answer, ``e2b`` after the second.
+
+    A framework that re-runs the step from its top on the second answer runs the code between the
+    pauses again, and ``e2`` fires twice although it was answered once: EO (every effect exactly
+    once on completion) and CO (the first answer's gated effect once) say so; LV asks that the run
+    completes with the second answer's result.
+    """
+    path = "pause-twice:one-answer-at-a-time"
+    props = (Property.EO, Property.CO, Property.LV)
+    if why := _needs(p, Capability.PAUSE, Capability.TWO_PAUSES):
+        return [p.judge.not_applicable(prop, path, why) for prop in props]
+    answer = p.target.cls.answers[0]
+    run = p.run("run")
+    run.code = "pause-twice"  # every process of this run builds the step that asks twice
+    first = run.answer("first", run.start().get("handle"), answer)
+    status = first
+    if first.get("status") == "paused":
+        status = run.answer("second", first.get("handle"), answer)
+    h = p.read()
+    fired = h.effect_counts()
+    p.observations["pause_twice"] = {"after_first": first.get("status"), "after_second": status.get("status"),
+                                     "effects": dict(sorted(fired.items()))}
+    what = (f"the step asked twice; after the first answer the run was {first.get('status')}, after the second "
+            f"{status.get('status')}; effects {dict(sorted(fired.items()))}")
+    return [p.judge.effects_once(path, h, what, ("e1", "e2", "e2b")), p.judge.gated_once(path, h, what),
+            p.judge.live(path, h, what, p.target.cls.result(answer))]
+
+
 def _count(p: Probe) -> int:
     return len(p.read().of(Kind.PERSIST))
 
@@ -654,7 +684,7 @@ def _count(p: Probe) -> int:
 PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
-    "change": change,
+    "change": change, "pause_twice": pause_twice,
 }
 
 

@@ -29,7 +29,7 @@ from probes.core.nemesis import FailOnce, park, pause
 from probes.core.oracle import Oracle
 
 STEPS = ("s1", "s2")
-EFFECTS = {"s1": "e1", "s2": "e2"}
+EFFECTS = {"s1": "e1", "s2": "e2", "s2b": "e2b"}  # s2b: the part of s2 after its second pause (pause-twice)
 STEP_POINTS = ("s1.begin", "s1.effect", "s2.begin", "s2.consumed", "s2.effect")
 SAVE_POINTS = ("save.enter", "save.write", "save.exit")
 
@@ -44,8 +44,13 @@ SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     "done-step-removed": (("s2", "pause"),),                                 # the step that already ran is gone
     "paused-step-renamed": (("s1", "first"), ("s2r", "pause")),              # the paused step has a new name
     "steps-swapped": (("s2", "pause"), ("s1", "first")),                     # the step that ran now comes after
+    # Not a change but a workflow of its own, run from start to end (the pause-twice protocol): the
+    # pausing step asks twice, one answer at a time (``before_pause``, pause, ``first_answer``,
+    # pause, ``second_answer``), an effect after each answer.
+    "pause-twice": (("s1", "first"), ("s2", "pause-twice")),
 }
-CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1")
+WORKFLOWS = ("pause-twice",)  # shapes a run has from its start, not code a change deploys
+CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1" and kind not in WORKFLOWS)
 CODE_ENV = "RC_KIT_CODE"  # the code version a process runs (set by the kit's child from the protocol's choice)
 
 
@@ -148,6 +153,23 @@ def step2(answer: Any) -> str:
     point("s2.consumed")
     _effect("s2")
     point("s2.effect")
+    record(Kind.STEP_END, step="s2")
+    return outcome(answer)
+
+
+def first_answer(answer: Any) -> None:
+    """In a step that pauses twice (role "pause-twice"): the first answer arrived; consume it and
+    fire ``e2``. The framework then asks again."""
+    record(Kind.CONSUME, step="s2", value=answer)
+    point("s2.consumed")
+    _effect("s2")
+    point("s2.effect")
+
+
+def second_answer(answer: Any) -> str:
+    """The second answer of a step that pauses twice: consume it, fire ``e2b``, end the step."""
+    record(Kind.CONSUME, step="s2", value=answer)
+    _effect("s2b")
     record(Kind.STEP_END, step="s2")
     return outcome(answer)
 

@@ -480,7 +480,7 @@ class Recorded:
         stopped went on beside the process that took its run over (the kit's stall protocol:
         two resumes of one run at once, which the model has no step for; likewise a racer cut off from
         the store by the partition protocol), or the answer ran changed code (the kit's change
-        protocol: the model has one fixed workflow)."""
+        protocol: the model has one fixed workflow), or its step pauses twice (the pause-twice protocol)."""
         from probes.core.history import Kind
 
         if self.history.of(Kind.TAMPER):
@@ -491,6 +491,9 @@ class Recorded:
             return "a process cut off from the store went on beside another that answered (concurrent resumes)"
         if any((e.detail or {}).get("code") for e in self.history.of(Kind.ANSWER)):
             return "the workflow's code changed between the pause and the answer (the model has one workflow)"
+        if workflow := next((e.detail["workflow"] for e in self.history.of(Kind.ANSWER)
+                             if (e.detail or {}).get("workflow")), None):
+            return f"the run's workflow ({workflow}) pauses more than once in a step (the model has one pause)"
         return None
 
     @property
