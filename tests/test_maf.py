@@ -21,7 +21,8 @@ from probes.core.campaign import run_campaign  # noqa: E402
 @pytest.fixture(scope="module")
 def receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
     campaign = campaigns.get("maf")
-    params = campaign.resolve({"protocols": ["parkkill", "stray", "answers", "race", "tamper", "savekill"],
+    params = campaign.resolve({"protocols": ["parkkill", "stray", "answers", "race", "tamper", "savekill",
+                                             "pause_twice"],
                                "tamper_limit": 2, "race_min_trials": 3}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("maf"))
     assert run.harness_errors == []
@@ -77,3 +78,15 @@ def test_kills_inside_the_checkpoint_write(verdicts: dict) -> None:
     # every recovery completes; one that completes without the workflow's result (None) is no LV ✓
     assert all(verdicts[("LV", path)].label.value == "✓" or "not the workflow's own result" in
                verdicts[("LV", path)].evidence["why"] for path in kills)
+
+
+def test_an_executor_that_asks_twice_goes_on_from_its_second_request(verdicts: dict, receipts: list) -> None:
+    """The pausing executor's response handler takes the first answer and issues a second
+    ``request_info``; the checkpoint holds that pending request, so the second answer, in a fresh
+    process, reaches the handler alone: the code between the two requests does not run again."""
+    (receipt,) = [r for r in receipts if r.probe.startswith("pause_twice.")]
+    assert receipt.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                                   "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    path = "pause-twice:one-answer-at-a-time"
+    assert {prop: verdicts[(prop, path)].label.value for prop in ("EO", "CO", "LV")} == \
+        {"EO": "✓", "CO": "✓", "LV": "✓"}

@@ -5,6 +5,9 @@ Two executors joined by an edge: ``s1`` runs the kit's first step and sends a me
 second step and yields the outcome. Checkpoints go to ``FileCheckpointStorage`` (JSON
 files; the framework saves one per superstep). A pause's handle is the checkpoint id
 and the request id; resuming is ``run(checkpoint_id=..., responses={request_id: answer})``.
+For the pause-twice workflow the pausing executor asks twice through the same mechanism: its
+response handler, given the answer to the first request, runs ``first_answer`` and issues a
+second ``request_info``, whose answer it finishes the step with.
 """
 
 
@@ -16,6 +19,7 @@ from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
 
 NAME = "kit"
+FIRST, SECOND = "first answer?", "second answer?"  # the two requests of the step that asks twice
 
 
 def _workflow(storage: Any) -> Any:
@@ -44,12 +48,31 @@ def _workflow(storage: Any) -> Any:
         async def answered(self, original: str, answer: str, ctx: WorkflowContext[str, str]) -> None:
             await forward(self.id, runtime.step2(answer), ctx)
 
+    class SecondTwice(Executor):
+        """The pausing step asking twice. Both requests are plain strings (a class of the adapter's
+        own would need registering on the checkpoint allow-list), so the one response handler tells
+        them apart by the request it is handed back, and the second request is issued from the
+        handler of the first: the framework, not the adapter, keeps which question is pending."""
+
+        @handler
+        async def ask(self, msg: str, ctx: WorkflowContext) -> None:
+            runtime.before_pause()
+            await ctx.request_info(FIRST, str)
+
+        @response_handler
+        async def answered(self, original: str, answer: str, ctx: WorkflowContext[str, str]) -> None:
+            if original == FIRST:
+                runtime.first_answer(answer)
+                await ctx.request_info(SECOND, str)
+            else:
+                await forward(self.id, runtime.second_answer(answer), ctx)
+
     class Extra(Executor):
         @handler
         async def go(self, msg: str, ctx: WorkflowContext[str, str]) -> None:
             await forward(self.id, runtime.extra_step(self.id, msg), ctx)
 
-    kinds = {"first": First, "pause": Second, "extra": Extra}
+    kinds = {"first": First, "pause": Second, "pause-twice": SecondTwice, "extra": Extra}
     executors = [kinds[role](id=name) for name, role in shape]
     builder = WorkflowBuilder(start_executor=executors[0], checkpoint_storage=storage, name=NAME)
     for before, after in zip(executors, executors[1:]):
@@ -63,7 +86,7 @@ class MafAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")
