@@ -21,8 +21,8 @@ from probes import campaigns  # noqa: E402
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory):
     campaign = campaigns.get("crewai_kit")
-    params = campaign.resolve({"protocols": ["answers", "race", "tamper"], "answers_n": [2], "race_k": [2],
-                               "tamper_limit": 1}, quick=True)
+    params = campaign.resolve({"protocols": ["answers", "race", "tamper", "pause_twice"], "answers_n": [2],
+                               "race_k": [2], "tamper_limit": 1}, quick=True)
     result = run_campaign(campaign, params, tmp_path_factory.mktemp("crewai-kit"))
     assert result.harness_errors == []
     versions = {r.observations["framework_versions"]["crewai"] for r in result.receipts
@@ -51,6 +51,20 @@ def test_concurrent_answers_are_not_deduplicated(verdicts: dict) -> None:
     # clean trials within the quick budget leave the cell undecided, never ✓
     assert race.label.value == ("D" if race.evidence["gate_fires"] > 1 else "?")
     assert race.evidence["trials"] == len(race.evidence["gate_fires_by_trial"])
+
+
+def test_a_step_that_asks_twice_goes_on_from_its_second_feedback_point(run, verdicts: dict) -> None:
+    """The step that asks twice is two chained ``@human_feedback`` methods (one method pauses once):
+    the first answer's ``resume`` runs the listener that takes it and pauses again, persisting a new
+    ``pending_feedback`` row; the second answer, in a fresh process, settles that row and runs on from
+    it, so the code between the two pauses does not run again."""
+    (receipt,) = [r for r in run.receipts if r.probe.startswith("pause_twice.")]
+    assert receipt.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                                   "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    path = "pause-twice:one-answer-at-a-time"
+    assert {prop: verdicts[(prop, path)].label.value for prop in ("EO", "CO", "LV")} == \
+        {"EO": "✓", "CO": "✓", "LV": "✓"}
+    assert verdicts[("LV", path)].evidence["outcome"] == "s2 served 'yes'"
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from probes import campaigns  # noqa: E402
 @pytest.fixture(scope="module")
 def receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
     campaign = campaigns.get("dbos_kit")
-    params = campaign.resolve({"protocols": ["parkkill", "answers", "race", "tamper", "savekill"],
+    params = campaign.resolve({"protocols": ["parkkill", "answers", "race", "tamper", "savekill", "pause_twice"],
                                "tamper_limit": 2}, quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("dbos_kit"))
     assert run.harness_errors == []
@@ -88,3 +88,16 @@ def test_kills_inside_the_record_of_an_operation_output(verdicts: dict) -> None:
     # s2's output never landed: recovery replays the consumed answer and runs s2 again
     assert kills["save-kill:save.write#4"].evidence["effect_counts"] == {"e1": 1, "e2": 2}
     assert all(verdicts[(p, path)].label.value == "✓" for path in kills for p in ("PC", "LV"))
+
+
+def test_a_workflow_that_waits_in_recv_twice_records_the_first_answers_step_once(receipts: list,
+                                                                                 verdicts: dict) -> None:
+    """The pause-twice workflow: ``recv``, step ``s2``, ``recv`` again, step ``s2b``, each answer sent
+    by a fresh process. After the first answer the workflow waits in its second ``recv`` (paused
+    again); the second answer's recovery replays ``s2``'s recorded output instead of running it."""
+    twice, = (r for r in receipts if r.probe.startswith("pause_twice."))
+    assert twice.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                                 "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    path = "pause-twice:one-answer-at-a-time"
+    assert {p: verdicts[(p, path)].label.value for p in ("EO", "CO", "LV")} == {"EO": "✓", "CO": "✓", "LV": "✓"}
+    assert verdicts[("CO", path)].evidence["gate_fires"] == 1

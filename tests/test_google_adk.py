@@ -6,6 +6,8 @@ cores); later runs reuse it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from probes import campaigns
@@ -58,3 +60,19 @@ def test_the_event_state_model_is_adks_pydantic_event(tamper_receipts: list) -> 
         assert receipt.observations["state_model"] == {"model": "google.adk Event", "required": []}
     empty = next(v for r in tampered for v in r.verdicts if v.property.value == "CV" and v.path == "tamper:empty-object")
     assert empty.framework.endswith(" · undetected forgery") and empty.evidence["invalid_edit"] is False
+
+
+def test_a_node_that_asks_twice_is_rerun_and_fires_the_first_answers_effect_again(tmp_path: Path) -> None:
+    """The step that asks twice is one ``rerun_on_resume=True`` node (ADK's single-node request input):
+    ADK reruns it on the second answer, so the code between the questions fires ``e2`` again, as the
+    ``rerun_on_resume`` documentation says (D); the run completes with the second answer's result."""
+    campaign = campaigns.get("google_adk")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"], "backends": ["sqlite"]}, quick=True),
+                       tmp_path)
+    assert run.harness_errors == [] and len(run.receipts) == 1
+    got = run.receipts[0]
+    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                               "effects": {"e1": 1, "e2": 2, "e2b": 1}}
+    labels = {v.property.value: (v.label.value, v.doc.source if v.doc else None) for v in got.verdicts}
+    rerun = "google.adk.workflow._function_node:FunctionNode.__init__"
+    assert labels == {"EO": ("D", rerun), "CO": ("D", rerun), "LV": ("✓", None)}

@@ -20,7 +20,8 @@ from probes import campaigns  # noqa: E402
 @pytest.fixture(scope="module")
 def receipts(tmp_path_factory: pytest.TempPathFactory) -> list:
     campaign = campaigns.get("llamaindex_kit")
-    params = campaign.resolve({"protocols": ["crash", "parkkill", "stray", "answers", "race", "tamper", "savekill"],
+    params = campaign.resolve({"protocols": ["crash", "parkkill", "stray", "answers", "race", "tamper", "savekill",
+                                             "pause_twice"],
                                "crash_points": ["s2.effect"], "crash_hows": ["kill"], "tamper_limit": 2},
                               quick=True)
     run = run_campaign(campaign, params, tmp_path_factory.mktemp("llamaindex_kit"))
@@ -77,3 +78,14 @@ def test_kills_inside_the_snapshot_write(verdicts: dict) -> None:
     assert first.evidence["effect_counts"] == {"e1": 2, "e2": 1}  # no pause snapshot landed: start over
     assert second.evidence["effect_counts"] == {"e1": 1, "e2": 2}  # the ended context never landed: re-answer
     assert verdicts[("LV", "save-kill:save.write#1")].label.value == "✓"
+
+
+def test_a_step_that_waits_twice_replays_once_per_wait_on_the_second_answer(receipts: list) -> None:
+    """Two ``ctx.wait_for_event`` calls in one step: each answer replays the step from its top (LI-3),
+    and the second answer also matches the first wait, whose record stays until the step returns, so
+    the step replays twice then and the first answer's effect fires three times in all."""
+    got = next(r for r in receipts if r.probe.startswith("pause_twice."))
+    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                               "effects": {"e1": 1, "e2": 3, "e2b": 1}}
+    labels = {v.property.value: (v.label.value, v.doc.source if v.doc else None) for v in got.verdicts}
+    assert labels == {"EO": ("D", "LI-3"), "CO": ("D", "LI-3"), "LV": ("✓", None)}

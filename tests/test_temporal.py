@@ -81,6 +81,23 @@ def test_a_killed_and_restarted_server_loses_nothing_it_had_recorded(verdicts: d
     assert verdicts[("CO", "server-kill:completed")].evidence["gate_fires"] == 1
 
 
+def test_a_step_that_pauses_twice_waits_for_the_signal_twice_and_takes_each_answer_once(tmp_path: Path) -> None:
+    # the pause-twice workflow: ``s2`` (first_answer) runs as an activity after the first signal, the
+    # workflow waits again (the ``paused`` query names its second wait: a pause, with a handle), and
+    # ``s2b`` (second_answer) after the second; replay never runs a completed activity again
+    campaign = campaigns.get("temporal")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
+    assert run.harness_errors == [] and len(run.receipts) == 1
+    got = run.receipts[0]
+    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                               "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    path = "pause-twice:one-answer-at-a-time"
+    assert {(v.property.value, v.path): v.label.value for v in got.verdicts} == {
+        ("EO", path): "✓", ("CO", path): "✓", ("LV", path): "✓"}
+    pauses = [e.incarnation for e in got.verdicts[0].history if e.kind.value == "pause"]
+    assert pauses == ["run/start", "run/first"]  # the first answer's process saw the second wait
+
+
 def test_the_dev_server_is_loopback_hermetic_and_stopped(tmp_path: Path) -> None:
     from probes.temporal.server import dev_server, healthy
 

@@ -11,6 +11,10 @@ an answer rehydrates (no answer reads a checkpoint file). Save-kills hook ``save
 resume`` picks it). Checkpoints are taken at the pause only, a write the flow awaits: per-method ones
 are written by event-bus threads while the flow runs on, and serializing the growing event record
 then now and then aborts the run (pydantic ``PanicException``, a ``BaseException``).
+
+The step that asks twice (the pause-twice workflow) is two ``@human_feedback`` methods in a chain:
+``s2`` pauses, ``s2_again`` (listening to it) takes the first answer and pauses again, ``act`` takes
+the second (``_asks_twice`` says why a single method cannot pause twice).
 """
 
 import json
@@ -62,6 +66,15 @@ def _flow(db: str) -> Any:
         self.state.done.append("s2")
         return out
 
+    def ask_again(self: Any, result: Any) -> str:
+        runtime.first_answer(getattr(result, "feedback", result))
+        return "asking again"
+
+    def act_twice(self: Any, result: Any) -> str:
+        out, self.state.steps = runtime.second_answer(getattr(result, "feedback", result)), self.state.steps + 1
+        self.state.done.append("s2")
+        return out
+
     def extra(name: str) -> Callable[..., Any]:
         def more(self: Any, passed: Any = None) -> Any:
             self.state.done.append(name)
@@ -79,10 +92,14 @@ def _flow(db: str) -> Any:
     previous: Any = None
     for name, role in runtime.shape():
         listen_to = start() if previous is None else listen(previous)
+        taker = "act" if name == "s2" else f"act_{name}"
         if role == "pause":
             asking = listen_to(human_feedback(message="answer?", llm=None, provider=Pause())(named(ask, name)))
-            taker = "act" if name == "s2" else f"act_{name}"
             methods[name], methods[taker] = asking, listen(asking)(named(act, taker))
+            previous = methods[taker]
+        elif role == "pause-twice":
+            methods.update(_asks_twice(name, taker, listen_to, named(ask, name), named(ask_again, f"{name}_again"),
+                                       named(act_twice, taker), Pause))
             previous = methods[taker]
         else:
             body = first if role == "first" else extra(name)
@@ -90,6 +107,32 @@ def _flow(db: str) -> Any:
     KitFlow = types.new_class("KitFlow", (Flow[KitState],),
                               exec_body=lambda ns: ns.update(methods, __module__=__name__))
     return persist(SQLiteFlowPersistence(db))(KitFlow)
+
+
+def _asks_twice(name: str, taker: str, listen_to: Callable[..., Any], ask: Callable[..., Any],
+                ask_again: Callable[..., Any], act: Callable[..., Any], provider: type) -> dict[str, Any]:
+    """The pausing step that asks twice, as two chained ``@human_feedback`` methods: ``<name>``
+    (``before_pause``, then the first pause), ``<name>_again`` listening to it (``first_answer`` on the
+    first answer, then the second pause), and ``taker`` listening to that (``second_answer``).
+
+    Why two methods: ``@human_feedback`` only stamps a config on the method; the engine asks once,
+    after the method has returned (``Flow._run_human_feedback_step``), and ``resume()`` settles that
+    one pending feedback and runs the method's listeners, never re-entering the method. A method thus
+    pauses at most once per execution, so no single method can ask, take an answer and ask again.
+    What CrewAI documents for asking again is a listener that is itself a ``@human_feedback`` method
+    (human-feedback-in-flows, "Combining with Other Decorators": ``@listen(other_method)`` over
+    ``@human_feedback``), ``resume()`` then returning ``HumanFeedbackPending`` "if another feedback
+    point is reached" (its docstring): two real pauses, each persisted in a ``pending_feedback`` row
+    and answered by ``from_pending(id).resume(answer)`` in a fresh process, with the first answer's
+    work between them, as MAF's response handler issuing a second request. (A cycle re-running the
+    same method would need a ``@router`` or an ``emit`` whose outcome an LLM collapses: no nearer
+    to one step, and not hermetic.)
+    """
+    from crewai.flow import human_feedback, listen
+
+    first = listen_to(human_feedback(message="answer?", llm=None, provider=provider())(ask))
+    again = listen(first)(human_feedback(message="second answer?", llm=None, provider=provider())(ask_again))
+    return {name: first, f"{name}_again": again, taker: listen(again)(act)}
 
 
 class CrewAIAdapter(Adapter):

@@ -7,6 +7,12 @@ executor's pending workflows at launch (recovery mode "launch"): that is also ho
 process's answer is consumed. A process whose workflow waits in ``recv`` ends there,
 leaving it pending (as a stopped worker does).
 
+The step that asks twice (the pause-twice workflow) is the pause's construct twice: ``ask``,
+``recv``, step ``s2`` (the first answer's effect), ``recv`` again, step ``s2b``. An answer after
+which the workflow waits in a later ``recv`` leaves the run paused again; the answering process
+(an executor's ``resume`` or a client's ``send``) tells that from the operations DBOS recorded
+(``_until_answered``).
+
 Concurrent answers (the kit's race) use DBOS as it is deployed (``Capability.CLIENT``): one
 executor process launches DBOS and runs the pending workflow (``serve``), and each of the k
 answering processes is a ``DBOSClient`` that sends the answer to the workflow's topic and
@@ -26,7 +32,8 @@ import os
 import sqlite3
 import sys
 import threading
-from typing import Any
+import time
+from typing import Any, Callable
 
 from probes.citations import doc as _doc
 from probes.kit import runtime
@@ -39,7 +46,7 @@ _registered: list[Any] = []
 def _workflow() -> Any:
     """Register the workflow once per process, before launch (recovery finds it by name): the steps
     of ``runtime.shape()`` in order (the original ``s1``, ``ask``, ``recv``, ``s2``, or the code a
-    change protocol deployed); it returns the answered step's result."""
+    change protocol deployed, or the step that asks twice); it returns the answered step's result."""
     if not _registered:
         from dbos import DBOS
         first = {name: DBOS.step(name=name)(lambda: {"s1": runtime.step1()})
@@ -48,6 +55,12 @@ def _workflow() -> Any:
                     for name, role in runtime.shape() if role == "pause"}
         extra = {name: DBOS.step(name=name)(lambda passed, name=name: runtime.extra_step(name, passed))
                  for name, role in runtime.shape() if role == "extra"}
+        # The step that asks twice: each answer's effect is a step of its own after its recv, as the
+        # pause's s2 is, so the first answer's effect is recorded before the workflow asks again.
+        first_of_two = {name: DBOS.step(name=name)(lambda answer: runtime.first_answer(answer))
+                        for name, role in runtime.shape() if role == "pause-twice"}
+        second_of_two = {name: DBOS.step(name=f"{name}b")(lambda answer: runtime.second_answer(answer))
+                         for name, role in runtime.shape() if role == "pause-twice"}
         ask = DBOS.step(name="ask")(lambda: runtime.before_pause())  # a step: replay never re-runs it
 
         @DBOS.workflow(name="kit_workflow")
@@ -59,11 +72,45 @@ def _workflow() -> Any:
                 elif role == "pause":
                     ask()
                     result = answered[name](DBOS.recv(TOPIC, timeout_seconds=3600))
+                elif role == "pause-twice":
+                    ask()
+                    first_of_two[name](DBOS.recv(TOPIC, timeout_seconds=3600))
+                    result = second_of_two[name](DBOS.recv(TOPIC, timeout_seconds=3600))
                 else:
                     extra[name](result)
             return result
         _registered.append(kit_workflow)
     return _registered[0]
+
+
+def _recvs(steps: list[Any]) -> tuple[int, bool]:
+    """From a workflow's recorded operations (``list_workflow_steps``): how many ``recv`` calls have
+    consumed a message, and whether one waits for a message. A ``recv`` records its deadline (a
+    ``DBOS.sleep`` row at the id after its own) once it found no message, and its own row only
+    when it consumes one: a deadline whose ``recv`` has no row is a ``recv`` still waiting."""
+    consumed = {s["function_id"] for s in steps if s["function_name"] == "DBOS.recv"}
+    deadlines = {s["function_id"] - 1 for s in steps if s["function_name"] == "DBOS.sleep"}
+    return len(consumed), bool(deadlines - consumed)
+
+
+def _asks_twice() -> bool:
+    """Whether this process's workflow has a step that asks twice: only then can an answered run
+    be paused again, and only then is its progress polled rather than its result awaited."""
+    return any(role == "pause-twice" for _, role in runtime.shape())
+
+
+def _until_answered(handle: Any, steps: Callable[[], list[Any]], consumed_before: int) -> dict[str, Any]:
+    """After an answer was sent: the run's status once the workflow has ended (its result, or the
+    framework's error from ``get_result``), or once it consumed a message it had not consumed
+    before (``consumed_before``, counted before the send) and waits in a later ``recv`` (paused
+    again, the step that asks twice). Polls the system database as ``get_result`` does, so an
+    executor (``resume``) and a client (``send``) decide alike, from what DBOS recorded."""
+    while handle.get_status().status in ("PENDING", "ENQUEUED", "DELAYED"):
+        consumed, waiting = _recvs(steps())
+        if consumed > consumed_before and waiting:
+            return {"status": "paused", "handle": [WID, TOPIC]}
+        time.sleep(0.02)
+    return {"status": "completed", "outcome": handle.get_result(polling_interval_sec=0.02)}
 
 
 class DBOSAdapter(Adapter):
@@ -72,7 +119,8 @@ class DBOSAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE})
+                              Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE,
+                              Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("launch",)
     answers = ("yes", "no")
@@ -113,6 +161,15 @@ class DBOSAdapter(Adapter):
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         wid, topic = handle or (WID, TOPIC)
         DBOS, _ = self._launch()  # recovers the pending workflow, which then receives the answer
+        if _asks_twice():  # the workflow may wait in its next recv after this answer: paused again
+            before, _ = _recvs(DBOS.list_workflow_steps(wid))
+            DBOS.send(wid, answer, topic)
+            status = _until_answered(DBOS.retrieve_workflow(wid), lambda: DBOS.list_workflow_steps(wid), before)
+            if status["status"] == "paused":  # the executor thread waits in recv: end as recover does
+                threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))
+                return status
+            DBOS.destroy()
+            return status
         DBOS.send(wid, answer, topic)
         outcome = DBOS.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)
         DBOS.destroy()
@@ -131,6 +188,10 @@ class DBOSAdapter(Adapter):
         wid, topic = handle or (WID, TOPIC)
         client = DBOSClient(system_database_url=f"sqlite:///{self.store}", serializer=DBOSPortableJSONSerializer())
         try:
+            if _asks_twice():  # the executor's workflow may wait in its next recv: paused again
+                before, _ = _recvs(client.list_workflow_steps(wid))
+                client.send(wid, answer, topic)
+                return _until_answered(client.retrieve_workflow(wid), lambda: client.list_workflow_steps(wid), before)
             client.send(wid, answer, topic)
             outcome = client.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)
         finally:

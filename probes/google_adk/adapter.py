@@ -7,6 +7,12 @@ sent through ``Runner.run_async``, and becomes ``s2``'s input. The app is resuma
 (``ResumabilityConfig(is_resumable=True)``). Sessions (the event log: the durable
 state) live in ``SqliteSessionService`` or, on PostgreSQL, ``DatabaseSessionService``.
 A pause's handle is its interrupt id, so answering it again sends the same id.
+
+The step that asks twice (the pause-twice workflow) is ADK's other documented request-input
+form, one node that both asks and handles the answer: ``rerun_on_resume=True``, the answers read
+from ``ctx.resume_inputs`` by interrupt id, a ``RequestInput`` yielded for each one still missing.
+ADK reruns such a node from scratch on each answer, so the code between the two questions runs
+again when the second answer arrives.
 """
 
 import asyncio
@@ -19,12 +25,13 @@ from probes.kit.adapter import Adapter, Capability, required_fields
 from probes.google_adk.citations import CITATIONS
 
 APP, USER, SESSION, INTERRUPT = "kit", "u", "s", "answer"
+SECOND = "answer-2"  # the interrupt id of the second question of the step that asks twice
 
 
 def _app() -> Any:
     from google.adk.apps.app import App, ResumabilityConfig
     from google.adk.events.request_input import RequestInput
-    from google.adk.workflow import START, Workflow
+    from google.adk.workflow import START, Workflow, node
 
     def named(fn: Any, name: str) -> Any:  # a node's name is its function's
         fn.__name__ = fn.__qualname__ = name
@@ -40,6 +47,23 @@ def _app() -> Any:
     def s2(node_input: str):
         return runtime.step2(node_input)
 
+    def s2_twice(ctx: Any, node_input: str):
+        """The step that asks twice, as ADK's single-node form of request input has it (the
+        ``request_input_rerun`` sample): rerun on each answer, it reads the answers so far from
+        ``ctx.resume_inputs`` and asks for the first one missing. Nothing is skipped by hand: the
+        code between the questions runs whenever ADK runs the node."""
+        runtime.before_pause()
+        first = ctx.resume_inputs.get(INTERRUPT)
+        if first is None:
+            yield RequestInput(interrupt_id=INTERRUPT, message="first answer?")
+            return
+        runtime.first_answer(first)
+        second = ctx.resume_inputs.get(SECOND)
+        if second is None:
+            yield RequestInput(interrupt_id=SECOND, message="second answer?")
+            return
+        yield runtime.second_answer(second)
+
     def first_after(node_input: str):  # s1 where a step comes before it (the steps swapped)
         return runtime.step1()
 
@@ -54,6 +78,8 @@ def _app() -> Any:
             nodes.append(named(s1, name) if not nodes else named(first_after, name))
         elif role == "pause":
             nodes += [named(ask, "ask" if name == "s2" else f"ask_{name}"), named(s2, name)]
+        elif role == "pause-twice":  # one node that asks, is rerun with the answer, and asks again
+            nodes.append(node(s2_twice, name=name, rerun_on_resume=True))
         else:
             nodes.append(extra(name))
     workflow = Workflow(name=APP, edges=list(zip([START] + nodes, nodes)))
@@ -66,7 +92,7 @@ class GoogleAdkAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
@@ -91,16 +117,17 @@ class GoogleAdkAdapter(Adapter):
             if await service.get_session(app_name=APP, user_id=USER, session_id=SESSION) is None:
                 await service.create_session(app_name=APP, user_id=USER, session_id=SESSION)
             runner = Runner(app=_app(), session_service=service)
-            paused, outputs, seen = False, [], 0
+            handle, outputs, seen = None, [], 0
             async for event in runner.run_async(user_id=USER, session_id=SESSION, new_message=message,
                                                 invocation_id=invocation):
                 seen += 1
-                paused = paused or any(c.name == "adk_request_input" for c in event.get_function_calls())
+                # the handle is the id of the question asked (the step that asks twice asks two)
+                handle = next((c.id for c in event.get_function_calls() if c.name == "adk_request_input"), handle)
                 if event.output is not None and "s2" in str(event.node_info.path if event.node_info else ""):
                     outputs.append(event.output)
             if outputs:
                 return {"status": "completed", "outcome": outputs[-1]}
-            return {"status": "paused", "handle": INTERRUPT} if paused else {"status": f"no-op ({seen} events)"}
+            return {"status": "paused", "handle": handle} if handle else {"status": f"no-op ({seen} events)"}
         return asyncio.run(go())
 
     @staticmethod

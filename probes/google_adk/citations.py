@@ -15,10 +15,19 @@ _AT_LEAST_ONCE = docstring(
     _RESUMABILITY, "Tool call to resume needs to be idempotent because we only guarantee an at-least-once behavior "
                    "once resumed.", "deviation", DISTRIBUTION, VERSION)
 
+# The step that asks twice is a node built with ``rerun_on_resume=True`` (``node(...)`` makes it a
+# ``FunctionNode``), which ADK reruns on each answer: the code between its two questions runs again
+# on the second. (``BaseNode.rerun_on_resume``'s own docstring says it more plainly, "the node reruns
+# from scratch", but a pydantic field's docstring is no attribute ``inspect.getdoc`` can read back.)
+_RERUN = docstring("google.adk.workflow._function_node:FunctionNode.__init__",
+                   "rerun_on_resume: If True, the node will be rerun after being interrupted and resumed.",
+                   "deviation", DISTRIBUTION, VERSION)
+
 CITATIONS = {
     # Resuming an invocation that failed midway re-runs unfinished work: at-least-once, stated.
     "EO crash:*/resume-invocation": _AT_LEAST_ONCE,
     "EO save-kill:*": _AT_LEAST_ONCE,  # the save-kill protocol recovers with the first mode, resume-invocation
+    "EO pause-twice:*": _RERUN, "CO pause-twice:*": _RERUN,  # the first answer's effect again on the second
     "LV *": docstring(_RESUMABILITY, "resume an invocation from the last event, if it's paused or failed midway through.",
                       "claims", DISTRIBUTION, VERSION),
 }

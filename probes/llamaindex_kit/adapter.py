@@ -7,7 +7,9 @@ context. As in the docs' "Snapshot the context", ``ctx.to_dict()`` is written as
 the input request reaches the event stream and the run is cancelled (LI-9); after every
 run that returns, the ended context is written too (``states/<ns>-<paused|completed>.json``;
 a pause's handle is its file). Answering is ``Context.from_dict`` + ``run(ctx=...)`` +
-``send_event(HumanResponseEvent)`` in a fresh process. SAVE_HOOK is that snapshot write
+``send_event(HumanResponseEvent)`` in a fresh process. The pause-twice workflow's ``s2`` asks
+twice in one step, two ``ctx.wait_for_event`` calls; an answer to the first is driven like a start
+(its second ``InputRequiredEvent`` snapshotted and the run cancelled). SAVE_HOOK is that snapshot write
 (``ctx.to_dict()`` + the atomic file's ``os.replace``), the only durable write there is.
 """
 
@@ -26,6 +28,19 @@ from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
 
 TIMEOUT = 20.0  # the framework's own run timeout: a restored run that never finishes raises
+
+
+def _waiting_trigger(name: str) -> type:
+    """The event a step that waits (``ctx.wait_for_event``) is triggered by, as a class of this module:
+    the snapshot keeps a waiting step's trigger to re-deliver it on the answer, and ``Context.from_dict``
+    imports its class by qualified name (``module.Name``), which a class built inside ``_workflow`` is
+    not. Built on first use (the framework is imported lazily) and kept, one class per name."""
+    made = globals().get(name)
+    if made is None:
+        from workflows.events import Event
+        made = globals()[name] = type(name, (Event,), {"__annotations__": {"value": str}, "__module__": __name__,
+                                                       "__qualname__": name})
+    return made
 
 
 def _workflow() -> Any:
@@ -66,8 +81,29 @@ def _workflow() -> Any:
                 await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
                 return StopEvent(result=value) if out is StopEvent else out(value=value)
             steps[name] = method(name, answered, HumanResponseEvent, out, with_ctx=True)
+        elif role == "pause-twice":
+            out = StopEvent if last else handed(name)
+
+            async def twice(self: Any, ctx: Any, ev: Any, out: Any = out) -> Any:
+                # a step that asks twice waits twice, as the docs' human-in-the-loop step waits once:
+                # ``wait_for_event`` with an ``InputRequiredEvent`` on the stream for each wait (its own
+                # ``waiter_id``); an answer resolves the wait and the runtime replays the step (LI-3). In
+                # 2.22.2 the first wait's record stays in the context until the step returns, so the second
+                # answer matches it too: the step replays once per wait, the first wait returning that answer
+                runtime.before_pause()
+                first = await ctx.wait_for_event(HumanResponseEvent, waiter_id="first",
+                                                 waiter_event=InputRequiredEvent(prefix="first answer?"))
+                runtime.first_answer(first.response)
+                second = await ctx.wait_for_event(HumanResponseEvent, waiter_id="second",
+                                                  waiter_event=InputRequiredEvent(prefix="second answer?"))
+                value = runtime.second_answer(second.response)
+                await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
+                return StopEvent(result=value) if out is StopEvent else out(value=value)
+            steps[name] = method(name, twice, takes, out, with_ctx=True)
         else:
-            out = StopEvent if last else (Asked if (name, shape[i + 1][1]) == ("s1", "pause") else handed(name))
+            after = None if last else shape[i + 1][1]
+            out = (StopEvent if last else Asked if (name, after) == ("s1", "pause")
+                   else _waiting_trigger(f"After{name.capitalize()}") if after == "pause-twice" else handed(name))
 
             async def run(self: Any, ev: Any, out: Any = out, name: str = name, role: str = role) -> Any:
                 value = runtime.step1() if role == "first" else runtime.extra_step(name, getattr(ev, "value", None))
@@ -93,32 +129,37 @@ class LlamaIndexAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-snapshot",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): LI-2 (at-least-once resume) for a kill, and here
     # for a raised crash too; LI-1 completed steps do not re-run; LI-7 a snapshot is resumable. LI-6: a context
-    # whose run ended (is_running false) restores as state carried into a new run, from StartEvent.
+    # whose run ended (is_running false) restores as state carried into a new run, from StartEvent. LI-3 (the
+    # wait_for_event docstring, as the paper's campaign cites it for the wait probes): an answer replays the whole
+    # step, so in a step that waits twice the code between the waits (the first answer's effect) runs again.
     citations = {"EO *kill*": doc("LI-2", "deviation"), "EO crash:raise@*": doc("LI-2", "deviation"),
                  "PC *": doc("LI-1", "claims"), "LV *": doc("LI-7", "claims"),
-                 "EO tamper:flip:is_running": doc("LI-6", "deviation")}
+                 "EO tamper:flip:is_running": doc("LI-6", "deviation"),
+                 "EO pause-twice:*": doc("LI-3", "deviation"), "CO pause-twice:*": doc("LI-3", "deviation")}
 
     def hook(self) -> None:
         runtime.hook_save(sys.modules[__name__], "save_context", writes=((os, "replace"),))
 
     def start(self) -> dict[str, Any]:
-        from workflows.events import InputRequiredEvent
-
         async def go() -> dict[str, Any]:
-            handler = _workflow().run()
-            async for ev in handler.stream_events():
-                if isinstance(ev, InputRequiredEvent):
-                    name = save_context(handler.ctx, self.workdir / "states", "paused")
-                    await handler.cancel_run()  # hand the run off to the snapshot (LI-9)
-                    return {"status": "paused", "handle": name}
-            return await self._finished(handler)
+            return await self._driven(_workflow().run())
         return asyncio.run(go())
+
+    async def _driven(self, handler: Any) -> dict[str, Any]:
+        """Run until the workflow asks (an ``InputRequiredEvent`` on the stream: snapshot, cancel) or ends."""
+        from workflows.events import InputRequiredEvent
+        async for ev in handler.stream_events():
+            if isinstance(ev, InputRequiredEvent):
+                name = save_context(handler.ctx, self.workdir / "states", "paused")
+                await handler.cancel_run()  # hand the run off to the snapshot (LI-9)
+                return {"status": "paused", "handle": name}
+        return await self._finished(handler)
 
     async def _finished(self, handler: Any) -> dict[str, Any]:
         result = await handler
@@ -134,6 +175,10 @@ class LlamaIndexAdapter(Adapter):
             workflow = _workflow()
             handler = workflow.run(ctx=Context.from_dict(workflow, json.loads(path.read_text())))
             handler.ctx.send_event(HumanResponseEvent(response=answer))
+            if any(role == "pause-twice" for _, role in runtime.shape()):
+                return await self._driven(handler)  # after the first answer the step asks again
+            # one pause: an input request after the answer is a new run's (a stray on an ended context),
+            # which the answer already sent serves; the run goes on to its end
             return await self._finished(handler)
         return asyncio.run(go())
 

@@ -1,10 +1,12 @@
 """Temporal: the kit's workflow on a Temporal dev server, its steps as activities, its pause a signal.
 
 The workflow (``probes.temporal.workflow``) runs ``s1`` and ``ask`` (the kit's ``before_pause``)
-as activities, waits for the ``answer`` signal, then runs ``s2`` on it. Its durable state is the
-workflow's event history, kept by the campaign's dev server on an SQLite file
-(``probes.temporal.server``; the per-run store the kit hands out is not used). Each run has its
-own workflow id and task queue, named from the run's directory.
+as activities, waits for the ``answer`` signal, then runs ``s2`` on it; the step that asks twice
+(the pause-twice protocol) waits for the signal again after ``s2`` (the kit's ``first_answer``) and
+runs ``s2b`` (``second_answer``) on the second. Its durable state is the workflow's event history,
+kept by the campaign's dev server on an SQLite file (``probes.temporal.server``; the per-run store
+the kit hands out is not used). Each run has its own workflow id and task queue, named from the
+run's directory.
 
 Every operation is a fresh process that connects a client, and (except ``send``) runs a worker on
 the run's task queue (``probes.temporal.worker``). A worker is what executes a workflow, so
@@ -13,9 +15,11 @@ server hands the workflow's pending tasks: its history is replayed, and an activ
 running when its worker died is attempted again once that attempt's start-to-close timeout
 expires -- Temporal's retry of activities, cited as a deviation where an effect runs twice. A
 process whose workflow waits for the signal (the ``paused`` query says so) stops its worker and
-ends: the workflow stays open on the server. As with DBOS, the race runs as deployed
-(``Capability.CLIENT``): one worker (``serve``) while k clients signal the answer and wait for
-the result (``send``).
+ends: the workflow stays open on the server. The query names the wait (the run's first or second),
+so a process that signalled the first answer of a step that asks twice reports the second wait as a
+new pause, with the same handle, rather than the wait it answered. As with DBOS, the race runs as
+deployed (``Capability.CLIENT``): one worker (``serve``) while k clients signal the answer and wait
+for the result (``send``).
 
 The save hook is the worker's report of an activity's outcome to the server
 (``temporalio.bridge.worker.Worker.complete_activity_task``): before it, the step's result is
@@ -53,7 +57,7 @@ class TemporalAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
-                              Capability.CLIENT, Capability.CODE_CHANGE})
+                              Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit"}
@@ -71,16 +75,24 @@ class TemporalAdapter(Adapter):
         from temporalio.bridge.worker import Worker
         runtime.hook_save(Worker, "complete_activity_task")
 
-    async def _until_paused(self, client: Any) -> dict[str, Any]:
+    @staticmethod
+    def _asks_again() -> bool:
+        """Whether this process's workflow has a step that waits for a second signal (role
+        "pause-twice"), so that a signalled answer may end in another pause rather than the result."""
+        return any(role == "pause-twice" for _, role in runtime.shape())
+
+    async def _until_paused(self, client: Any, handle: Any = None, past: int = 0) -> dict[str, Any]:
         """Wait (the worker running) until the workflow waits for the signal, or has ended. It is
-        queried once its first workflow task has completed (events 1-4 of its history)."""
+        queried once its first workflow task has completed (events 1-4 of its history). ``past``:
+        the wait the caller just answered -- until the workflow has taken that signal the query
+        still reports that wait, which is not a pause any more; only a later one is."""
         from temporalio.client import WorkflowExecutionStatus
 
         from probes.temporal.workflow import KitWorkflow
-        handle = client.get_workflow_handle(self.wid)
+        handle = handle or client.get_workflow_handle(self.wid)
         while (desc := await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-            if desc.history_length > 4 and await handle.query(KitWorkflow.paused):
-                return {"status": "paused", "handle": [self.wid, desc.run_id]}
+            if desc.history_length > 4 and await handle.query(KitWorkflow.paused) > past:
+                return {"status": "paused", "handle": [handle.id, desc.run_id]}
             await asyncio.sleep(0.1)
         return {"status": "completed", "outcome": await handle.result()}
 
@@ -108,11 +120,17 @@ class TemporalAdapter(Adapter):
             return await self._until_paused(client)
 
     async def _answer(self, handle: Any, answer: Any, worker: bool) -> dict[str, Any]:
+        """Signal the answer, then wait for the result; where the workflow can wait for a second
+        signal (pause-twice), for the result or its next wait: the query says which wait is being
+        answered (a worker answers it: this process's, or the serving one's for ``send``)."""
         from probes.temporal.workflow import KitWorkflow
         wid, run_id = handle or (self.wid, None)
         async with session(self.wid, worker) as client:
             target = client.get_workflow_handle(wid, run_id=run_id)
+            answered = await target.query(KitWorkflow.paused) if self._asks_again() else 0
             await target.signal(KitWorkflow.give, answer)  # a closed workflow: RPCError (a refusal)
+            if self._asks_again():
+                return await self._until_paused(client, target, answered)
             return {"status": "completed", "outcome": await result_or_task_failure(target)}
 
     async def resume(self, handle: Any, answer: Any) -> dict[str, Any]:

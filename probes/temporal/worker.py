@@ -42,32 +42,42 @@ def hold_after(step: str) -> None:
 
 def activities() -> list[Any]:
     """The activities of the steps of ``runtime.shape()`` (the original ``s1``, ``ask``, ``s2``, or the
-    code a change protocol deployed), each registered under its step's name."""
+    code a change protocol deployed, or the pause-twice workflow), each registered under its step's
+    name; a step that asks twice has one activity per answer, ``<step>`` and ``<step>b``, so each
+    answer's effect fires inside an activity of its own, as the one answer's does."""
     from temporalio import activity
 
-    def first(name: str) -> Any:
+    def first(name: str) -> list[tuple[str, Any]]:
         def s1() -> str:
             out = runtime.step1()
             hold_after(name)
             return out
-        return s1
+        return [(name, s1)]
 
-    def answered(name: str) -> Any:
+    def answered(name: str) -> list[tuple[str, Any]]:
         def s2(answer: Any) -> str:
             return runtime.step2(answer)
-        return s2
+        return [(name, s2)]
 
-    def extra(name: str) -> Any:
+    def twice(name: str) -> list[tuple[str, Any]]:
+        def after_first(answer: Any) -> None:
+            runtime.first_answer(answer)
+
+        def after_second(answer: Any) -> str:
+            return runtime.second_answer(answer)
+        return [(name, after_first), (name + "b", after_second)]
+
+    def extra(name: str) -> list[tuple[str, Any]]:
         def more(passed: Any) -> Any:
             return runtime.extra_step(name, passed)
-        return more
+        return [(name, more)]
 
     def ask() -> None:
         runtime.before_pause()
 
-    bodies = {"first": first, "pause": answered, "extra": extra}
-    return [activity.defn(name="ask")(ask)] + [activity.defn(name=name)(bodies[role](name))
-                                              for name, role in runtime.shape()]
+    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra}
+    return [activity.defn(name="ask")(ask)] + [activity.defn(name=named)(body) for name, role in runtime.shape()
+                                              for named, body in bodies[role](name)]
 
 
 class WorkflowTaskFailed(Exception):

@@ -8,8 +8,12 @@ the adapter and named here by string.
 
 ``s1`` runs as an activity, then ``ask`` (the kit's ``before_pause``), then the workflow waits
 in ``wait_condition`` for the ``answer`` signal and runs ``s2`` on it (the steps of ``SHAPE``).
-The ``paused`` query tells a process running a worker that the workflow reached that wait (the
-kit's pause).
+A step that asks twice (role "pause-twice") waits for the signal a second time after its first
+answer's activity ``s2`` (the kit's ``first_answer``) and runs ``s2b`` (``second_answer``) on the
+second signal: each answer is taken once, in the order the signals arrive. The ``paused`` query
+tells a process running a worker that the workflow reached such a wait (the kit's pause), and
+which one: 1 at the first wait of the run, 2 at the second, 0 while it waits for no signal --
+so a process that answered the first wait can tell the second (a new pause) from the first.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ ACTIVITY = {"start_to_close_timeout": timedelta(seconds=10),
 @workflow.defn(name="kit_workflow")
 class KitWorkflow:
     def __init__(self) -> None:
-        self.answer: Any = None
-        self.waiting = False
+        self.answer: Any = None  # the last signalled answer not yet taken by a wait
+        self.waits = 0           # the waits for a signal the run has reached
+        self.waiting = 0         # the wait it is in now (``waits``), 0 when it waits for no signal
 
     @workflow.run
     async def run(self) -> str:
@@ -49,18 +54,31 @@ class KitWorkflow:
                 await workflow.execute_activity(name, **ACTIVITY)
             elif role == "pause":
                 await workflow.execute_activity("ask", **ACTIVITY)
-                self.waiting = True
-                await workflow.wait_condition(lambda: self.answer is not None)
-                self.waiting = False
-                result = await workflow.execute_activity(name, self.answer, result_type=str, **ACTIVITY)
+                result = await workflow.execute_activity(name, await self._asked(), result_type=str, **ACTIVITY)
+            elif role == "pause-twice":  # the same wait twice, the first answer's effect in between
+                await workflow.execute_activity("ask", **ACTIVITY)
+                await workflow.execute_activity(name, await self._asked(), **ACTIVITY)
+                result = await workflow.execute_activity(name + "b", await self._asked(), result_type=str,
+                                                         **ACTIVITY)
             else:
                 await workflow.execute_activity(name, result, result_type=str, **ACTIVITY)
         return result
+
+    async def _asked(self) -> Any:
+        """Wait for the ``answer`` signal (the kit's pause) and take its answer, so that a second
+        wait waits for a signal of its own rather than reading the first wait's answer again."""
+        self.waits += 1
+        self.waiting = self.waits
+        await workflow.wait_condition(lambda: self.answer is not None)
+        self.waiting = 0
+        answer, self.answer = self.answer, None
+        return answer
 
     @workflow.signal(name="answer")
     def give(self, answer: Any) -> None:
         self.answer = answer
 
     @workflow.query(name="paused")
-    def paused(self) -> bool:
+    def paused(self) -> int:
+        """The wait for a signal the workflow is in (1: its first, 2: its second), 0 when none."""
         return self.waiting
