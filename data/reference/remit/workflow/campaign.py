@@ -25,7 +25,7 @@ from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
 from probes.core.errors import HarnessError, UsageError
 from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
-from probes.core.race import RaceRule
+from probes.core.race import RaceRule, stop_reason, trial_record
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
@@ -203,10 +203,10 @@ def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             return res
         judged.append(cell.judge_trial(subject, k, t, trial))
         conflicts += len(trial.of(Kind.REFUSE))
-        stored = cell.trial_record(t, trial, time.monotonic() - t0)
+        stored = trial_record(t, trial, time.monotonic() - t0)
         record["trials"].append(stored)
         seconds.append(stored["seconds"])  # the rounded value the receipt keeps: a re-judge stops at the same trial
-        stopped = cell.stop_reason(judged, seconds, rule)
+        stopped = stop_reason(judged, seconds, rule)
     record["stopped"] = stopped
     res.metrics = {"trials": len(judged), "conflicts": conflicts}
     res.verdicts += cell.cell_verdicts(subject, judged, rule, stopped)
