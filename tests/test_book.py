@@ -250,7 +250,8 @@ def test_matrix_page_is_short_and_every_receipt_still_linked(seen: dict[str, dic
 
     cells = sum(len(props) for props in matrix.grid(matrix.load_all_verdicts()).values())
     height = seen["generated/matrix.html"]["height"]
-    assert height < 75 * cells, f"{height} px for {cells} cells"
+    # (80 px: each cell now also lists the stall, change and partition families; 9,597 px for 127 cells)
+    assert height < 80 * cells, f"{height} px for {cells} cells"
     html = (built_book / "generated" / "matrix.html").read_text()
     linked = set(re.findall(r'href="\.\./(receipts/[^"]+\.json)"', html))
     # a staged run is an RO-Crate: receipts at its top, beside the crate file, figures/ and workflow/
