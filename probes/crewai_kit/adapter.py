@@ -61,19 +61,20 @@ def _flow(db: str) -> Any:
         runtime.before_pause()
         return "asking"
 
-    def act(self: Any, result: Any) -> str:
-        out, self.state.steps = runtime.step2(getattr(result, "feedback", result)), self.state.steps + 1
+    def took(self: Any, out: str) -> str:  # the answered step ended: recorded in the flow's state
+        self.state.steps += 1
         self.state.done.append("s2")
         return out
+
+    def act(self: Any, result: Any) -> str:
+        return took(self, runtime.step2(getattr(result, "feedback", result)))
 
     def ask_again(self: Any, result: Any) -> str:
         runtime.first_answer(getattr(result, "feedback", result))
         return "asking again"
 
     def act_twice(self: Any, result: Any) -> str:
-        out, self.state.steps = runtime.second_answer(getattr(result, "feedback", result)), self.state.steps + 1
-        self.state.done.append("s2")
-        return out
+        return took(self, runtime.second_answer(getattr(result, "feedback", result)))
 
     def extra(name: str) -> Callable[..., Any]:
         def more(self: Any, passed: Any = None) -> Any:

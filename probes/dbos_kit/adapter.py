@@ -93,12 +93,6 @@ def _recvs(steps: list[Any]) -> tuple[int, bool]:
     return len(consumed), bool(deadlines - consumed)
 
 
-def _asks_twice() -> bool:
-    """Whether this process's workflow has a step that asks twice: only then can an answered run
-    be paused again, and only then is its progress polled rather than its result awaited."""
-    return any(role == "pause-twice" for _, role in runtime.shape())
-
-
 def _until_answered(handle: Any, steps: Callable[[], list[Any]], consumed_before: int) -> dict[str, Any]:
     """After an answer was sent: the run's status once the workflow has ended (its result, or the
     framework's error from ``get_result``), or once it consumed a message it had not consumed
@@ -111,6 +105,13 @@ def _until_answered(handle: Any, steps: Callable[[], list[Any]], consumed_before
             return {"status": "paused", "handle": [WID, TOPIC]}
         time.sleep(0.02)
     return {"status": "completed", "outcome": handle.get_result(polling_interval_sec=0.02)}
+
+
+def _paused_in_recv(status: dict[str, Any]) -> dict[str, Any]:
+    """A DBOS executor thread waits in recv and interpreter exit would join it: end the process in
+    threading's exit hooks (they run before that join, after the kit's child wrote ``status``)."""
+    threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))
+    return status
 
 
 class DBOSAdapter(Adapter):
@@ -161,13 +162,12 @@ class DBOSAdapter(Adapter):
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         wid, topic = handle or (WID, TOPIC)
         DBOS, _ = self._launch()  # recovers the pending workflow, which then receives the answer
-        if _asks_twice():  # the workflow may wait in its next recv after this answer: paused again
+        if runtime.asks_twice():  # the workflow may wait in its next recv after this answer: paused again
             before, _ = _recvs(DBOS.list_workflow_steps(wid))
             DBOS.send(wid, answer, topic)
             status = _until_answered(DBOS.retrieve_workflow(wid), lambda: DBOS.list_workflow_steps(wid), before)
-            if status["status"] == "paused":  # the executor thread waits in recv: end as recover does
-                threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))
-                return status
+            if status["status"] == "paused":  # the executor thread waits in recv
+                return _paused_in_recv(status)
             DBOS.destroy()
             return status
         DBOS.send(wid, answer, topic)
@@ -188,7 +188,7 @@ class DBOSAdapter(Adapter):
         wid, topic = handle or (WID, TOPIC)
         client = DBOSClient(system_database_url=f"sqlite:///{self.store}", serializer=DBOSPortableJSONSerializer())
         try:
-            if _asks_twice():  # the executor's workflow may wait in its next recv: paused again
+            if runtime.asks_twice():  # the executor's workflow may wait in its next recv: paused again
                 before, _ = _recvs(client.list_workflow_steps(wid))
                 client.send(wid, answer, topic)
                 return _until_answered(client.retrieve_workflow(wid), lambda: client.list_workflow_steps(wid), before)
@@ -218,10 +218,7 @@ class DBOSAdapter(Adapter):
         if "outcome" in box:
             DBOS.destroy()
             return {"status": "completed", "outcome": box["outcome"]}
-        # A DBOS executor thread waits in recv and interpreter exit would join it: end the process in
-        # threading's exit hooks (they run before that join, after the kit's child wrote its result).
-        threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))
-        return {"status": "paused", "handle": [WID, TOPIC]}
+        return _paused_in_recv({"status": "paused", "handle": [WID, TOPIC]})
 
     # The durable state: JSON values in the system database, one (table, column, row) per document.
     def state_paths(self) -> list[Any]:

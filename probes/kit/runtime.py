@@ -54,6 +54,12 @@ CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1" and kind not in WOR
 CODE_ENV = "RC_KIT_CODE"  # the code version a process runs (set by the kit's child from the protocol's choice)
 
 
+def asks_twice() -> bool:
+    """Whether this process's workflow has a step that asks twice (role "pause-twice"): only there
+    can an answered pause be followed by another pause of the same step."""
+    return any(role == "pause-twice" for _, role in shape())
+
+
 def code() -> str:
     """The code version this process runs: "v1", or the change of ``CODE_CHANGES`` deployed."""
     return os.environ.get(CODE_ENV) or "v1"

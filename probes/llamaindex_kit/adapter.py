@@ -175,7 +175,7 @@ class LlamaIndexAdapter(Adapter):
             workflow = _workflow()
             handler = workflow.run(ctx=Context.from_dict(workflow, json.loads(path.read_text())))
             handler.ctx.send_event(HumanResponseEvent(response=answer))
-            if any(role == "pause-twice" for _, role in runtime.shape()):
+            if runtime.asks_twice():
                 return await self._driven(handler)  # after the first answer the step asks again
             # one pause: an input request after the answer is a new run's (a stray on an ended context),
             # which the answer already sent serves; the run goes on to its end

@@ -75,12 +75,6 @@ class TemporalAdapter(Adapter):
         from temporalio.bridge.worker import Worker
         runtime.hook_save(Worker, "complete_activity_task")
 
-    @staticmethod
-    def _asks_again() -> bool:
-        """Whether this process's workflow has a step that waits for a second signal (role
-        "pause-twice"), so that a signalled answer may end in another pause rather than the result."""
-        return any(role == "pause-twice" for _, role in runtime.shape())
-
     async def _until_paused(self, client: Any, handle: Any = None, past: int = 0) -> dict[str, Any]:
         """Wait (the worker running) until the workflow waits for the signal, or has ended. It is
         queried once its first workflow task has completed (events 1-4 of its history). ``past``:
@@ -127,9 +121,10 @@ class TemporalAdapter(Adapter):
         wid, run_id = handle or (self.wid, None)
         async with session(self.wid, worker) as client:
             target = client.get_workflow_handle(wid, run_id=run_id)
-            answered = await target.query(KitWorkflow.paused) if self._asks_again() else 0
+            twice = runtime.asks_twice()  # a signalled answer may end in the step's second wait
+            answered = await target.query(KitWorkflow.paused) if twice else 0
             await target.signal(KitWorkflow.give, answer)  # a closed workflow: RPCError (a refusal)
-            if self._asks_again():
+            if twice:
                 return await self._until_paused(client, target, answered)
             return {"status": "completed", "outcome": await result_or_task_failure(target)}
 
