@@ -24,7 +24,7 @@ REGISTRY: dict[str, str] = {
     "consume_race": "probes.consume_race.campaign:CAMPAIGN",
     "crewai": "probes.crewai.campaign:CAMPAIGN",
     "llamaindex": "probes.llamaindex.campaign:CAMPAIGN",
-    "pydantic_graph": "probes.pydantic_graph.campaign:CAMPAIGN",
+    "pydantic_graph": "probes.pydantic_graph_kit.campaign:PAPER_CAMPAIGN",
     "autogen": "probes.autogen.campaign:CAMPAIGN",
     "dbos": "probes.dbos.campaign:CAMPAIGN",
     "remit": "probes.remit.campaign:CAMPAIGN",

@@ -59,6 +59,7 @@ from typing import Any, Iterator, Mapping
 
 from probes import DATA_DIR, campaigns
 from probes.core.receipt import load_campaign, read_index
+from probes.paper import extractor
 
 PUBLISHED_PATH = DATA_DIR / "published.json"
 LABELS = frozenset({"✓", "✗", "D", "U", "n/a"})
@@ -518,10 +519,10 @@ def measure_directory(name: str, directory: Path | None) -> dict[str, Measured |
     if directory is None or read_index(Path(directory)) is None:
         hint = "needs API keys: run with a provider key set" if name == "live" else f"run ./reproduce.sh --only {name}"
         return f"no complete results for {name} ({hint})"
-    campaign = campaigns.get(name)
-    if campaign.headlines is None:
+    extract = extractor(campaigns.get(name))
+    if extract is None:
         return f"campaign {name} defines no headline extractor"
-    return campaign.headlines(load_campaign(Path(directory)))
+    return extract(load_campaign(Path(directory)))
 
 
 def rows_for(directories: Mapping[str, Path | None], variants: Mapping[str, str] | None = None) -> list[HeadlineRow]:
@@ -567,7 +568,8 @@ def chapter_rows(campaign: Any, run: Any) -> list[HeadlineRow]:
     """The headline rows of one campaign for a chapter's own run (a ``CampaignRun``)."""
     from probes.core.runs import profile_of
 
-    got = campaign.headlines(list(run.receipts)) if campaign.headlines and run.receipts else \
+    extract = extractor(campaign)
+    got = extract(list(run.receipts)) if extract and run.receipts else \
         f"no receipts for {campaign.name} in this run"
     variant = ""
     if profile_of(campaign, run.params) != "default":

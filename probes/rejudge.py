@@ -31,8 +31,7 @@ from probes.core.history import History, Kind
 from probes.core.receipt import Receipt, load_campaign
 
 # The results the paper campaigns' workflows end with (what LV now expects), from each workload.
-LEGACY_RESULT = {"pydantic_graph": "probes.pydantic_graph.workload:RESULT",
-                 "langgraph": "probes.langgraph.probes:CRASH_OUTPUT"}
+LEGACY_RESULT = {"langgraph": "probes.langgraph.probes:CRASH_OUTPUT"}
 
 
 @dataclass(frozen=True)

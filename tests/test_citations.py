@@ -252,10 +252,12 @@ def _python_for(dist: str, version: str) -> str | None:
         installed = None
     if installed == version:
         return sys.executable
+    from probes import campaigns
     from probes.core.envs import SideEnv
 
-    for cls_name in KIT:
-        module = importlib.import_module(f"probes.{cls_name}.campaign") if cls_name != "--saver" else None
+    for cls_name in KIT:  # the module defining the campaign (the paper's pydantic_graph: pydantic_graph_kit's)
+        module = (importlib.import_module(campaigns.registry()[cls_name].partition(":")[0])
+                  if cls_name != "--saver" else None)
         env = getattr(module, "ENV", None)
         if isinstance(env, SideEnv) and any(_pinned(r) == f"{dist}=={version}" for r in env.requirements):
             return str(env.python) if env.ready else None

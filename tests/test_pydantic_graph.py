@@ -1,4 +1,9 @@
-"""pydantic-graph campaign, quick profile, against the installed framework."""
+"""The paper's pydantic-graph campaign, measured through the kit (quick profile, the real framework),
+and its published value read from the receipts by the paper layer (``probes.paper.pydantic_graph``).
+
+What the paper reports (``pydantic_graph.liveness``): a crash inside a node leaves a snapshot
+``iter_from_persistence`` refuses, so the run never completes, while no effect fires twice.
+"""
 
 from __future__ import annotations
 
@@ -6,87 +11,106 @@ import inspect
 
 import pytest
 
-from probes import campaigns
-from probes.core.campaign import run_campaign
-from probes.core.receipt import VIEW_NAME
+from tests.installed import require
+
+require("pydantic_graph")
+
+from probes import campaigns  # noqa: E402
+from probes.core.campaign import run_campaign  # noqa: E402
+from probes.core.receipt import VIEW_NAME  # noqa: E402
+from probes.kit.runtime import STEP_POINTS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    c = campaigns.get("pydantic_graph")
-    return run_campaign(c, c.resolve(quick=True), receipts_root=tmp_path_factory.mktemp("receipts"))
+def run(tmp_path_factory: pytest.TempPathFactory):
+    campaign = campaigns.get("pydantic_graph")
+    params = campaign.resolve({"protocols": ["crash", "stray", "tamper"], "tamper_limit": 2}, quick=True)
+    return run_campaign(campaign, params, receipts_root=tmp_path_factory.mktemp("receipts"))
 
 
-def cells(run):
+def cells(run) -> dict:
     return {(v.property.value, v.path): v for r in run.receipts for v in r.verdicts}
 
 
-def test_no_harness_errors(run):
+def test_the_paper_campaign_is_the_kit_over_the_pydantic_graph_adapter() -> None:
+    from probes.kit.suite import KIT_ADAPTERS
+
+    paper, kit = campaigns.get("pydantic_graph"), campaigns.get("pydantic_graph_kit")
+    assert paper.in_default_run and not kit.in_default_run
+    assert KIT_ADAPTERS["pydantic_graph"] == KIT_ADAPTERS["pydantic_graph_kit"]
+    # the default profile is the paper's cells, not every kit protocol: no exhaustive or save-kill sweep
+    protocols = paper.resolve()["protocols"]
+    assert "crash" in protocols and "exhaustive" not in protocols and "savekill" not in protocols
+    assert paper.resolve()["crash_points"] == list(STEP_POINTS)
+    assert "exhaustive" in kit.resolve()["protocols"]
+
+
+def test_no_harness_errors(run) -> None:
     assert run.harness_errors == []
 
 
-@pytest.mark.parametrize("crash", ["exception", "sigkill-before-effect", "sigkill-after-effect"])
-def test_mid_node_crash_is_safe_but_not_live(run, crash):
+@pytest.mark.parametrize("how", ["kill", "raise"])
+@pytest.mark.parametrize("point", ["s1.effect", "s2.effect"])
+def test_a_crash_inside_a_node_is_safe_but_not_live(run, how: str, point: str) -> None:
     c = cells(run)
-    eo = c[("EO", f"crash:{crash}")]
-    # nothing fired twice: EO (at most once) holds; the run never completed, which LV reports (issue 24)
+    path = f"crash:{how}@{point}/iter-from-persistence"
+    eo = c[("EO", path)]
+    # nothing fired twice: EO (at most once) holds; the run never completed, which LV reports
     assert eo.label.value == "✓" and eo.evidence["completed"] is False
     assert all(n <= 1 for n in eo.evidence["effect_counts"].values())
-    assert c[("PC", f"crash:{crash}")].label.value == "✓"
-    lv = c[("LV", f"crash:{crash}")]
+    assert c[("PC", path)].label.value == "✓"
+    lv = c[("LV", path)]
     # the 1.107.1 status contract documents the refusal (DOCS.md PG-2): D, cited
     assert lv.evidence["completed"] is False and lv.label.value == "D" and lv.doc.source == "PG-2"
-    assert "Unable to restore snapshot" in lv.evidence["detail"]
-    assert [w["kind"] for w in lv.evidence["witness"]] == ["crash", "refuse"]
+    assert [w["kind"] for w in lv.evidence["witness"]][-1] == "refuse"
+    assert "GraphRuntimeError" in lv.evidence["why"]
 
 
-def test_kill_between_nodes_restores(run):
-    c = cells(run)
-    assert c[("LV", "crash:between-nodes")].label.value == "✓"
-    assert c[("EO", "crash:between-nodes")].evidence["effect_counts"] == {"A": 1, "B": 1}
-
-
-def test_doc_quote_is_in_installed_docstring(run):
+def test_doc_quote_is_in_installed_docstring(run) -> None:
     """The LV label's citation (DOCS.md PG-2) is the installed record_run docstring, fragment by fragment."""
     from pydantic_graph.persistence import BaseStatePersistence
 
-    lv = cells(run)[("LV", "crash:exception")]
+    lv = cells(run)[("LV", "crash:raise@s2.effect/iter-from-persistence")]
     assert lv.doc.source == "PG-2" and "record_run" in lv.doc.page
     doc = " ".join(inspect.getdoc(BaseStatePersistence.record_run).split())
     fragments = [f.strip().strip('"') for f in lv.doc.quote.split("…")]
     assert len(fragments) == 2 and all(f in doc for f in fragments), fragments
 
 
-def test_stray_and_tamper(run):
+def test_the_published_value_is_read_from_the_kit_receipts(run) -> None:
+    """The paper layer over this run's receipts: the behaviour the paper reports, from measured verdicts."""
+    from probes.headline import BEHAVIOUR, VARIANT, Measured, chapter_rows, compare, load_published
+    from probes.paper.pydantic_graph import HEADLINE, headlines
+
+    measured = headlines(run.receipts)[HEADLINE]
+    assert isinstance(measured, Measured)
+    crash_lv = [v for r in run.receipts for v in r.verdicts if v.path.startswith("crash:") and v.property.value == "LV"]
+    assert measured.value["mid_node_crash_probes"] == len(crash_lv) == 2 * len(run.params["crash_points"])
+    assert measured.value["LV"] == "D" and measured.value["safety"] == "✓"
+    assert measured.value["effect_fired_twice"] is False and measured.value["restore_refused"] is True
+    assert measured.value["completed"] is False
+    assert "PG-2 (documents the deviation)" in measured.why and "liveness failure only" in measured.why
+    # published LV ✗ (the paper's label), measured D: the behaviour is reproduced, the label differs
+    [entry] = [e for e in load_published() if e["id"] == HEADLINE]
+    assert compare(entry, measured, "").status == BEHAVIOUR
+    [row] = chapter_rows(campaigns.get("pydantic_graph"), run)  # this quick run is a variant: never scored
+    assert row.status == VARIANT
+
+
+def test_the_paper_layer_says_why_without_crash_receipts(run) -> None:
+    from probes.paper.pydantic_graph import HEADLINE, headlines
+
+    others = [r for r in run.receipts if not r.probe.startswith("crash.")]
+    assert "no crash probe" in headlines(others)[HEADLINE]
+
+
+def test_stray_and_tamper(run) -> None:
     c = cells(run)
-    assert c[("CO", "stray-after-completion")].evidence["stray_error"] == "GraphRuntimeError"
-    assert c[("CV", "tamper:truncated-file")].evidence["error"] == "ValidationError"
-    reset = c[("CV", "tamper:status-reset")]
-    assert (reset.label.value == "✓") == (reset.evidence["error"] is not None)
+    stray = c[("CO", "stray-after-completion")]
+    assert stray.label.value == "✓" and stray.evidence["gate_fires"] == 1
+    tampered = [v for (prop, path), v in c.items() if prop == "CV" and path.startswith("tamper:")]
+    assert tampered and all(v.label.value in ("✓", "U", "n/a") for v in tampered)
 
 
-def test_claimed_pause_row_matches_statuses(run):
-    v = cells(run)[("LV", "claimed-pause")]
-    assert v.evidence["statuses_after_claim"][-1][2] == "pending"
-    assert (v.label.value == "✓") == v.evidence["completed"]
-
-
-def test_view_has_no_temp_paths(run):
+def test_view_has_no_temp_paths(run) -> None:
     assert "/tmp" not in (run.directory / VIEW_NAME).read_text()
-
-
-def test_two_concurrent_resumers(run):
-    v = cells(run)[("CO", "cross-process:two-resumers")]
-    assert (v.label.value == "✓") == all(n <= 1 for n in v.evidence["effect_counts"].values())
-    # each racer finished or was refused loudly: by pydantic-graph's GraphRuntimeError, or, when it read the
-    # state file while the winner was replacing it, by a FileNotFoundError (seen once under load)
-    refusals = [e for e in v.evidence["racer_errors"] if e not in (None, "None")]
-    assert v.evidence["racers_finished"] + len(refusals) == 2
-    assert set(refusals) <= {"GraphRuntimeError", "FileNotFoundError"}
-    # LV on the same path: some racer completed with the graph's own output, else why (a lost answer by name)
-    lv = cells(run)[("LV", "cross-process:two-resumers")]
-    from probes.pydantic_graph.workload import RESULT
-    assert (lv.label.value == "✓") == (lv.evidence.get("outcome") == RESULT)
-    assert lv.evidence["lost_answer"] == (v.evidence["effect_counts"].get("B", 0) == 0 and lv.label.value != "✓")
-    if lv.evidence["lost_answer"]:
-        assert "lost answer" in lv.summary

@@ -478,12 +478,25 @@ class TamperOutcome(str, Enum):
     INVALID = "accepted although invalid under the framework's own schema"
 
 
+def gate_due_after(history: History, edit: Event | None, gate: str) -> bool:
+    """Is the gated effect due after ``edit`` (a TAMPER event)? Yes, unless it had fired before the
+    edit and no answer follows the edit: then its one firing for the one answer is behind the run."""
+    if edit is None:
+        return True
+    before = History(tuple(e for e in history.events if e.seq < edit.seq))
+    fired = any(e.effect == gate for e in before.of(Kind.EFFECT))
+    return not fired or bool(history.after(edit).of(Kind.ANSWER, Kind.RESUME))
+
+
 def tamper_outcome(history: History, expect: Expectation, invalid: bool) -> Check:
     """What the framework did with an edit of its durable state (the TAMPER event), and CV.
 
     The behaviour after the edit is compared with the contract's for the answer that follows
     it: the gated effect (``expect.gate``) once, no other effect again, a completion with the
-    workflow's own ``expect.result``. The outcome is REFUSED (a loud refusal after the edit),
+    workflow's own ``expect.result``. An edit made after the gated effect fired for an answer
+    given before it, with no answer after it (an operator's hand repair after a crash inside
+    the answered step), is followed by no answer: nothing is due after it, the gated effect
+    included (``gate_due_after``). The outcome is REFUSED (a loud refusal after the edit),
     else INVALID when ``invalid`` (the edit breaks the framework's declared state model),
     else CHANGED (naming which effect or state differs) or UNCHANGED.
 
@@ -496,7 +509,8 @@ def tamper_outcome(history: History, expect: Expectation, invalid: bool) -> Chec
     tail = history.after(tamper[0]) if tamper else history
     refused = bool(tail.of(Kind.REFUSE))
     after = tail.effect_counts()
-    want = {expect.gate: 1} if expect.gate else {}
+    want = {expect.gate: 1} if expect.gate and gate_due_after(history, tamper[0] if tamper else None,
+                                                              expect.gate) else {}
     changed = [f"{name} fired {after.get(name, 0)} time(s) after the edit, not {want.get(name, 0)}"
                for name in sorted(set(after) | set(want)) if after.get(name, 0) != want.get(name, 0)]
     done = tail.of(Kind.COMPLETE)

@@ -89,7 +89,8 @@ TARGETS: tuple[Target, ...] = (
     Target("langgraph", "langgraph", "1.2.9", "1.2.24", "1.2.24", _LANGGRAPH),
     Target("crewai", "crewai", "1.15.2", "1.15.30", "1.15.30"),
     Target("llamaindex", "llama-index-workflows", "2.22.2", "2.26.1", "2.22.2"),
-    Target("pydantic_graph", "pydantic-graph", "1.107.1", "2.68.0", "1.107.10"),  # reports 2.x's n/a itself
+    Target("pydantic_graph", "pydantic-graph", "1.107.1", "2.68.0", "1.107.10",  # a kit campaign since issue 25
+           needs=("pydantic_graph.persistence.file:FileStatePersistence",), gone=_PG_GONE),
     Target("autogen", "autogen-agentchat", "0.7.5", "0.7.5", "0.7.5", ("autogen-core",)),
     Target("dbos", "dbos", "2.27.0", "3.4.0", "2.27.0", _DBOS),
     # the conformance kit's campaigns
@@ -119,17 +120,13 @@ def by_campaign(name: str) -> Target:
 
 # What had to change in a framework adapter for a release to run, or why a release that changed
 # the framework's API needed nothing (shown in the chapter). No entry: the campaign code ran unchanged.
+_PG_UNCHANGED = (  # both pydantic-graph campaigns run one adapter
+    "Unchanged: its adapter imports `pydantic_graph.persistence.file` inside its methods, and drift checks that "
+    "module in each release's environment first (`needs`), so 2.x is n/a before anything runs; 1.107.10, the "
+    "newest patch of the pinned minor, has it and runs the kit.")
 ADAPTER_NOTES: dict[str, str] = {
-    "pydantic_graph": (
-        "pydantic-graph 2.0 removed state persistence (`pydantic_graph.persistence`, `FileStatePersistence`, "
-        "`Graph.iter_from_persistence`); `Graph` is now the former beta builder API. Every protocol of the "
-        "campaign restores from persistence, so `probes/pydantic_graph/campaign.py` checks (from what is "
-        "installed) whether the module exists and, if not, reports each of the probe's cells as n/a with "
-        "that reason instead of failing to import; on 1.x nothing changes."),
-    "pydantic_graph_kit": (
-        "Unchanged: its adapter imports `pydantic_graph.persistence.file` inside its methods, and drift checks that "
-        "module in each release's environment first (`needs`), so 2.x is n/a before anything runs; 1.107.10, the "
-        "newest patch of the pinned minor, has it and runs the kit."),
+    "pydantic_graph": _PG_UNCHANGED,
+    "pydantic_graph_kit": _PG_UNCHANGED,
     "dbos": (
         "Unchanged on DBOS 3.x, which removed the admin server, the application database and the runtime config "
         "files: the DBOS campaigns (paper and kit) configure DBOS in code with an SQLite system database only, and "

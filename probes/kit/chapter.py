@@ -184,6 +184,7 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "%matplotlib inline\nfrom IPython.display import Markdown, display\n"
                               "from probes.figures import save_figure\nfrom probes.kit import chapter\n"
                               "display(Markdown(chapter.summary(run)))"),
+                *_paper_cells(name),
                 _cell("markdown", "## Verdicts by protocol path\n\nEach cell: the worst label measured on that "
                                   "path and for how many of its probes (✓ when every probe conforms)."),
                 _cell("code", "chapter.matrix_frame(run).style.hide(axis='index')"),
@@ -234,6 +235,21 @@ def notebook(name: str) -> dict[str, Any]:
                               "Markdown('The partition protocol was not run here.'))"),
                 *_exhaustive_cells(name),
             ])}
+
+
+def _paper_cells(name: str) -> list[dict[str, Any]]:
+    """A paper campaign's section: its published values beside this run's (``probes.paper`` reads them
+    from the receipts; ``probes.headline`` compares). None for a campaign the paper publishes nothing of."""
+    from probes.headline import load_published
+
+    if not any(entry["campaign"] == name for entry in load_published()):
+        return []
+    return [
+        _cell("markdown", "## Measured next to the paper\n\nPublished values come from `data/published.json` "
+                          "(each names its source line), measured values from this run's receipts, read by "
+                          f"`probes/paper/{name}.py`; the status is computed as on the headline page."),
+        _cell("code", "from probes.chapter import published\npublished(run)"),
+    ]
 
 
 def _exhaustive_cells(name: str) -> list[dict[str, Any]]:

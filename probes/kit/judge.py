@@ -121,6 +121,17 @@ class Judge:
                                                      f"{check.evidence['observed']!r}; its own outcome is {expected!r} "
                                                      f"({check.evidence['side']})")
 
+    def valid_state(self, path: str, h: History, what: str) -> Verdict:
+        """CV (``checker.check_cv``) of a state the workflow itself wrote, invalid under the framework's
+        declared model: ✓ only when the framework refused it loudly and it never became durable. That
+        it became durable is a PERSIST event marked ``valid: False`` in ``h`` (the protocol saw the
+        invalid value in the durable state)."""
+        self._note("valid_state", path=path, what=what)
+        check = checker.check_cv(h)
+        durable = "became durable" if check.evidence["became_durable"] else "never became durable"
+        refused = f"refused loudly ({check.evidence['error']})" if check.evidence["refused"] else "never refused"
+        return self._label(check, path, f"{what}: the invalid state {durable}; {refused}")
+
     def tampered(self, path: str, h: History, invalid: bool, result: Any, model: str) -> list[Verdict]:
         """A tamper edit's outcome (``checker.tamper_outcome``), in the row it belongs to.
 
@@ -168,7 +179,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             out.append(judge.not_applicable(Property(args["prop"]), args["path"], args["why"]))
             continue
         prop = {"effects_once": Property.EO, "gated_once": Property.CO, "prefix": Property.PC,
-                "live": Property.LV, "fork": Property.FD, "tampered": Property.CV}[name]
+                "live": Property.LV, "fork": Property.FD, "tampered": Property.CV,
+                "valid_state": Property.CV}[name]
         path = args.get("path", "fork:same-pause")
         stored = histories.get(f"{path}#{prop.value}", histories.get(path))
         if stored is None:
@@ -187,6 +199,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
                 out.append(judge.fork(h, args["expected"]))
             case "tampered":
                 out += judge.tampered(path, h, args["invalid"], args["result"], args["model"])
+            case "valid_state":
+                out.append(judge.valid_state(path, h, args["what"]))
     return out
 
 

@@ -473,6 +473,17 @@ def edit_invalid(name: str, required: list[str] | None) -> bool:
     raise ValueError(f"unknown edit {name!r}")
 
 
+def state_model(p: Probe, run: Run, doc: Any) -> tuple[list[str] | None, str]:
+    """The framework's declared model of the durable document ``doc``, read in a child of ``run``
+    (the adapter's ``state_required``): its keys without a default (``None``: no model declared),
+    and the text a tamper verdict names it by. Kept in the probe's observations."""
+    schema = run.op("schema", "state_required", doc=doc)
+    required, model = schema.get("required"), str(schema.get("model"))
+    p.observations["state_model"] = {"model": model, "required": required}
+    return required, (f"state model {model}: no default for {required or 'no field'}" if required is not None else
+                      "state model undeclared: structural edits taken as invalid")
+
+
 def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """Edit the newest durable document at the pause, then answer from a fresh process.
 
@@ -493,13 +504,8 @@ def tamper(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     if not paths:  # e.g. a backend whose storage the adapter does not read
         return [p.judge.not_applicable(Property.CV, f"tamper:{kind}",
                                        f"the adapter locates no durable JSON document on backend {p.target.backend}")]
-    inst0 = p.target.cls(run0.workdir, p.target.backend, run0.store)
-    doc0 = inst0.load_state(paths[-1])
-    schema = run0.op("schema", "state_required", doc=doc0)
-    required, model = schema.get("required"), str(schema.get("model"))
-    p.observations["state_model"] = {"model": model, "required": required}
-    shown = (f"state model {model}: no default for {required or 'no field'}" if required is not None else
-             "state model undeclared: structural edits taken as invalid")
+    doc0 = p.target.cls(run0.workdir, p.target.backend, run0.store).load_state(paths[-1])
+    required, shown = state_model(p, run0, doc0)
     edits = _edits(doc0, kind)[: args.get("limit") or None]
     verdicts = []
     for i, (name, edit) in enumerate(edits):

@@ -10,6 +10,7 @@ receipt records the versions that actually ran there.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from typing import Any, Callable, Mapping
@@ -218,13 +219,17 @@ def operations_python(env: SideEnv | None) -> str | None:
 def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ...] = (),
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
                  in_default_run: bool = False, services: Services | None = None,
-                 protocols: Mapping[str, Protocol] | None = None) -> Campaign:
+                 protocols: Mapping[str, Protocol] | None = None,
+                 defaults: Mapping[str, Any] | None = None, quick: Mapping[str, Any] | None = None) -> Campaign:
     """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint);
     left empty, the adapter's own declared ``packages`` (a third party's ``--adapter``: upgrading its
     framework changes the fingerprint). With a side environment ``env`` its pinned requirements
     are part of the campaign's sources instead. ``services``: servers the adapter's processes talk
     to (a durable-execution engine's), see ``Services``. ``protocols``: this framework's own
-    protocols, run after the kit's (e.g. killing its server).
+    protocols, run after the kit's (e.g. killing its server). ``defaults`` and ``quick``: the default
+    and quick profiles' values of some parameters in place of the kit's (a paper campaign measures
+    the paper's cells through the kit: the protocols its published values read, in the paper's
+    default reproduction).
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
@@ -238,12 +243,22 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     if services is not None:
         KIT_SERVICES[name] = services
     return Campaign(
-        name=name, title=title, params=kit_params(cls, names),
+        name=name, title=title, params=with_profiles(kit_params(cls, names), defaults or {}, quick or {}),
         plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
         in_default_run=in_default_run, check=kit_check, notebook=lambda: _chapter_notebook(name),
     )
+
+
+def with_profiles(params: tuple[Param, ...], defaults: Mapping[str, Any], quick: Mapping[str, Any]) -> tuple[Param, ...]:
+    """``params`` with the default and quick values ``defaults`` and ``quick`` give (each name a parameter)."""
+    unknown = sorted((set(defaults) | set(quick)) - {p.name for p in params})
+    if unknown:
+        raise ValueError(f"profile values for parameters the kit does not have: {unknown}")
+    return tuple(dataclasses.replace(p, default=p.validate(defaults[p.name]) if p.name in defaults else p.default,
+                                     quick=p.validate(quick[p.name]) if p.name in quick else p.quick)
+                 for p in params)
 
 
 def _chapter_notebook(name: str) -> dict[str, Any]:

@@ -11,20 +11,38 @@ pause's snapshot id, informative only: the framework has no addressed resume. Re
 (PG-1) is ``iter_from_persistence``. Durable documents: the file's snapshots
 (``<file>#<index>``, newest last). SAVE_HOOK: ``FileStatePersistence._save_sync``, through
 which every write of the file goes (``Path.write_bytes``, in place, under its lock file).
+
+Two hooks for pydantic-graph's own protocols (``probes.pydantic_graph_kit.protocols``), inert
+otherwise: a park point ``claimed`` right after ``iter_from_persistence`` claimed the pause and
+before the answered node runs (``nemesis.park``, not ``runtime.point``: the kit's traced
+enumeration of crash points, ``probes.kit.exhaustive``, stays the kit's own); and the workflow
+variant ``invalid-write`` (environment ``RC_PG_WORKFLOW``), whose state declares an ``int`` field
+that ``S1`` writes a ``str`` into. Without the variable the graph is the kit's, unchanged.
 """
 
 import asyncio
 import json
+import os
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from probes.citations import doc
+from probes.core.nemesis import park
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
 
 FILE = "graph-run.json"
+CLAIMED = "claimed"  # park point: the pause claimed by iter_from_persistence (load_next), its node not yet run
+WORKFLOW_ENV = "RC_PG_WORKFLOW"  # the workflow variant a process builds; unset: the kit's workflow
+INVALID_WRITE = "invalid-write"  # the variant whose S1 writes INVALID_VALUE into the declared int INVALID_FIELD
+INVALID_FIELD, INVALID_VALUE = "count", "eleven"
+
+
+def workflow() -> str | None:
+    """The workflow variant this process builds (``WORKFLOW_ENV``), or None for the kit's."""
+    return os.environ.get(WORKFLOW_ENV) or None
 
 
 def _graph() -> Any:
@@ -39,11 +57,18 @@ def _graph() -> Any:
     class State:
         note: str = ""
 
+    @dataclass
+    class CountedState(State):
+        count: int = 0  # declared int (INVALID_FIELD): the invalid-write variant's S1 writes a str into it
+
+    invalid = workflow() == INVALID_WRITE
+    state = CountedState if invalid else State
+
     def node(name: str, run: Any, returns: Any, **fields: Any) -> type:
-        run.__annotations__ = {"ctx": GraphRunContext[State], "return": returns}
+        run.__annotations__ = {"ctx": GraphRunContext[state], "return": returns}
         def body(ns: dict[str, Any]) -> None:
             ns.update(run=run, __annotations__=dict.fromkeys(fields, Any), __module__=__name__, **fields)
-        return dataclass(types.new_class(name, (BaseNode[State, None, str],), exec_body=body))
+        return dataclass(types.new_class(name, (BaseNode[state, None, str],), exec_body=body))
 
     def then(after: Any, value: Any) -> Any:  # the next node, given what this one produced
         return End(value) if after is End[str] else after(**({"passed": value} if "passed" in after.__dataclass_fields__
@@ -57,6 +82,8 @@ def _graph() -> Any:
             extra = {"passed": None} if index > 0 else {}
             async def first(self: Any, ctx: Any, after: Any = after) -> Any:
                 ctx.state.note = runtime.step1()
+                if invalid:
+                    setattr(ctx.state, INVALID_FIELD, INVALID_VALUE)  # a str into the declared int
                 return then(after, ctx.state.note)
             after = node(name.upper(), first, after, **extra)
         elif role == "extra":
@@ -74,7 +101,7 @@ def _graph() -> Any:
             after = node("Ask" if name == "s2" else f"Ask{name.upper()}", ask, answered)
             classes.append(answered)
         classes.append(after)
-    return Graph(nodes=classes[::-1], name="kit"), after, answered, State
+    return Graph(nodes=classes[::-1], name="kit"), after, answered, state
 
 
 async def _drive(run: Any, node: Any, S2: type) -> dict[str, Any]:
@@ -99,7 +126,10 @@ class PydanticGraphAdapter(Adapter):
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): the 1.107.1 status contract refuses a
     # snapshot left running by a crash (PG-2); load_next hands a 'created' snapshot out once (PG-4).
-    citations = {"LV crash:*": doc("PG-2", "deviation"), "CO *": doc("PG-4", "claims")}
+    # A pause claimed by a process that died is no longer 'created': load_next, as PG-4 states, hands
+    # out only a 'created' snapshot, so recovery finds nothing to restore (the weaker behaviour, stated).
+    citations = {"LV crash:*": doc("PG-2", "deviation"), "CO *": doc("PG-4", "claims"),
+                 "LV claimed-pause": doc("PG-4", "deviation")}
 
     def hook(self) -> None:
         from pydantic_graph.persistence.file import FileStatePersistence
@@ -124,6 +154,7 @@ class PydanticGraphAdapter(Adapter):
 
         async def go() -> dict[str, Any]:
             async with graph.iter_from_persistence(self._persistence(graph)) as run:  # claims the pause
+                park(CLAIMED)
                 paused = isinstance(run.next_node, S2) and run.next_node.answer is None
                 return await _drive(run, S2(answer=answer) if paused else run.next_node, S2)
         return asyncio.run(go())

@@ -1,0 +1,35 @@
+"""The paper layer: each published value of the paper, computed from a campaign's receipts.
+
+A module here reads the receipts a campaign wrote (never a framework, never a probe) and
+returns the campaign's headline values (``probes.headline.Measured``, or a string saying why
+one was not measured). The headline page and the chapters compare them with
+``data/published.json``. Measurement never imports this package: a campaign does not know
+which of its cells the paper published, so the paper's reading of a cell can change without
+re-measuring it.
+
+Campaigns the engine port (issue 25) has not reached yet still carry their extractor as
+``Campaign.headlines``; ``extractor`` prefers this package's.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from probes.core.receipt import Receipt
+
+Extractor = Callable[[list[Receipt]], dict[str, Any]]
+
+# campaign -> the module:function over its receipts that gives its published values
+EXTRACTORS: dict[str, str] = {
+    "pydantic_graph": "probes.paper.pydantic_graph:headlines",
+}
+
+
+def extractor(campaign: Any) -> Extractor | None:
+    """The headline extractor of ``campaign`` (a ``Campaign``): this layer's, else its own, else None."""
+    spec = EXTRACTORS.get(getattr(campaign, "name", ""))
+    if spec is None:
+        return campaign.headlines
+    module, _, function = spec.partition(":")
+    return getattr(importlib.import_module(module), function)
