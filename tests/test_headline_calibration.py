@@ -233,25 +233,43 @@ def test_the_build_is_read_from_the_receipts_manifests() -> None:
 
 # --- the campaigns' computed sentences --------------------------------------------------------
 
-def _tamper(kind: str, error: str | None, stage: str | None) -> types.SimpleNamespace:
-    return types.SimpleNamespace(path=f"tamper:{kind}", evidence={"error": error, "stage": stage})
+def _forgery(kind: str, error: str | None, stage: str | None) -> tuple[types.SimpleNamespace, dict]:
+    """A forgery's CV verdict as the kit judges it, and what AutoGen's forgeries protocol observed."""
+    from probes.core.checker import Property
+
+    outcome = "refused loudly" if error else "accepted, behaviour changed"
+    verdict = types.SimpleNamespace(path=f"tamper:{kind}", property=Property.CV,
+                                    evidence={"refused": bool(error), "error": error, "outcome": outcome,
+                                              "invalid_edit": kind == "structural"})
+    return verdict, {"refused_at": stage}
+
+
+def _forgery_receipt(probe: str, forgeries: list[tuple[types.SimpleNamespace, dict]]) -> types.SimpleNamespace:
+    return types.SimpleNamespace(probe=probe, verdicts=[v for v, _ in forgeries],
+                                 observations={"forgeries": {v.path.removeprefix("tamper:"): seen
+                                                             for v, seen in forgeries}})
 
 
 def test_autogen_sentence_counts_every_refused_and_accepted_kind() -> None:
-    from probes.autogen.campaign import headlines
+    from probes.paper.autogen import headlines
 
-    rep = [_tamper("structural", "ValidationError", "load"), _tamper("team-type", "ValueError", "load"),
-           _tamper("speaker", "IndexError", "run"), _tamper("forged", None, None), _tamper("rewound", None, None)]
-    receipts = [types.SimpleNamespace(probe=f"tamper.rep{i}", verdicts=rep) for i in (1, 2)]
+    rep = [_forgery("structural", "ValueError", "load_state"), _forgery("team-unknown-thread-type", "ValueError",
+                                                                        "load_state"),
+           _forgery("speaker", "RuntimeError", "run"), _forgery("forged", None, None), _forgery("rewound", None, None)]
+    receipts = [_forgery_receipt(f"forgeries.file.rep{i}", rep) for i in (1, 2)]
     m = headlines(receipts)["autogen.tamper"]
-    assert m.value["rejected"] is True and m.value["refused"] == ["speaker", "structural", "team-type"]
-    assert m.contradiction == ("of 5 kinds of tampered state, 2 were loaded by load_state without any error in at "
-                               "least one of 2 repetition(s) (forged, rewound; 2 probe(s)) and 3 were refused in "
-                               "every repetition: speaker (at the run after load_state), structural (at load_state), "
-                               "team-type (at load_state)")
+    assert m.value["rejected"] is True and m.value["refused"] == ["speaker", "structural", "team-unknown-thread-type"]
+    assert m.contradiction == ("of 5 kinds of tampered state, 2 were loaded by load_state and run on without any "
+                               "error in at least one of 2 repetition(s) (forged (behaviour changed), rewound "
+                               "(behaviour changed); 2 probe(s)) and 3 were refused in every repetition: speaker (in "
+                               "the run after load_state), structural (at load_state), team-unknown-thread-type (at "
+                               "load_state)")
     assert m.contradicted_by == ("tamper:forged", "tamper:rewound")
-    refused_only = [types.SimpleNamespace(probe="tamper.rep1", verdicts=rep[:3])]
+    refused_only = [_forgery_receipt("forgeries.file.rep1", rep[:3])]
     assert headlines(refused_only)["autogen.tamper"].contradicted_by == ()
+    # refused, but in the run after load_state: not the published rejection at load_state
+    late = [_forgery_receipt("forgeries.file.rep1", [_forgery("structural", "ValueError", "run")])]
+    assert headlines(late)["autogen.tamper"].value["rejected"] is False
 
 
 def test_tlc_conditions_are_read_from_the_run() -> None:

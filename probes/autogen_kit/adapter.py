@@ -17,6 +17,12 @@ otherwise the run completed; no file: start over.
 SAVE_HOOK: AutoGen writes nothing to disk; the hooked save is the adapter's ``_save``:
 ``team.save_state()`` and an atomic JSON write (temp file, fsync, ``os.replace``), so
 ``save.write`` kills just before the rename (``save.enter``: before ``save_state``).
+
+Three operations for AutoGen's own protocols (``probes.autogen_kit.protocols``), which the
+kit never calls: ``load`` (only ``team.load_state`` of a saved state, so a refusal there is
+a refusal at ``load_state``, not in the run after it), ``proceed`` (a saved state loaded
+into a new team and run on without a new task) and ``state_errors`` (what AgentChat's own
+models reject in edited entries of a team state).
 """
 
 import asyncio
@@ -115,7 +121,7 @@ class AutoGenAdapter(Adapter):
     def _files(self) -> list[Path]:
         return sorted((self.workdir / "states").glob("*.json"))
 
-    def _run(self, task: str, state: Path | None = None) -> dict[str, Any]:
+    def _run(self, task: str | None, state: Path | None = None) -> dict[str, Any]:
         async def go() -> dict[str, Any]:
             team = _team()
             if state is not None:
@@ -161,3 +167,56 @@ class AutoGenAdapter(Adapter):
         from autogen_agentchat.teams._group_chat._graph._digraph_group_chat import GraphFlowManager
         return {"status": "schema", "required": keys_read(GraphFlowManager.load_state, "state"),
                 "model": "autogen_agentchat GraphFlowManager.load_state (plain dict, keys read by subscript)"}
+
+    # --- AutoGen's own protocols (probes.autogen_kit.protocols) --------------------------
+    def load(self, handle: Any) -> dict[str, Any]:
+        """``team.load_state`` of the saved team state ``handle`` into a new team, and nothing
+        else: what raises here is refused at load, before anything runs."""
+        async def go() -> dict[str, Any]:
+            await _team().load_state(json.loads((self.workdir / "states" / handle).read_text()))
+            return {"status": "loaded"}
+        return asyncio.run(go())
+
+    def proceed(self, handle: Any) -> dict[str, Any]:
+        """The saved team state ``handle`` loaded into a new team and run on without a new task
+        (``team.run()``), saved after as every run is."""
+        return self._run(None, self.workdir / "states" / handle)
+
+    def state_errors(self, entries: list[Any]) -> dict[str, Any]:
+        """What AgentChat's own models reject in each ``[agent, entry]`` of a team state: an agent's
+        entry is a ``ChatAgentContainerState`` whose buffered messages must be of a message type
+        the team's ``MessageFactory`` knows, valid under that type's model; the graph manager's
+        entry must have the keys ``GraphFlowManager.load_state`` reads by subscript
+        (``state_required``) and a thread of such messages. One list of errors per entry, each
+        ``<where>: <exception>: <its first line>``; empty: the entry is valid."""
+        from autogen_agentchat.messages import MessageFactory
+        from autogen_agentchat.state import ChatAgentContainerState
+
+        def first_line(exc: Exception) -> str:
+            return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+
+        def messages(where: str, items: Any) -> list[str]:
+            errors = []
+            for i, item in enumerate(items if isinstance(items, list) else []):
+                try:
+                    MessageFactory().create(item)
+                except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+                    errors.append(f"{where}[{i}]: {first_line(exc)}")
+            return errors
+
+        out = []
+        for agent, entry in entries:
+            if agent == MANAGER:
+                missing = [k for k in self.state_required(entry)["required"] if k not in entry]
+                out.append([f"{MANAGER}: no {k!r}" for k in missing]
+                           + messages(f"{MANAGER}.message_thread", entry.get("message_thread")))
+                continue
+            try:
+                ChatAgentContainerState.model_validate(entry)
+            except ValueError as exc:
+                out.append([f"{agent}: {first_line(exc)}"])
+                continue
+            out.append(messages(f"{agent}.message_buffer", entry.get("message_buffer", [])))
+        return {"status": "schema", "errors": out,
+                "model": "autogen_agentchat ChatAgentContainerState, the MessageFactory's message types and "
+                         "GraphFlowManager.load_state's keys"}

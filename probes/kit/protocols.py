@@ -241,6 +241,17 @@ def _prefix(p: Probe, run: Run, path: str, h: History) -> Verdict:
     return p.judge.prefix(path, h)
 
 
+def ended(status: dict[str, Any]) -> str:
+    """What an operation came to, in words, for a framework's own protocol to keep in a summary or
+    an observation: deterministic (no handles, no times), a raise by its first line (a pydantic
+    error goes on to list every error)."""
+    if status.get("status") == "raised":
+        return f"raised {status.get('error')}: {(str(status.get('message') or '').splitlines() or [''])[0]}"
+    if status.get("status") == "completed":
+        return f"completed with {status.get('outcome')!r}"
+    return str(status.get("status"))
+
+
 # --- the protocols ---------------------------------------------------------------------
 
 def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:

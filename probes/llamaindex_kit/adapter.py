@@ -11,6 +11,22 @@ a pause's handle is its file). Answering is ``Context.from_dict`` + ``run(ctx=..
 twice in one step, two ``ctx.wait_for_event`` calls; an answer to the first is driven like a start
 (its second ``InputRequiredEvent`` snapshotted and the run cancelled). SAVE_HOOK is that snapshot write
 (``ctx.to_dict()`` + the atomic file's ``os.replace``), the only durable write there is.
+
+The pause mechanism is a variant of the workflow (issue 25), chosen per process by the
+environment variable ``RC_LI_WORKFLOW`` (unset: the split steps above, the kit's workflow,
+unchanged). ``wait_for_event``: the docs' other human-in-the-loop form, one step that does
+``s1``'s work and then pauses *inside* itself with ``ctx.wait_for_event`` before the rest of
+``s2``; its ``wait_for_event`` docstring says the step replays from its top when the answer
+arrives (LI-3), so whatever the step did before the wait (``s1``'s effect) runs again, which the
+kit's protocols, run on this variant by ``probes.llamaindex_kit.protocols``, measure.
+``unserialisable-store``: ``s1`` also puts an ``asyncio.Lock`` into ``ctx.store``, a value no
+serializer encodes (the store protocol: is the snapshot refused loudly?).
+
+Operations beyond the kit's five, for LlamaIndex's own protocols: ``answer_in_process`` (a run
+answered from its own event stream, no snapshot restored), ``resume_back_to_back`` (a restored
+snapshot sent several answers at once), ``serialized_answer`` (an answer as the framework's
+serializer writes an event into a snapshot) and ``state_valid`` (does a snapshot validate as the
+framework's own model).
 """
 
 import asyncio
@@ -24,10 +40,21 @@ from typing import Any
 
 from probes.citations import doc
 from probes.core.atomic import atomic_write_json
+from probes.core.history import Kind
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
 
 TIMEOUT = 20.0  # the framework's own run timeout: a restored run that never finishes raises
+WORKFLOW_ENV = "RC_LI_WORKFLOW"  # the workflow variant a process builds; unset: the kit's split steps
+WAIT_FOR_EVENT = "wait_for_event"  # s1's work and the pause in one step, paused by ctx.wait_for_event
+UNSERIALISABLE = "unserialisable-store"  # s1 also stores a value no serializer encodes (UNSERIALISABLE_KEY)
+UNSERIALISABLE_KEY = "lock"
+WAITING_STEP = "s1_then_wait"  # the wait_for_event variant's only step: s1's work, the wait, the rest of s2
+
+
+def workflow() -> str | None:
+    """The workflow variant this process builds (``WORKFLOW_ENV``), or None for the kit's split steps."""
+    return os.environ.get(WORKFLOW_ENV) or None
 
 
 def _waiting_trigger(name: str) -> type:
@@ -65,6 +92,22 @@ def _workflow() -> Any:
     shape = runtime.shape()
     steps: dict[str, Any] = {}
     takes: Any = StartEvent
+    variant = workflow()
+    if variant == WAIT_FOR_EVENT:
+        if shape != runtime.SHAPES["v1"]:
+            raise ValueError(f"the {WAIT_FOR_EVENT} variant is built for the original workflow only, "
+                             f"not {runtime.code()}")
+
+        async def first_then_wait(self: Any, ctx: Any, ev: Any) -> Any:
+            # the docs' in-step wait, with work before it: the step replays from here when the answer arrives (LI-3)
+            runtime.step1()
+            runtime.before_pause()
+            got = await ctx.wait_for_event(HumanResponseEvent, waiter_id="answer",
+                                           waiter_event=InputRequiredEvent(prefix="answer?"))
+            value = runtime.step2(got.response)
+            await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
+            return StopEvent(result=value)
+        shape, steps[WAITING_STEP] = (), method(WAITING_STEP, first_then_wait, StartEvent, StopEvent, with_ctx=True)
     for i, (name, role) in enumerate(shape):
         last = i == len(shape) - 1
         if role == "pause":
@@ -110,7 +153,14 @@ def _workflow() -> Any:
                 if out is StopEvent:
                     return StopEvent(result=value)
                 return out(note=value) if out is Asked else out(value=value)
-            steps[name] = method(name, run, takes, out)
+            if role == "first" and variant == UNSERIALISABLE:
+                async def storing(self: Any, ctx: Any, ev: Any, run: Any = run) -> Any:
+                    handed_on = await run(self, ev)
+                    await ctx.store.set(UNSERIALISABLE_KEY, asyncio.Lock())  # no serializer encodes a lock
+                    return handed_on
+                steps[name] = method(name, storing, takes, out, with_ctx=True)
+            else:
+                steps[name] = method(name, run, takes, out)
         takes = out
     Kit = types.new_class("Kit", (Workflow,), exec_body=lambda ns: ns.update(steps, __module__=__name__))
     return Kit(timeout=TIMEOUT)
@@ -138,10 +188,18 @@ class LlamaIndexAdapter(Adapter):
     # whose run ended (is_running false) restores as state carried into a new run, from StartEvent. LI-3 (the
     # wait_for_event docstring, as the paper's campaign cites it for the wait probes): an answer replays the whole
     # step, so in a step that waits twice the code between the waits (the first answer's effect) runs again.
+    # The wait_for_event variant's paths (``wait:<kit path>``, probes.llamaindex_kit.protocols): LI-3, as the paper's
+    # campaign cites it, where the step's work before the wait runs again because the answer replays the step
+    # (answered once, after a restore, a kill while parked, or in the process that asked) and for the prefix
+    # re-entered wherever the variant resumes; a crash inside the waiting step is LI-2's at-least-once, as on the
+    # split steps. Not the stray on an ended context: that starts a new run (undocumented, as on the split steps).
     citations = {"EO *kill*": doc("LI-2", "deviation"), "EO crash:raise@*": doc("LI-2", "deviation"),
                  "PC *": doc("LI-1", "claims"), "LV *": doc("LI-7", "claims"),
                  "EO tamper:flip:is_running": doc("LI-6", "deviation"),
-                 "EO pause-twice:*": doc("LI-3", "deviation"), "CO pause-twice:*": doc("LI-3", "deviation")}
+                 "EO pause-twice:*": doc("LI-3", "deviation"), "CO pause-twice:*": doc("LI-3", "deviation"),
+                 "EO wait:baseline:*": doc("LI-3", "deviation"), "EO wait:park-kill": doc("LI-3", "deviation"),
+                 "EO wait:in-process": doc("LI-3", "deviation"), "PC wait:*": doc("LI-3", "deviation"),
+                 "EO wait:crash:*": doc("LI-2", "deviation")}
 
     def hook(self) -> None:
         runtime.hook_save(sys.modules[__name__], "save_context", writes=((os, "replace"),))
@@ -182,6 +240,59 @@ class LlamaIndexAdapter(Adapter):
             return await self._finished(handler)
         return asyncio.run(go())
 
+    # --- LlamaIndex's own operations (probes.llamaindex_kit.protocols) ----------------------------
+    def answer_in_process(self, answer: Any) -> dict[str, Any]:
+        """A new run answered from its own event stream when it asks, in this process: no snapshot is
+        restored (the in-process protocol). Only the first input request is answered. The pause and the
+        answer happen inside this operation, so it records them (PAUSE, ANSWER) where they happen."""
+        from workflows.events import HumanResponseEvent, InputRequiredEvent
+
+        async def go() -> dict[str, Any]:
+            handler, asked = _workflow().run(), 0
+            async for ev in handler.stream_events():
+                if isinstance(ev, InputRequiredEvent):
+                    asked += 1
+                    if asked == 1:
+                        runtime.record(Kind.PAUSE, step="s2")
+                        runtime.record(Kind.ANSWER, value=answer, detail={"addressed": False, "in_process": True})
+                        handler.ctx.send_event(HumanResponseEvent(response=answer))
+            return {**await self._finished(handler), "input_requests": asked}
+        return asyncio.run(go())
+
+    def resume_back_to_back(self, handle: Any, answers: list[Any]) -> dict[str, Any]:
+        """The paused snapshot ``handle`` restored in this process and sent every one of ``answers`` at once,
+        one ``send_event`` after another, before the run is awaited (the double-answer protocol)."""
+        from workflows import Context
+        from workflows.events import HumanResponseEvent
+        path = self.workdir / "states" / handle
+
+        async def go() -> dict[str, Any]:
+            workflow = _workflow()
+            handler = workflow.run(ctx=Context.from_dict(workflow, json.loads(path.read_text())))
+            for answer in answers:
+                handler.ctx.send_event(HumanResponseEvent(response=answer))
+            return await self._finished(handler)
+        return asyncio.run(go())
+
+    def serialized_answer(self, answer: Any) -> dict[str, Any]:
+        """A ``HumanResponseEvent`` carrying ``answer`` as the framework's serializer writes an event into a
+        snapshot's worker queue (the forged-answer edit plants it there)."""
+        from workflows.context.serializers import JsonSerializer
+        from workflows.events import HumanResponseEvent
+        return {"status": "serialized", "event": JsonSerializer().serialize(HumanResponseEvent(response=answer))}
+
+    def state_valid(self, doc: Any) -> dict[str, Any]:
+        """Does ``doc`` validate as the framework's own model of a snapshot (``state_required``'s model)?
+        A named edit the model rejects is invalid (a CV question); one it accepts is type-valid."""
+        from pydantic import ValidationError
+        model = _snapshot_model(doc)
+        try:
+            model.model_validate(doc)
+        except ValidationError as exc:
+            name, first = f"workflows {model.__name__}", " ".join(str(exc).splitlines()[:2])
+            return {"status": "schema", "valid": False, "model": name, "error": first}
+        return {"status": "schema", "valid": True, "model": f"workflows {model.__name__}"}
+
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         paths = self.state_paths()
         if not paths:
@@ -200,6 +311,11 @@ class LlamaIndexAdapter(Adapter):
         ``workflows/context/pre_context.py``): a document with a ``version`` is validated as the
         pydantic ``SerializedContext``, one without as the legacy ``SerializedContextV0``. Its
         fields without a default are the required keys (none, in 2.22: every field has one)."""
-        from workflows.context.context_types import SerializedContext, SerializedContextV0
-        model = SerializedContextV0 if isinstance(doc, dict) and doc.get("version") is None else SerializedContext
+        model = _snapshot_model(doc)
         return {"status": "schema", "required": required_fields(model), "model": f"workflows {model.__name__}"}
+
+
+def _snapshot_model(doc: Any) -> type:
+    """The pydantic model ``Context.from_dict`` validates the snapshot ``doc`` as (``state_required``)."""
+    from workflows.context.context_types import SerializedContext, SerializedContextV0
+    return SerializedContextV0 if isinstance(doc, dict) and doc.get("version") is None else SerializedContext

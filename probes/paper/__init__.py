@@ -23,6 +23,8 @@ Extractor = Callable[[list[Receipt]], dict[str, Any]]
 # campaign -> the module:function over its receipts that gives its published values
 EXTRACTORS: dict[str, str] = {
     "pydantic_graph": "probes.paper.pydantic_graph:headlines",
+    "llamaindex": "probes.paper.llamaindex:headlines",
+    "autogen": "probes.paper.autogen:headlines",
 }
 
 

@@ -29,7 +29,7 @@ from probes.core.checker import Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import Kind
 from probes.kit.adapter import Capability
-from probes.kit.protocols import Probe, Run, _needs, state_model
+from probes.kit.protocols import Probe, Run, _needs, ended, state_model
 from probes.kit.suite import Protocol
 from probes.pydantic_graph_kit.adapter import (
     CLAIMED,
@@ -78,18 +78,9 @@ def invalid_snapshots(p: Probe, run: Run) -> list[str]:
     return [f"{path} ({_node(doc)}, {doc.get('status', '-')})" for path, doc in _documents(p, run) if bad(doc)]
 
 
-def _ended(status: dict[str, Any]) -> str:
-    """What an operation came to, in words (deterministic: no handles, no times)."""
-    if status.get("status") == "raised":  # the first line (a pydantic error goes on to list every error)
-        return f"raised {status.get('error')}: {(str(status.get('message') or '').splitlines() or [''])[0]}"
-    if status.get("status") == "completed":
-        return f"completed with {status.get('outcome')!r}"
-    return str(status.get("status"))
-
-
 def _killed(status: dict[str, Any], point: str) -> None:
     if status.get("status") != "killed":
-        raise HarnessError(f"the answering process was not killed at {point}: {_ended(status)}")
+        raise HarnessError(f"the answering process was not killed at {point}: {ended(status)}")
 
 
 def _variant(p: Probe, workflow: str) -> Run:
@@ -113,11 +104,11 @@ def claimed(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     recovered = run.recover("recover", mode, answer)
     status = run.to_completion(recovered, answer, "recover-answer")
     h = p.read()
-    p.observations["claimed"] = {"statuses_after_claim": after_claim, "recovery": _ended(recovered),
-                                 "status": _ended(status), "effects": h.effect_counts()}
+    p.observations["claimed"] = {"statuses_after_claim": after_claim, "recovery": ended(recovered),
+                                 "status": ended(status), "effects": h.effect_counts()}
     what = (f"the pause claimed by a process answering it, SIGKILLed before the answered node ran "
             f"(snapshots after the claim: {', '.join(after_claim)}; effects {h.effect_counts()}); "
-            f"recovery by {mode} {_ended(recovered)}")
+            f"recovery by {mode} {ended(recovered)}")
     return [p.judge.live(CLAIMED_PATH, h, what, cls.result(answer))]
 
 
@@ -132,18 +123,18 @@ def invalid_write(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     run.note(Kind.START, detail={"workflow": INVALID_WRITE})
     first = run.op("start", "start")
     if first.get("status") not in ("paused", "raised"):
-        raise HarnessError(f"the invalid-write workflow neither paused nor refused: {_ended(first)}")
+        raise HarnessError(f"the invalid-write workflow neither paused nor refused: {ended(first)}")
     found = invalid_snapshots(p, run)
     if found:  # seen in the file once the start ended: the event is the observation, after the process's own
         run.note(Kind.PERSIST, detail={"what": "graph state", "valid": False, "documents": found,
                                        "field": INVALID_FIELD, "declared": "int", "value": INVALID_VALUE,
                                        "seen": "in the file after the start ended"})
     then = run.answer("answer", first.get("handle"), answer) if first.get("status") == "paused" else None
-    p.observations["invalid_write"] = {"start": _ended(first), "invalid_documents": found,
-                                       "answer": _ended(then) if then else None}
+    p.observations["invalid_write"] = {"start": ended(first), "invalid_documents": found,
+                                       "answer": ended(then) if then else None}
     what = (f"S1 wrote {INVALID_VALUE!r} into the declared int field {INVALID_FIELD!r} (in the file: "
-            f"{', '.join(found) or 'no snapshot'}); the start {_ended(first)}"
-            + (f"; answering the pause {_ended(then)}" if then else ""))
+            f"{', '.join(found) or 'no snapshot'}); the start {ended(first)}"
+            + (f"; answering the pause {ended(then)}" if then else ""))
     return [p.judge.valid_state(INVALID_PATH, p.read(), what)]
 
 
@@ -168,7 +159,7 @@ def status_reset(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     status = run.to_completion(run.recover("recover", mode, answer), answer, "recover-answer")
     h = p.read()
     p.observations["status_reset"] = {"reset": f"{_node(doc)} {doc.get('status')} -> created",
-                                      "status": _ended(status), "effects": h.effect_counts()}
+                                      "status": ended(status), "effects": h.effect_counts()}
     return p.judge.tampered(RESET_PATH, h, False, cls.result(answer), shown)
 
 
