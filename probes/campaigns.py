@@ -26,7 +26,7 @@ REGISTRY: dict[str, str] = {
     "llamaindex": "probes.llamaindex_kit.campaign:PAPER_CAMPAIGN",
     "pydantic_graph": "probes.pydantic_graph_kit.campaign:PAPER_CAMPAIGN",
     "autogen": "probes.autogen_kit.campaign:PAPER_CAMPAIGN",
-    "dbos": "probes.dbos.campaign:CAMPAIGN",
+    "dbos": "probes.dbos_kit.campaign:PAPER_CAMPAIGN",
     "remit": "probes.remit.campaign:CAMPAIGN",
     "remit_bench": "probes.remit.bench:CAMPAIGN",
     "live": "probes.live.campaign:CAMPAIGN",

@@ -307,3 +307,28 @@ def test_replaying_the_recorded_calls_over_stored_histories_gives_the_same_verdi
         bent = json.loads(json.dumps(stored_calls))
         bent[i][key] = value
         assert replay(bent, stored_histories, "fw", "file", citations) != again, (i, key)
+
+
+def test_a_frameworks_own_fork_is_decided_and_replayed_on_its_own_path() -> None:
+    """``Judge.fork`` with a path of a framework's own protocol (DBOS's ``fork_workflow``): the verdict
+    is on that path and cited by it, the log names the path and ``replay`` decides it there again;
+    the kit's own fork logs no path, so the calls of receipts measured before read as they did."""
+    import json
+
+    from probes.core.receipt import recorded_histories
+    from probes.kit.judge import FORK_PATH, replay
+
+    citations = {"FD *": CLAIM, "FD fork:same-pause": dataclasses.replace(CLAIM, stance="deviation")}
+    j = judge(citations)
+    forked = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.COMPLETE, "run/answer", None, RESULT),
+               (Kind.FORK, "harness", None, "no"), (Kind.COMPLETE, "run/fork", None, "s2 served 'no'"))
+    ignored = H(*START, (Kind.ANSWER, "harness", None, "yes"), (Kind.COMPLETE, "run/answer", None, RESULT),
+                (Kind.FORK, "harness", None, "no"), (Kind.COMPLETE, "run/fork", None, RESULT))
+    made = [j.fork(forked, "s2 served 'no'", path="fork:fork_workflow"), j.fork(ignored, "s2 served 'no'")]
+    assert [(v.path, v.label) for v in made] == [("fork:fork_workflow", Label.PASS), (FORK_PATH, Label.DOC)]
+    assert j.calls == [{"call": "fork", "expected": "s2 served 'no'", "path": "fork:fork_workflow"},
+                       {"call": "fork", "expected": "s2 served 'no'"}]
+    again = replay(json.loads(json.dumps(j.calls)), json.loads(json.dumps(recorded_histories(made))), "fw", "file",
+                   citations)
+    assert [json.dumps(v.to_json(), sort_keys=True) for v in again] == \
+        [json.dumps(json.loads(json.dumps(v.to_json())), sort_keys=True) for v in made]

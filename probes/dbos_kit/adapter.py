@@ -25,6 +25,11 @@ the durable documents are JSON: the workflow's inputs and the outputs of ``s1``/
 one per row (``ask``'s null and DBOS's bookkeeping, like recv's deadline, are left out).
 The save hook is ``SystemDatabase.record_operation_result``; its write, the transaction
 body ``_record_operation_result_txn`` (the row's INSERT, committed when it returns).
+
+One operation for DBOS's own protocol (``probes.dbos_kit.protocols``), which the kit never
+calls: ``fork_workflow``, DBOS's documented way to give an answered pause another answer
+(DB-10) -- the completed workflow forked from its ``recv`` step into a new workflow, and the
+fork answered.
 """
 
 import json
@@ -219,6 +224,27 @@ class DBOSAdapter(Adapter):
             DBOS.destroy()
             return {"status": "completed", "outcome": box["outcome"]}
         return _paused_in_recv({"status": "paused", "handle": [WID, TOPIC]})
+
+    def fork_workflow(self, answer: Any) -> dict[str, Any]:
+        """``DBOS.fork_workflow`` of the completed workflow from its first ``recv`` step (the steps
+        before it are copied into a new workflow, ``recv`` and what follows run again there), the
+        fork answered with ``answer`` once it waits in ``recv``, as the original was answered at its
+        pause. Returns the fork's outcome and, read again after it, the original's (a fork must leave
+        the original as it was); the fork's id only as whether it differs (ids vary between runs)."""
+        DBOS, waiting = self._launch()  # nothing is pending: only the fork will wait in recv
+        recvs = [s["function_id"] for s in DBOS.list_workflow_steps(WID) if s["function_name"] == "DBOS.recv"]
+        if not recvs:
+            raise RuntimeError(f"workflow {WID} recorded no recv step to fork from")
+        fork = DBOS.fork_workflow(WID, recvs[0])
+        if not waiting.wait(120):
+            raise TimeoutError("the forked workflow never waited in recv")
+        DBOS.send(fork.get_workflow_id(), answer, TOPIC)
+        outcome = fork.get_result(polling_interval_sec=0.02)
+        original = DBOS.retrieve_workflow(WID).get_result(polling_interval_sec=0.02)
+        distinct = fork.get_workflow_id() != WID
+        DBOS.destroy()
+        return {"status": "completed", "outcome": outcome, "original_outcome": original,
+                "forked_from_step": recvs[0], "new_workflow_id": distinct}
 
     # The durable state: JSON values in the system database, one (table, column, row) per document.
     def state_paths(self) -> list[Any]:

@@ -92,7 +92,7 @@ TARGETS: tuple[Target, ...] = (
     Target("pydantic_graph", "pydantic-graph", "1.107.1", "2.68.0", "1.107.10",  # a kit campaign since issue 25
            needs=("pydantic_graph.persistence.file:FileStatePersistence",), gone=_PG_GONE),
     Target("autogen", "autogen-agentchat", "0.7.5", "0.7.5", "0.7.5", ("autogen-core",)),  # a kit campaign since issue 25
-    Target("dbos", "dbos", "2.27.0", "3.4.0", "2.27.0", _DBOS),
+    Target("dbos", "dbos", "2.27.0", "3.4.0", "2.27.0", _DBOS),  # a kit campaign since issue 25
     # the conformance kit's campaigns
     Target("langgraph_kit", "langgraph", "1.2.9", "1.2.24", "1.2.24", _LANGGRAPH),
     Target("crewai_kit", "crewai", "1.15.2", "1.15.30", "1.15.30"),
@@ -124,11 +124,15 @@ _PG_UNCHANGED = (  # both pydantic-graph campaigns run one adapter
     "Unchanged: its adapter imports `pydantic_graph.persistence.file` inside its methods, and drift checks that "
     "module in each release's environment first (`needs`), so 2.x is n/a before anything runs; 1.107.10, the "
     "newest patch of the pinned minor, has it and runs the kit.")
+_DBOS_UNCHANGED = (  # both DBOS campaigns run one adapter; the paper campaign's latency study its own application
+    "Unchanged on DBOS 3.x, which removed the admin server, the application database and the runtime config "
+    "files: both DBOS campaigns run one adapter, and the paper campaign's latency study its own small application, "
+    "each configuring DBOS in code with an SQLite system database only; the `run_admin_server: False` they pass is "
+    "no longer a `DBOSConfig` key in 3.4.0, which ignores it. The study's worker runs with the release's interpreter "
+    "like the adapter's operations (`RC_KIT_PYTHON`), its LangGraph arm at the lock's release.")
 ADAPTER_NOTES: dict[str, str] = {
     "pydantic_graph": _PG_UNCHANGED,
     "pydantic_graph_kit": _PG_UNCHANGED,
-    "dbos": (
-        "Unchanged on DBOS 3.x, which removed the admin server, the application database and the runtime config "
-        "files: the DBOS campaigns (paper and kit) configure DBOS in code with an SQLite system database only, and "
-        "the `run_admin_server: False` they pass is no longer a `DBOSConfig` key in 3.4.0, which ignores it."),
+    "dbos": _DBOS_UNCHANGED,
+    "dbos_kit": _DBOS_UNCHANGED,
 }

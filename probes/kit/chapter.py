@@ -239,8 +239,11 @@ def notebook(name: str) -> dict[str, Any]:
 
 def _paper_cells(name: str) -> list[dict[str, Any]]:
     """A paper campaign's section: its published values beside this run's (``probes.paper`` reads them
-    from the receipts; ``probes.headline`` compares). None for a campaign the paper publishes nothing of."""
+    from the receipts; ``probes.headline`` compares), then any section of its own the paper module
+    names (``probes.paper.sections``: a study's table and figure). None for a campaign the paper
+    publishes nothing of."""
     from probes.headline import load_published
+    from probes.paper import sections
 
     if not any(entry["campaign"] == name for entry in load_published()):
         return []
@@ -249,6 +252,7 @@ def _paper_cells(name: str) -> list[dict[str, Any]]:
                           "(each names its source line), measured values from this run's receipts, read by "
                           f"`probes/paper/{name}.py`; the status is computed as on the headline page."),
         _cell("code", "from probes.chapter import published\npublished(run)"),
+        *(_cell(kind, source) for kind, source in sections(name)),
     ]
 
 

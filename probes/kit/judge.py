@@ -19,6 +19,8 @@ from probes.core import checker
 from probes.core.checker import DocRef, Property, Subject, Verdict
 from probes.core.history import Event, History, Kind
 
+FORK_PATH = "fork:same-pause"  # the kit's fork protocol's path (a framework's own fork names its own)
+
 _WITNESS_KINDS = (Kind.START, Kind.ANSWER, Kind.RESUME, Kind.CRASH, Kind.RECOVER, Kind.TAMPER, Kind.STEP_BEGIN,
                   Kind.EFFECT, Kind.PAUSE, Kind.CONSUME, Kind.REFUSE, Kind.ERROR, Kind.COMPLETE)
 
@@ -112,14 +114,16 @@ class Judge:
         check = checker.check_lv(h, checker.Expectation(gate=GATE, result=result))
         return self._label(check, path, f"{what}: {check.evidence['why'] or 'completed'}", witness)
 
-    def fork(self, h: History, expected: Any) -> Verdict:
+    def fork(self, h: History, expected: Any, path: str = FORK_PATH) -> Verdict:
         """FD for a second, different answer at the answered pause, with no discriminator on the
-        wire (Proposition 1): the summary names the side the framework took."""
-        self._note("fork", expected=expected)
+        wire (Proposition 1): the summary names the side the framework took. ``path``: where a
+        framework's own protocol forks by its own API instead (DBOS's ``fork_workflow``); the kit's
+        own path is not written into the log, so logs of the kit's fork read as they always did."""
+        self._note("fork", expected=expected, **({} if path == FORK_PATH else {"path": path}))
         check = checker.check_fd(h, checker.Expectation(outcome=expected, gate=GATE))
-        return self._label(check, "fork:same-pause", f"second answer at the answered pause gave "
-                                                     f"{check.evidence['observed']!r}; its own outcome is {expected!r} "
-                                                     f"({check.evidence['side']})")
+        return self._label(check, path, f"second answer at the answered pause gave "
+                                        f"{check.evidence['observed']!r}; its own outcome is {expected!r} "
+                                        f"({check.evidence['side']})")
 
     def valid_state(self, path: str, h: History, what: str) -> Verdict:
         """CV (``checker.check_cv``) of a state the workflow itself wrote, invalid under the framework's
@@ -181,7 +185,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
         prop = {"effects_once": Property.EO, "gated_once": Property.CO, "prefix": Property.PC,
                 "live": Property.LV, "fork": Property.FD, "tampered": Property.CV,
                 "valid_state": Property.CV}[name]
-        path = args.get("path", "fork:same-pause")
+        path = args.get("path", FORK_PATH)
         stored = histories.get(f"{path}#{prop.value}", histories.get(path))
         if stored is None:
             raise ValueError(f"no history stored for {prop.value} on {path}: the receipt cannot be re-judged")
@@ -196,7 +200,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             case "live":
                 out.append(judge.live(path, h, args["what"], args["result"], args["witness"]))
             case "fork":
-                out.append(judge.fork(h, args["expected"]))
+                out.append(judge.fork(h, args["expected"], path))
             case "tampered":
                 out += judge.tampered(path, h, args["invalid"], args["result"], args["model"])
             case "valid_state":

@@ -25,7 +25,18 @@ EXTRACTORS: dict[str, str] = {
     "pydantic_graph": "probes.paper.pydantic_graph:headlines",
     "llamaindex": "probes.paper.llamaindex:headlines",
     "autogen": "probes.paper.autogen:headlines",
+    "dbos": "probes.paper.dbos:headlines",
 }
+
+
+def sections(name: str) -> list[tuple[str, str]]:
+    """The chapter sections a paper module adds for campaign ``name`` (its ``SECTIONS``: (kind,
+    source) cells, e.g. a study's table and figure that no conformance template draws); none
+    for a module without them or a campaign without a module here."""
+    spec = EXTRACTORS.get(name)
+    if spec is None:
+        return []
+    return list(getattr(importlib.import_module(spec.partition(":")[0]), "SECTIONS", ()))
 
 
 def extractor(campaign: Any) -> Extractor | None:
