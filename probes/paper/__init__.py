@@ -25,6 +25,7 @@ EXTRACTORS: dict[str, str] = {
     "pydantic_graph": "probes.paper.pydantic_graph:headlines",
     "llamaindex": "probes.paper.llamaindex:headlines",
     "autogen": "probes.paper.autogen:headlines",
+    "crewai": "probes.paper.crewai:headlines",
 }
 
 
