@@ -22,7 +22,7 @@ REGISTRY: dict[str, str] = {
     "tlc": "probes.tla.campaign:CAMPAIGN",
     "langgraph": "probes.langgraph.campaign:CAMPAIGN",
     "consume_race": "probes.consume_race.campaign:CAMPAIGN",
-    "crewai": "probes.crewai.campaign:CAMPAIGN",
+    "crewai": "probes.crewai_kit.campaign:PAPER_CAMPAIGN",
     "llamaindex": "probes.llamaindex_kit.campaign:PAPER_CAMPAIGN",
     "pydantic_graph": "probes.pydantic_graph_kit.campaign:PAPER_CAMPAIGN",
     "autogen": "probes.autogen_kit.campaign:PAPER_CAMPAIGN",

@@ -119,6 +119,33 @@ def test_durable_prefix_longer_than_one_step() -> None:
     assert pc.evidence["reentered"] == {"s2": 1}
 
 
+def test_the_prefix_of_a_run_restored_after_it_completed_is_taken_at_the_recovery() -> None:
+    """A restore with no crash before it (CrewAI's ``@persist`` restore of a completed flow): ``at="recover"``
+    takes the durable prefix at the recovery, so both steps begun again are PC violations, where the plain
+    call finds no crash and an empty prefix, as before. The call records ``at`` only when it is given, so a
+    replay decides both the same; a variant's judge names the path after its variant."""
+    import json
+
+    from probes.core.receipt import recorded_histories
+    from probes.kit.judge import VariantJudge, replay
+
+    h = H((Kind.STEP_END, "a", "s1"), (Kind.PERSIST, "a"), (Kind.STEP_END, "a", "s2"), (Kind.PERSIST, "a"),
+          (Kind.COMPLETE, "a"), (Kind.RECOVER, "harness"), (Kind.STEP_BEGIN, "b", "s1"), (Kind.STEP_BEGIN, "b", "s2"))
+    j = judge()
+    plain = j.prefix("p", h)
+    assert plain.label is Label.PASS and plain.evidence["durable_prefix"] == []
+    restored = VariantJudge(j, "counter:").prefix("restore", h, at="recover")
+    assert restored.path == "counter:restore" and restored.label is Label.UNDOC
+    assert restored.summary == ("durable prefix ['s1', 's2'] at the recovery; re-entered after recovery: "
+                                "{'s1': 1, 's2': 1}")
+    assert j.calls == [{"call": "prefix", "path": "p"}, {"call": "prefix", "path": "counter:restore", "at": "recover"}]
+    again = replay(json.loads(json.dumps(j.calls)), json.loads(json.dumps(recorded_histories([plain, restored]))),
+                   "fw", "file", {})
+    assert [v.to_json() for v in again] == [plain.to_json(), restored.to_json()]
+    with pytest.raises(ValueError, match="at the crash or at the recovery"):
+        j.prefix("p", h, at="pause")
+
+
 # --- tamper: four named outcomes ------------------------------------------------------------
 
 

@@ -15,6 +15,19 @@ then now and then aborts the run (pydantic ``PanicException``, a ``BaseException
 The step that asks twice (the pause-twice workflow) is two ``@human_feedback`` methods in a chain:
 ``s2`` pauses, ``s2_again`` (listening to it) takes the first answer and pauses again, ``act`` takes
 the second (``_asks_twice`` says why a single method cannot pause twice).
+
+The paper's own workload, its *counter flow*, is a variant of the workflow (issue 25), chosen per
+process by the environment variable ``RC_CREWAI_WORKFLOW`` (unset: the human-feedback flow above,
+unchanged). Its state is ``{id, counter}``; ``s1`` (``@start``) runs the kit's first step and adds 1,
+``s2`` (listening to it, no pause) runs the kit's ``step("s2")`` and adds 10 (``INCREMENTS``), so its
+crash points are the kit's ``s1.*`` and ``s2.begin`` / ``s2.effect`` and a run with each step once
+ends at counter 11. ``counter``: the class under ``@persist(SQLiteFlowPersistence)``, recovered by
+``kickoff(inputs={"id": ...})`` (``persist-id``). ``counter-checkpoint``: no ``@persist``, but
+``CheckpointConfig(on_events=["*"])`` (a checkpoint file on every event, written by event-bus threads,
+hooked as saves), recovered as ``kickoff(from_checkpoint=...)`` restores (``latest-checkpoint``) from
+the most advanced checkpoint: most completed methods, then newest, because files written by threads
+while the flow runs on are not in the order of its progress. Every status of the counter flow carries
+``state`` (its counter after the run) and, for a recovery, what it resumed from.
 """
 
 import json
@@ -24,9 +37,28 @@ import types
 from typing import Any, Callable
 
 from probes.citations import doc as _cite
-from probes.crewai.workload import HERMETIC_ENV  # the paper's campaign's hermetic settings
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability, required_fields
+
+# The environment every CrewAI process runs under (plus a HOME inside the probe's directory): no
+# telemetry, no tracing, nothing written outside the probe's directory.
+HERMETIC_ENV = {
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "OTEL_SDK_DISABLED": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "CREWAI_DISABLE_TRACKING": "true",
+}
+WORKFLOW_ENV = "RC_CREWAI_WORKFLOW"  # the workflow variant a process builds; unset: the human-feedback flow
+COUNTER = "counter"  # the paper's counter flow under @persist(SQLiteFlowPersistence)
+COUNTER_CHECKPOINT = "counter-checkpoint"  # the same flow under CheckpointConfig(on_events=["*"]) instead
+COUNTER_VARIANTS = (COUNTER, COUNTER_CHECKPOINT)
+INCREMENTS = (("s1", 1), ("s2", 10))  # what each step of the counter flow adds to its state's counter
+COUNTER_RESULT = "s2 done"  # what the counter flow's kickoff returns (its last step's, ``runtime.step``)
+
+
+def workflow() -> str | None:
+    """The workflow variant this process builds (``WORKFLOW_ENV``), or None for the human-feedback flow."""
+    return os.environ.get(WORKFLOW_ENV) or None
 
 
 def _state_model() -> Any:
@@ -136,6 +168,61 @@ def _asks_twice(name: str, taker: str, listen_to: Callable[..., Any], ask: Calla
     return {name: first, f"{name}_again": again, taker: listen(again)(act)}
 
 
+def _counter_flow(db: str | None) -> Any:
+    """The paper's counter flow (``s1`` adds 1, ``s2`` listening to it adds 10), under
+    ``@persist(SQLiteFlowPersistence(db))`` when ``db`` is given, else bare (checkpointed by config)."""
+    from crewai.flow import Flow, listen, persist, start
+    from crewai.flow.persistence import SQLiteFlowPersistence
+    from pydantic import BaseModel
+
+    if runtime.shape() != runtime.SHAPES["v1"]:
+        raise ValueError(f"the counter flow is built for the original workflow only, not {runtime.code()}")
+    adds = dict(INCREMENTS)
+
+    class CounterState(BaseModel):
+        id: str = ""
+        counter: int = 0
+
+    class CounterFlow(Flow[CounterState]):
+        @start()
+        def s1(self) -> str:
+            out = runtime.step1()
+            self.state.counter += adds["s1"]
+            return out
+
+        @listen(s1)
+        def s2(self) -> str:
+            out = runtime.step("s2")
+            self.state.counter += adds["s2"]
+            return out
+
+    return persist(SQLiteFlowPersistence(db))(CounterFlow) if db is not None else CounterFlow
+
+
+def _checkpoint_summary(path: str) -> dict[str, Any]:
+    """What a CheckpointConfig file holds for the flow: the event that wrote it, the methods it records
+    completed, the state's counter."""
+    with open(path) as f:
+        data = json.load(f)
+    flows = [e for e in data.get("entities", []) if e.get("entity_type") == "flow"]
+    entity = flows[0] if flows else {}
+    state = entity.get("checkpoint_state") or {}
+    return {"trigger": data.get("trigger"), "completed_methods": sorted(entity.get("checkpoint_completed_methods")
+                                                                        or []), "counter": state.get("counter")}
+
+
+def _most_advanced(points: list[Any]) -> tuple[Any, dict[str, Any]]:
+    """The checkpoint a restore after per-event checkpoints takes: the most completed methods, then the
+    newest file. The files are written by event-bus threads while the flow runs on, so neither their
+    modification times nor the timestamps in their names (one-second resolution) nor their parent links
+    order them by the flow's progress; ranking by recorded progress first makes the choice independent of
+    that race. Returns the file and its summary."""
+    summaries = {path: _checkpoint_summary(str(path)) for path in points}
+    best = max(points, key=lambda path: (len(summaries[path]["completed_methods"]), path.stat().st_mtime_ns,
+                                         str(path)))
+    return best, summaries[best]
+
+
 class CrewAIAdapter(Adapter):
     framework = "crewai"
     packages = ("crewai", "pydantic")
@@ -157,6 +244,13 @@ class CrewAIAdapter(Adapter):
         # once answered, the pause's checkpoint exists: restoring it must skip completed work
         "PC crash:*@s2.[ce]*/latest-checkpoint": _cite("CR-1", "claims"),
         "LV crash:*/latest-checkpoint": _cite("CR-5", "claims"),
+        # the counter flow (probes.crewai_kit.protocols), cited as the paper's campaign cited its cells: a
+        # restore by id runs the @start method again (also of a completed flow); restoring a checkpoint,
+        # which records s1 completed once s1 ran, must skip it
+        **{f"{p} counter:*/persist-id": _cite("CR-6", "deviation") for p in ("EO", "PC")},
+        "LV counter:*/persist-id": _cite("CR-9", "claims"),
+        **{f"{p} counter:*/latest-checkpoint": _cite("CR-1", "claims") for p in ("EO", "PC")},
+        "LV counter:*/latest-checkpoint": _cite("CR-5", "claims"),
     }
 
     def hook(self) -> None:  # first thing in every child: keep CrewAI hermetic, then hook its saves
@@ -165,6 +259,9 @@ class CrewAIAdapter(Adapter):
         from crewai.flow.persistence.sqlite import SQLiteFlowPersistence as P
         for method in ("save_state", "save_pending_feedback"):
             runtime.hook_save(P, method, writes=((P, "_save_state_sql"),))
+        if workflow() == COUNTER_CHECKPOINT:  # that variant's durable writes are its checkpoint files
+            from crewai.state.provider.json_provider import JsonProvider
+            runtime.hook_save(JsonProvider, "checkpoint")
 
     def _sql(self, query: str, *args: Any) -> list[tuple]:
         if not (self.workdir / "flows.db").exists():
@@ -175,6 +272,8 @@ class CrewAIAdapter(Adapter):
     def _go(self, how: str | None, arg: Any, run: Callable[[Any], Any]) -> dict[str, Any]:
         from crewai.flow.persistence import SQLiteFlowPersistence
         from crewai.state.checkpoint_config import CheckpointConfig
+        if workflow() in COUNTER_VARIANTS:
+            return self._count(how, arg, run)
         db, where = str(self.workdir / "flows.db"), str(self.workdir / "checkpoints")
         cls = _flow(db)
         flow = (cls.from_pending(arg, SQLiteFlowPersistence(db)) if how == "pending" else
@@ -185,22 +284,59 @@ class CrewAIAdapter(Adapter):
             return {"status": "paused", "handle": flow.state.id}
         return {"status": "completed", "outcome": result}
 
+    def _count(self, how: str | None, arg: Any, run: Callable[[Any], Any]) -> dict[str, Any]:
+        """A run of the counter flow (the variant ``workflow()`` names): started (``how`` None), or restored
+        from the checkpoint file ``arg`` as ``kickoff(from_checkpoint=CheckpointConfig(restore_from=arg))``
+        does (``apply_checkpoint``), spelled out so the restored flow can be read before it runs
+        (``before_kickoff``). The status carries the counter the run ended with (``state``)."""
+        from crewai.state.checkpoint_config import CheckpointConfig
+        variant, where = workflow(), str(self.workdir / "checkpoints")
+        cls = _counter_flow(str(self.workdir / "flows.db") if variant == COUNTER else None)
+        restored: dict[str, Any] = {}
+        if how == "checkpoint":
+            config = CheckpointConfig(location=where, restore_from=arg)
+            flow = cls.from_checkpoint(config)
+            flow.checkpoint = config.model_copy(update={"restore_from": None})
+            restored = {"before_kickoff": {"counter": flow.state.counter, "completed_methods": sorted(
+                str(m) for m in getattr(flow, "_completed_methods", set()))}}
+        elif variant == COUNTER_CHECKPOINT:
+            flow = cls(checkpoint=CheckpointConfig(location=where, on_events=["*"]))
+        else:
+            flow = cls()
+        outcome = run(flow)
+        return {"status": "completed", "outcome": outcome, "state": {"counter": flow.state.counter}, **restored}
+
     def start(self) -> dict[str, Any]:
         return self._go(None, None, lambda flow: flow.kickoff())
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        if workflow() in COUNTER_VARIANTS:
+            raise ValueError("the counter flow never pauses: there is nothing to answer")
         return self._go("pending", handle or self._flow_id(), lambda flow: flow.resume(answer))
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         flow_id = self._flow_id()
         points = sorted((self.workdir / "checkpoints").rglob("*.json"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+        counting = workflow() in COUNTER_VARIANTS
         if mode == "persist-id" and flow_id:  # @persist: kick the flow off again under its id
-            return self._go(None, None, lambda flow: flow.kickoff(inputs={"id": flow_id}))
+            saved = {"resumed_from": {"counter": self._saved_counter(flow_id)}} if counting else {}
+            return {**self._go(None, None, lambda flow: flow.kickoff(inputs={"id": flow_id})), **saved}
+        if mode == "latest-checkpoint" and points and counting:  # per-event files: the most advanced one
+            point, summary = _most_advanced(points)
+            return {**self._go("checkpoint", str(point), lambda flow: flow.kickoff()),
+                    "resumed_from": {**summary, "checkpoints": len(points),
+                                     "triggers": sorted(_checkpoint_summary(str(p))["trigger"] or "" for p in points)}}
         if mode == "latest-checkpoint" and points:
             return self._go("checkpoint", str(points[-1]), lambda flow: flow.kickoff())
         if mode == "latest-checkpoint":
-            return self.nothing_durable("no CheckpointConfig checkpoint written yet (they are taken at the pause)")
+            return self.nothing_durable(f"the {workflow()} flow wrote no CheckpointConfig checkpoint" if counting else
+                                        "no CheckpointConfig checkpoint written yet (they are taken at the pause)")
         return self.nothing_durable("no @persist state saved yet")
+
+    def _saved_counter(self, flow_id: str) -> int | None:
+        """The counter in the newest state ``@persist`` saved for ``flow_id`` (what a restore by id loads)."""
+        rows = self._sql("SELECT state_json FROM flow_states WHERE flow_uuid=? ORDER BY id DESC LIMIT 1", flow_id)
+        return json.loads(rows[0][0]).get("counter") if rows else None
 
     def _flow_id(self) -> str | None:
         """The paused flow, else the flow saved last."""

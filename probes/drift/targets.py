@@ -87,7 +87,7 @@ def requirement_name(requirement: str) -> str:
 TARGETS: tuple[Target, ...] = (
     # the paper's campaigns
     Target("langgraph", "langgraph", "1.2.9", "1.2.24", "1.2.24", _LANGGRAPH),
-    Target("crewai", "crewai", "1.15.2", "1.15.30", "1.15.30"),
+    Target("crewai", "crewai", "1.15.2", "1.15.30", "1.15.30"),  # a kit campaign since issue 25
     Target("llamaindex", "llama-index-workflows", "2.22.2", "2.26.1", "2.22.2"),  # a kit campaign since issue 25
     Target("pydantic_graph", "pydantic-graph", "1.107.1", "2.68.0", "1.107.10",  # a kit campaign since issue 25
            needs=("pydantic_graph.persistence.file:FileStatePersistence",), gone=_PG_GONE),

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from probes.citations import entries, lookup
 from probes.core import checker
 from probes.core.checker import DocRef, Property, Subject, Verdict
+from probes.core.errors import HarnessError
 from probes.core.history import Event, History, Kind
 
 FORK_PATH = "fork:same-pause"  # the kit's fork protocol's path (a framework's own fork names its own)
@@ -95,13 +96,20 @@ class Judge:
         return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} time(s); "
                                         f"the answer was consumed {consumed} time(s)", witness)
 
-    def prefix(self, path: str, h: History) -> Verdict:
-        """PC: no step whose completion was durable before the crash begins again after recovery."""
-        self._note("prefix", path=path)
-        crash = next(iter(h.of(Kind.CRASH)), None)
-        durable = durable_prefix(h, crash) if crash else []
+    def prefix(self, path: str, h: History, at: str = "crash") -> Verdict:
+        """PC: no step whose completion was durable before the crash begins again after recovery.
+
+        ``at="recover"``: the durable prefix is taken at the first recovery instead, for a run that is
+        recovered with no crash before it (CrewAI's ``@persist`` restore of a flow that had completed:
+        everything it ran was durable, and nothing of it may run again)."""
+        if at not in ("crash", "recover"):
+            raise ValueError(f"the durable prefix is taken at the crash or at the recovery, not {at!r}")
+        self._note("prefix", path=path, **({} if at == "crash" else {"at": at}))
+        cut = next(iter(h.of(Kind.CRASH if at == "crash" else Kind.RECOVER)), None)
+        durable = durable_prefix(h, cut) if cut else []
         check = checker.check_pc(h, checker.Expectation(prefix=tuple(durable)))
-        return self._label(check, path, f"durable prefix {durable or 'empty'} at the crash; re-entered after "
+        where = "the crash" if at == "crash" else "the recovery"
+        return self._label(check, path, f"durable prefix {durable or 'empty'} at {where}; re-entered after "
                                         f"recovery: {check.evidence['reentered'] or 'nothing'}")
 
     def live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True) -> Verdict:
@@ -167,6 +175,41 @@ class Judge:
         return out
 
 
+class VariantJudge(Judge):
+    """The kit's judge with every path it decides on named after a workflow variant (``wait:park-kill``):
+    the verdicts, the citations looked up for them and the calls it records (so a re-judge replays them
+    with the plain judge) carry the variant's path. Shared by the adapters whose workflow variants run
+    protocols (LlamaIndex's ``wait_for_event``, CrewAI's counter flow)."""
+
+    def __init__(self, judge: Judge, prefix: str) -> None:
+        super().__init__(judge.subject.framework, judge.subject.backend, judge.citations, judge.calls)
+        self.variant = prefix
+
+    def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:
+        return super().not_applicable(prop, self.variant + path, why)
+
+    def effects_once(self, path: str, *args: Any, **kw: Any) -> Verdict:
+        return super().effects_once(self.variant + path, *args, **kw)
+
+    def gated_once(self, path: str, *args: Any, **kw: Any) -> Verdict:
+        return super().gated_once(self.variant + path, *args, **kw)
+
+    def prefix(self, path: str, *args: Any, **kw: Any) -> Verdict:
+        return super().prefix(self.variant + path, *args, **kw)
+
+    def live(self, path: str, *args: Any, **kw: Any) -> Verdict:
+        return super().live(self.variant + path, *args, **kw)
+
+    def valid_state(self, path: str, *args: Any, **kw: Any) -> Verdict:
+        return super().valid_state(self.variant + path, *args, **kw)
+
+    def tampered(self, path: str, *args: Any, **kw: Any) -> list[Verdict]:
+        return super().tampered(self.variant + path, *args, **kw)
+
+    def fork(self, *args: Any, **kw: Any) -> Verdict:
+        raise HarnessError("the kit's fork verdict has a fixed path: the fork protocol does not run on a variant")
+
+
 def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], framework: str, backend: str,
            citations: Mapping[str, DocRef]) -> list[Verdict]:
     """The verdicts ``calls`` (a ``Judge``'s log) decide over ``histories`` (a receipt's, per verdict
@@ -196,7 +239,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             case "gated_once":
                 out.append(judge.gated_once(path, h, args["what"], args["witness"]))
             case "prefix":
-                out.append(judge.prefix(path, h))
+                out.append(judge.prefix(path, h, args.get("at", "crash")))
             case "live":
                 out.append(judge.live(path, h, args["what"], args["result"], args["witness"]))
             case "fork":

@@ -29,7 +29,7 @@ from probes.core.nemesis import ChildOutcome, PausedChild, run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.portable import portable_text, tail
 from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
-from probes.kit.judge import Judge
+from probes.kit.judge import Judge, VariantJudge
 from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
 
 HARNESS = "harness"
@@ -217,6 +217,18 @@ def _isolated(p: Probe, name: str) -> tuple[Probe, Run]:
     sub.observations = p.observations.setdefault("runs", {}).setdefault(name, {})
     sub.judge = p.judge  # one log of the probe's deciding calls (``Judge.calls``)
     return sub, sub.run("run")
+
+
+def on_variant(p: Probe, env: str, workflow: str, prefix: str = "") -> Probe:
+    """``p`` (its directory, history, ledger and observations) with every process it starts building the
+    adapter's workflow variant ``workflow``, named in the environment variable ``env`` the adapter reads
+    (the adapter's default workflow is left as it is); with ``prefix``, its verdict paths named after the
+    variant (``VariantJudge``), so they never mix with the default workflow's paths."""
+    q = Probe(dataclasses.replace(p.target, environ=p.target.environ + ((env, workflow),)), p.root, p.store)
+    q.observations = p.observations
+    q.observations["workflow_variant"] = workflow
+    q.judge = VariantJudge(p.judge, prefix) if prefix else p.judge
+    return q
 
 
 def _needs(p: Probe, *caps: Capability) -> str | None:

@@ -133,14 +133,22 @@ def _effect(step: str) -> None:
     record(Kind.EFFECT, step=step, effect=effect)
 
 
+def step(name: str) -> str:
+    """A step that asks nothing: it begins, crash point ``<name>.begin``, fires its effect, crash point
+    ``<name>.effect``, ends. ``step1`` is this step for ``s1``; a workflow variant whose second step runs
+    straight after the first (CrewAI's counter flow, ``probes.crewai_kit.adapter``) calls it for ``s2``,
+    so its crash points are the kit's ``s2.begin`` and ``s2.effect``."""
+    record(Kind.STEP_BEGIN, step=name)
+    point(f"{name}.begin")
+    _effect(name)
+    point(f"{name}.effect")
+    record(Kind.STEP_END, step=name)
+    return f"{name} done"
+
+
 def step1() -> str:
     """The first step: one non-idempotent effect. Call it from the framework's first node."""
-    record(Kind.STEP_BEGIN, step="s1")
-    point("s1.begin")
-    _effect("s1")
-    point("s1.effect")
-    record(Kind.STEP_END, step="s1")
-    return "s1 done"
+    return step("s1")
 
 
 def before_pause() -> None:
@@ -253,4 +261,4 @@ def pid() -> int:
     return os.getpid()
 
 
-__all__ = ["step1", "before_pause", "step2", "persisted", "hook_save", "outcome", "install", "Path"]
+__all__ = ["step", "step1", "before_pause", "step2", "persisted", "hook_save", "outcome", "install", "Path"]

@@ -186,7 +186,8 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
         result.verdicts = {**PROTOCOLS, **(protocols or {})}[spec.args["protocol"]](probe, dict(spec.args))
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
             result.observations["history"] = probe.read().to_json()
-        result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}  # for trace validation
+        # for trace validation: the kit's workflow, unless the protocol ran another and said which (a variant's)
+        result.observations.setdefault("workflow", {"steps": list(STEPS), "gate": STEPS[-1]})
         if probe.judge.calls:  # what decided the verdicts, for a re-judge (``probes.kit.judge.replay``)
             result.observations["judged"] = probe.judge.calls
     except HarnessError as exc:

@@ -34,7 +34,6 @@ like every kit verdict:
 from __future__ import annotations
 
 import copy
-import dataclasses
 import re
 from typing import Any, Mapping
 
@@ -43,9 +42,9 @@ from probes.core.checker import Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import Kind
 from probes.kit.adapter import Capability
-from probes.kit.judge import Judge
 from probes.kit.protocols import PROTOCOLS as KIT_PROTOCOLS
 from probes.kit.protocols import Probe, _isolated, _needs, ended
+from probes.kit.protocols import on_variant as kit_on_variant
 from probes.kit.runtime import STEPS
 from probes.kit.suite import Protocol, kit_plan
 from probes.llamaindex_kit.adapter import UNSERIALISABLE, UNSERIALISABLE_KEY, WAIT_FOR_EVENT, WORKFLOW_ENV
@@ -69,48 +68,10 @@ EDITS = ("wrong-version", "queue-not-a-list", "bad-state-value", "removed-state"
 
 # --- the variant: the kit's protocols on another workflow, its paths named after it ----------------
 
-class VariantJudge(Judge):
-    """The kit's judge with every path it decides on named after a workflow variant (``wait:park-kill``):
-    the verdicts, the citations looked up for them and the calls it records (so a re-judge replays them
-    with the plain judge) carry the variant's path."""
-
-    def __init__(self, judge: Judge, prefix: str) -> None:
-        super().__init__(judge.subject.framework, judge.subject.backend, judge.citations, judge.calls)
-        self.variant = prefix
-
-    def not_applicable(self, prop: Property, path: str, why: str) -> Verdict:
-        return super().not_applicable(prop, self.variant + path, why)
-
-    def effects_once(self, path: str, *args: Any, **kw: Any) -> Verdict:
-        return super().effects_once(self.variant + path, *args, **kw)
-
-    def gated_once(self, path: str, *args: Any, **kw: Any) -> Verdict:
-        return super().gated_once(self.variant + path, *args, **kw)
-
-    def prefix(self, path: str, *args: Any, **kw: Any) -> Verdict:
-        return super().prefix(self.variant + path, *args, **kw)
-
-    def live(self, path: str, *args: Any, **kw: Any) -> Verdict:
-        return super().live(self.variant + path, *args, **kw)
-
-    def valid_state(self, path: str, *args: Any, **kw: Any) -> Verdict:
-        return super().valid_state(self.variant + path, *args, **kw)
-
-    def tampered(self, path: str, *args: Any, **kw: Any) -> list[Verdict]:
-        return super().tampered(self.variant + path, *args, **kw)
-
-    def fork(self, *args: Any, **kw: Any) -> Verdict:
-        raise HarnessError("the kit's fork verdict has a fixed path: the fork protocol does not run on a variant")
-
-
 def on_variant(p: Probe, workflow: str, prefix: str = "") -> Probe:
-    """``p`` (its directory, history, ledger and observations) with every process building the adapter's
-    workflow variant ``workflow``; with ``prefix``, its verdict paths named after the variant."""
-    q = Probe(dataclasses.replace(p.target, environ=p.target.environ + ((WORKFLOW_ENV, workflow),)), p.root, p.store)
-    q.observations = p.observations
-    q.observations["workflow_variant"] = workflow
-    q.judge = VariantJudge(p.judge, prefix) if prefix else p.judge
-    return q
+    """``p`` with every process building the adapter's workflow variant ``workflow``; with ``prefix``,
+    its verdict paths named after the variant (the kit's ``on_variant`` over ``RC_LI_WORKFLOW``)."""
+    return kit_on_variant(p, WORKFLOW_ENV, workflow, prefix)
 
 
 def wait_for_event(p: Probe, args: dict[str, Any]) -> list[Verdict]:

@@ -26,6 +26,7 @@ EXTRACTORS: dict[str, str] = {
     "llamaindex": "probes.paper.llamaindex:headlines",
     "autogen": "probes.paper.autogen:headlines",
     "dbos": "probes.paper.dbos:headlines",
+    "crewai": "probes.paper.crewai:headlines",
 }
 
 
