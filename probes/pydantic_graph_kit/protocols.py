@@ -22,14 +22,13 @@ adapter's citations alone and can be re-judged from the receipt like every kit v
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from probes.core.checker import Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import Kind
 from probes.kit.adapter import Capability
-from probes.kit.protocols import Probe, Run, _needs, ended, state_model
+from probes.kit.protocols import Probe, Run, _needs, ended, on_variant, state_model
 from probes.kit.suite import Protocol
 from probes.pydantic_graph_kit.adapter import (
     CLAIMED,
@@ -83,12 +82,6 @@ def _killed(status: dict[str, Any], point: str) -> None:
         raise HarnessError(f"the answering process was not killed at {point}: {ended(status)}")
 
 
-def _variant(p: Probe, workflow: str) -> Run:
-    """The probe's run, its processes building the adapter's workflow variant ``workflow``."""
-    target = dataclasses.replace(p.target, environ=p.target.environ + ((WORKFLOW_ENV, workflow),))
-    return Run(target, p.root, "run", p.store("run"), p.history, p.ledger, p.observations)
-
-
 # --- the protocols -------------------------------------------------------------------------
 
 def claimed(p: Probe, args: dict[str, Any]) -> list[Verdict]:
@@ -119,7 +112,7 @@ def invalid_write(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     if why := _needs(p, Capability.PAUSE):
         return [p.judge.not_applicable(Property.CV, INVALID_PATH, why)]
     answer = p.target.cls.answers[0]
-    run = _variant(p, INVALID_WRITE)
+    run = on_variant(p, WORKFLOW_ENV, INVALID_WRITE).run("run")  # the same probe, its processes on the variant
     run.note(Kind.START, detail={"workflow": INVALID_WRITE})
     first = run.op("start", "start")
     if first.get("status") not in ("paused", "raised"):
