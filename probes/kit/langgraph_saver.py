@@ -5,9 +5,14 @@ runs the kit's second step) compiled with the checkpointer ``factory(location)``
 where ``location`` is the SQLite file or PostgreSQL DSN the harness made for the probe.
 The factory is named by ``RC_KIT_SAVER`` (the command line sets it), so every probe
 process builds the same saver. A pause's handle is its checkpoint id; recovery is the
-documented ``invoke(None, config)`` on the thread. Its ``put`` is hooked, so the kit
-kills inside the checkpointer's own write. The saver's storage is opaque to the kit: no
-tamper protocol.
+documented ``invoke(None, config)`` on the thread, or the original input sent again
+(``resend-input``, the paper's "resubmit"). Its ``put`` is hooked, so the kit kills inside the
+checkpointer's own write. The saver's storage is opaque to the kit: no tamper protocol.
+
+The same workflow in LangGraph's functional API is a workflow variant (``RC_LG_API=functional``):
+an ``@entrypoint`` whose steps are ``@task``s and whose pause is ``interrupt()`` in the entrypoint
+itself, so on a resume the entrypoint runs again from its top and the finished tasks' results are
+read back from the checkpoint instead of run again.
 """
 
 import importlib
@@ -19,6 +24,13 @@ from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
 
 THREAD = {"configurable": {"thread_id": "kit"}}
+API_ENV = "RC_LG_API"  # the API the workflow is built with: unset, the graph API; "functional", the functional API
+FUNCTIONAL = "functional"
+START_INPUT = {"out": ""}
+# The ways LangGraph's API addresses an answer to a pause already answered, besides the plain
+# Command(resume=v) at its checkpoint (``SaverAdapter.address``; the fork_ways protocol,
+# probes.langgraph_kit.protocols)
+FORK_WAYS = ("resume-map", "update-state", "replay-then-resume")
 
 
 def sqlite_saver(location: str) -> Any:
@@ -43,7 +55,9 @@ class SaverAdapter(Adapter):
                               Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
-    recovery_modes = ("none-input",)
+    # invoke(None): the documented resume of a thread; resend-input: the original input invoked again on
+    # the thread, as a caller that retries the request would (the paper's campaign calls it "resubmit")
+    recovery_modes = ("none-input", "resend-input")
     # As the paper's LangGraph campaign cites each property (probes/citations.py), and LG-4 where a crash
     # restarts the node that was running (recovery is invoke(None): the node's top, its effect again).
     citations = {
@@ -53,6 +67,9 @@ class SaverAdapter(Adapter):
         # a node with two interrupts re-runs from its top on the second answer (the code between them too)
         "EO pause-twice:*": doc("LG-14", "deviation"), "CO pause-twice:*": doc("LG-14", "deviation"),
     }
+    # the same statements for the same paths on the functional API's workflow (its paths ``functional:<path>``)
+    citations.update({f"{key.split(' ', 1)[0]} functional:{key.split(' ', 1)[1]}": ref
+                      for key, ref in list(citations.items()) if not key.endswith(" *")})
 
     def hook(self) -> None:
         self._saver = _factory()(self.store)
@@ -95,8 +112,41 @@ class SaverAdapter(Adapter):
         graph.add_edge(previous, END)
         return graph.compile(checkpointer=self._saver)
 
+    def _functional(self) -> Any:
+        """The kit's workflow in the functional API: each step of ``runtime.shape()`` a ``@task`` called
+        from one ``@entrypoint``; a pausing step's question is ``interrupt()`` in the entrypoint, its
+        answer consumed in a task of its own (so the consumed answer's effect is a task's result)."""
+        from langgraph.func import entrypoint, task
+        from langgraph.types import interrupt
+
+        def named(name: str, body: Any) -> Any:
+            return task(name=name)(body)
+
+        @entrypoint(checkpointer=self._saver)
+        def workflow(payload: Any) -> str:
+            out = ""
+            for name, role in runtime.shape():
+                if role == "first":
+                    out = named(name, runtime.step1)().result()
+                elif role == "extra":
+                    out = named(name, lambda passed, name=name: runtime.extra_step(name, passed))(out).result()
+                elif role == "pause":
+                    runtime.before_pause()
+                    out = named(name, runtime.step2)(interrupt("answer?")).result()
+                else:  # "pause-twice": two questions, each answer consumed in a task of its own
+                    runtime.before_pause()
+                    named(f"{name}-first", runtime.first_answer)(interrupt("first answer?")).result()
+                    out = named(name, runtime.second_answer)(interrupt("second answer?")).result()
+            return out
+
+        return workflow
+
+    def _app(self) -> Any:
+        """The compiled workflow this process runs: the graph API's, or the functional API's (``API_ENV``)."""
+        return self._functional() if os.environ.get(API_ENV) == FUNCTIONAL else self._graph()
+
     def _invoke(self, payload: Any, checkpoint: str | None = None) -> dict[str, Any]:
-        graph = self._graph()
+        graph = self._app()
         config = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": checkpoint} if checkpoint else {})}}
         result = graph.invoke(payload, config)
         snapshot = graph.get_state(THREAD)
@@ -104,16 +154,55 @@ class SaverAdapter(Adapter):
         # answer to a node with two interrupts, 1.2.9's state lists no next node for the second
         if snapshot.next or (isinstance(result, dict) and result.get("__interrupt__")):
             return {"status": "paused", "handle": snapshot.config["configurable"]["checkpoint_id"]}
-        return {"status": "completed", "outcome": snapshot.values.get("out")}
+        values = snapshot.values
+        return {"status": "completed", "outcome": values.get("out") if isinstance(values, dict) else values}
 
     def start(self) -> dict[str, Any]:
-        return self._invoke({"out": ""})
+        return self._invoke(START_INPUT)
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
+        """``Command(resume=answer)`` at checkpoint ``handle``. In the functional API the thread's current
+        pause is answered on the thread alone, as its documentation answers an interrupt: addressed by
+        its checkpoint id, the entrypoint runs the tasks that had finished again (measured: the
+        ``functional`` protocol's ``answer-by-checkpoint`` cell), so only an older pause (answered
+        already) is addressed by its id."""
         from langgraph.types import Command
+
+        if os.environ.get(API_ENV) == FUNCTIONAL and handle == self._current():
+            handle = None
         return self._invoke(Command(resume=answer), handle)
 
+    def _current(self) -> Any:
+        """The id of the thread's newest checkpoint."""
+        return self._app().get_state(THREAD).config.get("configurable", {}).get("checkpoint_id")
+
+    def address(self, way: str, handle: Any, answer: Any, first: bool) -> dict[str, Any]:
+        """Answer the pause at checkpoint ``handle`` the way ``way`` of ``FORK_WAYS`` (or ``checkpoint``, the plain
+        resume addressed by the checkpoint id in either API) says: ``resume-map``,
+        ``Command(resume={interrupt_id: answer})`` there (the first answer too); ``update-state``, a
+        fork of the checkpoint made by ``update_state(config, None)`` and resumed; ``replay-then-resume``,
+        the checkpoint replayed (``invoke(None)`` at it), then ``Command(resume=answer)`` on the thread.
+        The first answer of the last two is the plain resume at the checkpoint."""
+        from langgraph.types import Command
+
+        app = self._app()
+        at = {"configurable": {**THREAD["configurable"], "checkpoint_id": handle}}
+        if way == "checkpoint":  # the plain resume, addressed by the checkpoint id whatever the API
+            return self._invoke(Command(resume=answer), handle)
+        if way == "resume-map":
+            interrupt_id = app.get_state(at).interrupts[0].id
+            return self._invoke(Command(resume={interrupt_id: answer}), handle)
+        if first:
+            return self._invoke(Command(resume=answer), handle)
+        if way == "update-state":
+            forked = app.update_state(at, None)
+            return self._invoke(Command(resume=answer), forked["configurable"]["checkpoint_id"])
+        if way == "replay-then-resume":
+            app.invoke(None, at)
+            return self._invoke(Command(resume=answer))
+        raise ValueError(f"unknown way {way!r}; one of {FORK_WAYS}")
+
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
-        if self._graph().get_state(THREAD).config.get("configurable", {}).get("checkpoint_id") is None:
+        if self._current() is None:
             return self.start()  # nothing durable on the thread: start over
-        return self._invoke(None)
+        return self._invoke(START_INPUT if mode == "resend-input" else None)
