@@ -42,11 +42,11 @@ from probes.core.checker import Property, Verdict
 from probes.core.errors import HarnessError
 from probes.core.history import Kind
 from probes.kit.adapter import Capability
-from probes.kit.protocols import PROTOCOLS as KIT_PROTOCOLS
 from probes.kit.protocols import Probe, _isolated, _needs, ended
 from probes.kit.protocols import on_variant as kit_on_variant
 from probes.kit.runtime import STEPS
 from probes.kit.suite import Protocol, kit_plan
+from probes.kit.variants import Variant
 from probes.llamaindex_kit.adapter import UNSERIALISABLE, UNSERIALISABLE_KEY, WAIT_FOR_EVENT, WORKFLOW_ENV
 
 WAIT = WAIT_FOR_EVENT  # the protocol that runs kit protocols on the adapter's variant of that name
@@ -56,6 +56,8 @@ WAIT_PREFIX = "wait:"  # what the variant's verdict paths begin with
 # stall, partition or exhaustive (sweeps of the split steps' own snapshots and saves), not change and
 # pause_twice (other workflows), not this module's double (two answers, the split steps' question).
 VARIANT_PROTOCOLS = ("baseline", "crash", "parkkill", "stray", "answers", "in_process")
+WAIT_VARIANT = Variant(protocol=WAIT, env=WORKFLOW_ENV, workflow=WAIT_FOR_EVENT, prefix=WAIT_PREFIX,
+                       runs=VARIANT_PROTOCOLS)
 IN_PROCESS_PATH = "in-process"
 DOUBLE_PATH = "double-answer"
 STEP_AFTER = "step-appended"  # runtime.SHAPES: a step after the answered one, like the paper campaign's s3
@@ -74,24 +76,10 @@ def on_variant(p: Probe, workflow: str, prefix: str = "") -> Probe:
     return kit_on_variant(p, WORKFLOW_ENV, workflow, prefix)
 
 
-def wait_for_event(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """The protocol ``args["of"]`` (one of ``VARIANT_PROTOCOLS``, with its cell's arguments) run on the
-    ``wait_for_event`` variant, its paths ``wait:<path>``."""
-    of = args.get("of")
-    if of not in VARIANT_PROTOCOLS:
-        raise HarnessError(f"the {WAIT} variant runs {', '.join(VARIANT_PROTOCOLS)}, not {of!r}")
-    return {**KIT_PROTOCOLS, **PROTOCOLS}[of](on_variant(p, WAIT_FOR_EVENT, WAIT_PREFIX), args)
-
-
 def plan(params: Mapping[str, Any], names: tuple[str, ...]) -> list[ProbeSpec]:
     """The kit's plan over ``names``, its one ``wait_for_event`` cell replaced by a probe per cell of each
     selected protocol the variant runs (all of them when none is selected): ``wait_for_event.<cell id>``."""
-    specs = [s for s in kit_plan(params, names) if s.args["protocol"] != WAIT]
-    if WAIT not in params["protocols"]:
-        return specs
-    on = [name for name in VARIANT_PROTOCOLS if name in params["protocols"]] or list(VARIANT_PROTOCOLS)
-    return specs + [ProbeSpec(f"{WAIT}.{s.id}", {**s.args, "protocol": WAIT, "of": s.args["protocol"]})
-                    for s in kit_plan({**params, "protocols": on}, names)]
+    return WAIT_VARIANT.plan(params, kit_plan(params, names), lambda ps: kit_plan(ps, names))
 
 
 # --- LlamaIndex's own protocols -----------------------------------------------------------------
@@ -233,4 +221,5 @@ def forgeries(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 PROTOCOLS: dict[str, Protocol] = {"in_process": in_process, "double": double, "unserialisable": unserialisable,
-                                  "forgeries": forgeries, WAIT: wait_for_event}
+                                  "forgeries": forgeries}
+PROTOCOLS[WAIT] = WAIT_VARIANT.protocol_of(PROTOCOLS)  # the kit's protocols and these on the wait_for_event variant
