@@ -8,13 +8,19 @@ paper's LangGraph campaign does not have: the same pause answered up to 8 times 
 k processes at once on the stock savers, and kills inside each checkpoint write.
 """
 
+import os
 import sqlite3
-from typing import Any
+from typing import Any, Callable
 
 from probes.citations import doc
 from probes.kit import runtime
 from probes.kit.adapter import Capability
 from probes.kit.langgraph_saver import SaverAdapter
+
+
+WORKFLOW_ENV = "RC_LG_WORKFLOW"  # a workflow of LangGraph's own protocols (probes.langgraph_kit); unset: the kit's
+# workflow name -> a builder of its compiled graph over the adapter's saver (``adapter._saver``)
+WORKFLOWS: dict[str, Callable[[Any], Any]] = {}
 
 
 def stock_saver(backend: str, location: str) -> Any:
@@ -51,6 +57,11 @@ class StockSaverAdapter(SaverAdapter):
     def hook(self) -> None:
         self._saver = stock_saver(self.backend, self.store)
         runtime.hook_save(type(self._saver), "put")
+
+    def _app(self) -> Any:
+        """The workflow a LangGraph protocol of this package asked for (``WORKFLOW_ENV``), else the kit's."""
+        workflow = os.environ.get(WORKFLOW_ENV)
+        return WORKFLOWS[workflow](self) if workflow else super()._app()
 
     def state_required(self, doc: Any) -> dict[str, Any]:
         """A stock saver's durable checkpoint is LangGraph's ``Checkpoint``, a ``TypedDict`` declared
