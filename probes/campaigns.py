@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 REGISTRY: dict[str, str] = {
     "tlc": "probes.tla.campaign:CAMPAIGN",
-    "langgraph": "probes.langgraph.campaign:CAMPAIGN",
+    "langgraph": "probes.langgraph_kit.campaign:PAPER_CAMPAIGN",
     "consume_race": "probes.consume_race.campaign:CAMPAIGN",
     "crewai": "probes.crewai_kit.campaign:PAPER_CAMPAIGN",
     "llamaindex": "probes.llamaindex_kit.campaign:PAPER_CAMPAIGN",

@@ -641,36 +641,6 @@ def probe_rd(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return res
 
 
-# --- version sweep ------------------------------------------------------------------------
-
-
-def probe_version(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.langgraph.versions import run_version_probe
-
-    res = ProbeResult()
-    version = spec.args["version"]
-    try:
-        out = run_version_probe(version, ctx.workdir)
-    except HarnessError as exc:
-        res.harness_errors.append(str(exc))
-        return res
-    res.observations = out
-    # Same framework row, the release named in the backend column; report.row() keeps the
-    # 1.2.9 row to the pinned release and lists these separately.
-    subject = Subject(framework_name(spec.args.get("arm", "stock")), f"sqlite@langgraph-{version}")
-    fd = out["fd"]
-    holds, ev = checker.fork_outcome(fd["second_outcome"], 1, fd["first_outcome"])
-    res.verdicts.append(subject.verdict(Property.FD, "second-resume:bare-command", holds, ev,
-                                        f"langgraph {version}: second resume (False) -> {fd['second_outcome']!r}"))
-    cv = out["cv"]
-    holds, ev = checker.invalid_state_refused(cv["refused"], cv["became_durable"], cv["error"])
-    ev["reads_failing"] = cv["reads_failing"]
-    res.verdicts.append(subject.verdict(Property.CV, "pydantic:append-None", holds, ev,
-                                        f"langgraph {version}: None {'persisted' if cv['became_durable'] else 'not persisted'}; "
-                                        f"failing reads: {', '.join(cv['reads_failing']) or 'none'}"))
-    return res
-
-
 KINDS = {
     "fd": probe_fd,
     "fi": probe_fi,
@@ -683,5 +653,4 @@ KINDS = {
     "crash": probe_crash,
     "ops": probe_ops,
     "rd": probe_rd,
-    "version": probe_version,
 }

@@ -27,6 +27,7 @@ EXTRACTORS: dict[str, str] = {
     "autogen": "probes.paper.autogen:headlines",
     "dbos": "probes.paper.dbos:headlines",
     "crewai": "probes.paper.crewai:headlines",
+    "langgraph": "probes.paper.langgraph:headlines",
 }
 
 

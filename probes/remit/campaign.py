@@ -7,7 +7,7 @@ decision core, Hypothesis interleavings of the model, the contract properties on
 every input and z3 for the gate. Mutation testing is cosmic-ray's
 (``mutation/remit_ref.toml``, ``./reproduce.sh mutate``).
 
-The LangGraph probes are the LangGraph campaign's own (``probes.langgraph.campaign.
+The LangGraph probes are the paper's LangGraph campaign's legacy ones (``probes.langgraph.plan.
 plan_for(params, "remit")``), run with ``remit_ref.wrap(saver, consume_gate=True)``:
 same protocols, verdict framework ``langgraph+remit``. The paper's own build,
 ``remit-contract`` 0.1.2, runs the very same LangGraph probes (``arm="remit-contract"``:
@@ -120,7 +120,7 @@ def _lg_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     specs: list[ProbeSpec] = []
-    from probes.langgraph.campaign import plan_for
+    from probes.langgraph.plan import plan_for
 
     builds = params.get("builds", ["remit_ref"])
     for arm, framework in (("remit", FRAMEWORK), ("remit-contract", CONTRACT)):
@@ -395,7 +395,7 @@ def probe_lg_conformance(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     kind = spec.args["kind"]
     if kind in LG_KINDS:
-        from probes.langgraph.campaign import run_probe as lg_run
+        from probes.langgraph.plan import run_probe as lg_run
 
         return lg_run(spec, ctx)
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
