@@ -125,3 +125,16 @@ def test_the_adapter_is_offline_and_writes_only_its_store(tmp_path: Path) -> Non
     assert set(audit["written"]) <= {str(tmp_path / f"{n}.sqlite.lock") for n in ("ledger", "history")}
     assert set(audit["sqlite"]) <= {str(tmp_path / n) for n in ("store.sqlite", "ledger.sqlite", "history.sqlite")}
     assert str(tmp_path / "store.sqlite") in audit["sqlite"]
+
+
+def test_a_step_whose_agent_asks_twice_runs_each_answer_once(tmp_path: Path) -> None:
+    """The pause-twice workflow on Agno's executor-level HITL: the step's agent calls two user-input
+    tools, the workflow pauses inside the step at each, and each answer is given in a fresh process;
+    continuing after the second answer does not run the first tool again."""
+    campaign = campaigns.get("agno")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
+    _verdicts(campaign, run)  # no harness error, on Agno 3.1.10
+    (receipt,) = run.receipts
+    assert receipt.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                                   "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    assert {v.property.value: v.label.value for v in receipt.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}

@@ -54,6 +54,12 @@ def test_an_adapter_without_the_capability_is_not_applicable(tmp_path: Path) -> 
     assert all(v.evidence["why"] == "the adapter does not declare two-pauses" for v in got.verdicts)
 
 
+def test_an_adapter_that_says_why_it_cannot_ask_twice_is_not_applicable_for_that_reason(tmp_path: Path) -> None:
+    got = _twice("one_question", "tests.fixtures.plain_adapter:OneQuestionAdapter", tmp_path)
+    assert {v.label.value for v in got.verdicts} == {"n/a"}
+    assert all(v.evidence["why"] == "test: one state file holds one question" for v in got.verdicts)
+
+
 def test_langgraph_reruns_a_node_with_two_interrupts_from_its_top(tmp_path: Path) -> None:
     require("langgraph")
     got = _twice("langgraph_kit", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path)

@@ -70,3 +70,16 @@ def test_the_run_state_model_is_read_from_the_sdks_deserialiser(tamper_receipts:
             "required": required}
     empty = next(v for r in tampered for v in r.verdicts if v.property.value == "CV" and v.path == "tamper:empty-object")
     assert empty.framework == "openai-agents" and empty.evidence["invalid_edit"] is True
+
+
+def test_two_approvals_answered_one_at_a_time_run_each_tool_once(tmp_path) -> None:
+    """The pause-twice workflow as the SDK offers it (one run, two approval-gated tool calls, each
+    answered from its stored RunState in a fresh process): the restored state after the second
+    approval keeps ``s2`` done, so the first answer's effect is not fired again."""
+    campaign = campaigns.get("openai_agents")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
+    assert run.harness_errors == [] and len(run.receipts) == 1
+    got = run.receipts[0]
+    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                               "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}

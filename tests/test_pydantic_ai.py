@@ -72,3 +72,16 @@ def test_a_recorded_step_output_has_no_state_model(tamper_receipts: list) -> Non
             "model": "dbos step output: any pickled value (DefaultSerializer: pickle.loads, no schema)", "required": []}
     empty = next(v for r in tampered for v in r.verdicts if v.property.value == "CV" and v.path == "tamper:empty-object")
     assert empty.framework.endswith(" · undetected forgery") and empty.evidence["invalid_edit"] is False
+
+
+def test_two_approvals_answered_one_at_a_time_run_each_tool_once(tmp_path) -> None:
+    """The pause-twice workflow as pydantic-ai offers it (two approval-gated tool calls, the workflow
+    parked in ``recv`` for each in turn, each answer from a fresh process): the first answer leaves the
+    run paused at the second approval, and DBOS's recorded ``s2`` is not run again by the second."""
+    campaign = campaigns.get("pydantic_ai")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
+    assert run.harness_errors == [] and len(run.receipts) == 1
+    got = run.receipts[0]
+    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
+                                               "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}

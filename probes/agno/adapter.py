@@ -18,6 +18,16 @@ again; completed, its stored result is what there is; none stored, nothing is du
 kill before the first save: Agno writes nothing before the pause). Steps keep Agno's
 defaults (``max_retries=3``): an exception in a step runs it again in the same process.
 
+The step that asks twice (the pause-twice workflow) is Agno's executor-level HITL: ``Step("s2",
+agent=...)`` whose agent calls two tools declared ``@tool(requires_user_input=True)``, ``s2``
+(``before_pause``, ``first_answer``) and then ``s2b`` (``second_answer``). Each call pauses the
+workflow inside the step (a ``StepRequirement`` with ``requires_executor_input``), and the answer
+goes in as the tool's user input in the requirement's ``executor_requirements``. Agno's docs show
+one step pausing twice (docs.agno.com/workflows/hitl/nested: a step-level gate, then the agent's
+tool); its ``continue_run`` also continues an agent paused again in the same step ("chained HITL"),
+which is what lets both pauses carry an answer the step's own code consumes. The agent's model
+is scripted (``_asker``, no network): it calls ``s2``, then ``s2b``, then ends with ``s2b``'s result.
+
 Hermetic and offline: telemetry is on by default (a completing run looks up Agno's API
 host); ``AGNO_TELEMETRY=false`` is set here (it overrides the constructor argument) and
 ``telemetry=False`` passed. Audited (tests/test_agno.py): no socket is opened and no file
@@ -35,6 +45,79 @@ from probes.kit.adapter import Adapter, Capability, required_fields
 
 NAME, SESSION = "kit", "s"
 FIELD = "answer"
+
+
+def _asker() -> Any:
+    """The agent of the step that asks twice: a scripted model (an Agno ``Model`` that answers from
+    the messages, no provider) calling the user-input tools ``s2`` then ``s2b``, then ending with
+    ``s2b``'s result (the workflow's outcome)."""
+    from dataclasses import dataclass
+
+    from agno.agent import Agent
+    from agno.models.base import Model
+    from agno.models.response import ModelResponse
+    from agno.tools import tool
+
+    order = ("s2", "s2b")
+
+    @dataclass
+    class Scripted(Model):
+        id: str = "kit-scripted"
+        name: str = "kit-scripted"
+        provider: str = "kit"
+
+        def _next(self, messages: list[Any]) -> ModelResponse:
+            done = {m.tool_name: m.content for m in messages if m.role == "tool"}
+            todo = [name for name in order if name not in done]
+            if not todo:
+                return ModelResponse(role="assistant", content=done[order[-1]])
+            call = {"id": f"call-{todo[0]}", "type": "function", "function": {"name": todo[0], "arguments": "{}"}}
+            return ModelResponse(role="assistant", tool_calls=[call])
+
+        def invoke(self, messages: list[Any], *_: Any, **__: Any) -> ModelResponse:
+            return self._next(messages)
+
+        async def ainvoke(self, messages: list[Any], *_: Any, **__: Any) -> ModelResponse:
+            return self._next(messages)
+
+        def invoke_stream(self, messages: list[Any], *_: Any, **__: Any) -> Any:
+            yield self._next(messages)
+
+        async def ainvoke_stream(self, messages: list[Any], *_: Any, **__: Any) -> Any:
+            yield self._next(messages)
+
+        def _parse_provider_response(self, response: Any, **_: Any) -> ModelResponse:
+            return response
+
+        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+            return response
+
+    @tool(name="s2", requires_user_input=True, user_input_fields=[FIELD])
+    def s2(answer: str) -> str:
+        runtime.before_pause()  # the step's first question was answered: its work starts here
+        runtime.first_answer(answer)
+        return "s2 answered once"
+
+    @tool(name="s2b", requires_user_input=True, user_input_fields=[FIELD])
+    def s2b(answer: str) -> str:
+        return runtime.second_answer(answer)
+
+    return Agent(name="asker", id="asker", model=Scripted(), tools=[s2, s2b], telemetry=False)
+
+
+def _answer(requirement: Any, answer: Any) -> None:
+    """Put ``answer`` into the workflow's current pause: the step's user input, or (a pause inside
+    the step's agent) the user input of the agent's unresolved tool requirement, which the
+    ``StepRequirement`` carries as dicts."""
+    if not requirement.requires_executor_input:
+        requirement.set_user_input(**{FIELD: answer})
+        return
+    from agno.run.requirement import RunRequirement
+    pending = [RunRequirement.from_dict(d) if isinstance(d, dict) else d for d in requirement.executor_requirements]
+    for tool_requirement in pending:
+        if not tool_requirement.is_resolved():
+            tool_requirement.provide_user_input({FIELD: answer})
+    requirement.executor_requirements = [r.to_dict() for r in pending]
 
 
 def _workflow(db: Any) -> Any:
@@ -55,7 +138,8 @@ def _workflow(db: Any) -> Any:
                          user_input_schema=[{"name": FIELD, "field_type": "str", "required": True}])
     steps = {"first": lambda name: Step(name=name, executor=s1),
              "pause": lambda name: Step(name=name, executor=s2, human_review=review),
-             "extra": lambda name: Step(name=name, executor=extra(name))}
+             "extra": lambda name: Step(name=name, executor=extra(name)),
+             "pause-twice": lambda name: Step(name=name, agent=_asker())}
     # the steps of runtime.shape(): the original two, or the code a change protocol deployed
     return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
                     steps=[steps[role](name) for name, role in runtime.shape()])
@@ -67,7 +151,7 @@ class AgnoAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("continue-run",)
     answers = ("yes", "no")
@@ -101,7 +185,7 @@ class AgnoAdapter(Adapter):
         saved = wf.get_run_output(run_id=run_id, session_id=SESSION) if run_id else None
         requirements = getattr(saved, "step_requirements", None)
         if requirements:  # else continue_run itself says what is missing (a stored run edited, say)
-            requirements[-1].set_user_input(**{FIELD: answer})
+            _answer(requirements[-1], answer)
         return self._status(wf.continue_run(run_id=run_id, session_id=SESSION, step_requirements=requirements))
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:

@@ -7,6 +7,14 @@ after every run (``states/<n>.json``); a pause's handle is its state file. Answe
 ``approve`` / ``reject`` on the restored state and ``Runner.run(agent, state)``; the
 tool ``s2`` runs the kit's second step only when approved. Conversation items also go
 to an ``SQLiteSession``, which gives a second documented recovery: rerun with the session.
+
+The step that asks twice (the pause-twice workflow): the SDK asks for approval per tool call,
+before the tool runs (``needs_approval``), and a tool body cannot ask again once it runs; so the
+nearest the SDK comes to one step asking twice is one run whose gated work is two approval-gated
+tool calls, answered one at a time: ``s2`` (approved: ``before_pause`` and ``first_answer``), then
+``s2b``, which the scripted model calls after ``s2``'s output (approved: ``second_answer``). Each
+pause is a stored RunState answered in a fresh process, so the second answer shows whether the
+restored state keeps ``s2`` done or runs it again.
 """
 
 import asyncio
@@ -18,16 +26,21 @@ from probes.kit.adapter import Adapter, Capability
 from probes.openai_agents.citations import CITATIONS
 
 
+def _tools() -> tuple[str, ...]:
+    """The tools the scripted model calls in order: ``s2b`` too when the step asks twice."""
+    return ("s1", "s2", "s2b") if runtime.asks_twice() else ("s1", "s2")
+
+
 def _respond(call: Any) -> list[Any]:
-    """The scripted model: s1, then s2, then a final message echoing s2's result. A tool that
-    failed is called again, as the SDK's error output asks ("... Please try again.")."""
+    """The scripted model: each of ``_tools()``, then a final message echoing the last one's result. A
+    tool that failed is called again, as the SDK's error output asks ("... Please try again.")."""
     from agents.testing import assistant_message, function_call
 
     items = call.input if isinstance(call.input, list) else []
     outs = [(i.get("call_id"), str(i.get("output"))) for i in items if isinstance(i, dict)
             and i.get("type") == "function_call_output"]
-    for tool in ("s1", "s2"):
-        mine = [out for cid, out in outs if cid.startswith(tool)]
+    for tool in _tools():
+        mine = [out for cid, out in outs if cid.rsplit("-", 1)[0] == tool]
         if not mine or mine[-1].startswith("An error occurred while running the tool"):
             return [function_call(tool, {}, call_id=f"{tool}-{len(mine)}")]
     return [assistant_message(f"final: {mine[-1]}")]
@@ -46,9 +59,17 @@ def _agent() -> Any:
     @function_tool(needs_approval=True)
     def s2() -> str:
         runtime.before_pause()  # the call was approved: step 2 runs
+        if runtime.asks_twice():
+            runtime.first_answer("approve")
+            return "s2 answered once"
         return runtime.step2("approve")
 
-    return Agent(name="kit", model=ScriptedModel([ModelStep.respond(_respond) for _ in range(8)]), tools=[s1, s2])
+    @function_tool(needs_approval=True)
+    def s2b() -> str:  # the second approval of the step that asks twice
+        return runtime.second_answer("approve")
+
+    tools = [s1, s2, s2b] if runtime.asks_twice() else [s1, s2]
+    return Agent(name="kit", model=ScriptedModel([ModelStep.respond(_respond) for _ in range(8)]), tools=tools)
 
 
 class OpenAIAgentsAdapter(Adapter):
@@ -57,7 +78,7 @@ class OpenAIAgentsAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
+                              Capability.SAVE_HOOK, Capability.TWO_PAUSES})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("run-state", "session")

@@ -9,6 +9,10 @@ beside one executor (``Capability.CLIENT``), as in ``probes/dbos_kit``. Values s
 default (its JSON serializer cannot store pydantic-ai's ``ModelResponse``); the documents the kit
 edits are the pickled outputs of steps ``s1`` and ``s2``. Saves are hooked at
 ``SystemDatabase.record_operation_result`` (its write: ``_record_operation_result_txn``).
+
+The step that asks twice (``workflow.py``: two approval-gated tool calls, each a ``recv``): an answer
+after which the workflow waits in its next ``recv`` leaves the run paused again, told from the
+operations DBOS recorded as ``probes/dbos_kit`` tells it (``_until_answered``).
 """
 
 import base64
@@ -19,6 +23,7 @@ import sys
 import threading
 from typing import Any
 
+from probes.dbos_kit.adapter import _paused_in_recv, _recvs, _until_answered
 from probes.kit import runtime
 from probes.kit.adapter import Adapter, Capability
 from probes.pydantic_ai.citations import CITATIONS
@@ -33,7 +38,7 @@ class PydanticAIAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CLIENT})
+                              Capability.SAVE_HOOK, Capability.CLIENT, Capability.TWO_PAUSES})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("launch",)
@@ -81,6 +86,14 @@ class PydanticAIAdapter(Adapter):
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         wid, topic = handle or (WID, TOPIC)
         DBOS, _ = self._launch()  # recovers the pending workflow, which then receives the answer
+        if runtime.asks_twice():  # the workflow may wait in its next recv after this answer: paused again
+            before, _ = _recvs(DBOS.list_workflow_steps(wid))
+            DBOS.send(wid, answer, topic)
+            status = _until_answered(DBOS.retrieve_workflow(wid), lambda: DBOS.list_workflow_steps(wid), before)
+            if status["status"] == "paused":  # the executor thread waits in recv, for this run's next answer
+                return _paused_in_recv({**status, "handle": [wid, topic]})
+            DBOS.destroy()
+            return status
         DBOS.send(wid, answer, topic)
         return self._result(DBOS, wid)
 

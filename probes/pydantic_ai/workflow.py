@@ -14,6 +14,12 @@ whenever the workflow is replayed). A tool with a side effect is therefore decor
 here, as the DBOS and pydantic-ai docs tell a user to do: the kit measures DBOS's recorded steps
 around pydantic-ai's deferred tools. (Left undecorated, ``s1`` ran again in every process that
 answered the pause, ``e1`` twice in a run with no fault: measured once on this machine, not a verdict.)
+
+The step that asks twice (the pause-twice workflow): pydantic-ai asks for approval per tool call, before
+the tool runs (``requires_approval``; the run ends with the call in ``DeferredToolRequests``), and a tool
+body cannot ask again once it runs. So the step asks twice the way the SDK offers: two approval-gated
+tool calls, ``s2`` (the kit's ``first_answer``) and then ``s2b`` (``second_answer``), which the scripted
+model calls after ``s2``'s return; the workflow parks in ``recv`` for each approval in turn.
 """
 
 from __future__ import annotations
@@ -26,14 +32,19 @@ WID, TOPIC = "kit-run", "answer"
 _registered: list[Any] = []
 
 
+def _tools() -> tuple[str, ...]:
+    """The tools the scripted model calls in order: ``s2b`` too when the step asks twice."""
+    return ("s1", "s2", "s2b") if runtime.asks_twice() else ("s1", "s2")
+
+
 def _model(messages: list[Any], info: Any) -> Any:
-    """The scripted model: call s1, then s2, then answer with s2's result."""
+    """The scripted model: call each of ``_tools()``, then answer with the last one's result."""
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
     done = {p.tool_name: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
-    todo = [tool for tool in ("s1", "s2") if tool not in done]
+    todo = [tool for tool in _tools() if tool not in done]
     return ModelResponse(parts=[ToolCallPart(todo[0], {}, tool_call_id=f"call-{todo[0]}") if todo
-                                else TextPart(done["s2"])])
+                                else TextPart(done[_tools()[-1]])])
 
 
 def workflow() -> Any:
@@ -56,7 +67,16 @@ def workflow() -> Any:
     @agent.tool_plain(requires_approval=True)
     @DBOS.step(name="s2")
     async def s2(answer: str = "") -> str:
+        if runtime.asks_twice():
+            runtime.first_answer(answer)
+            return "s2 answered once"
         return runtime.step2(answer)
+
+    if runtime.asks_twice():
+        @agent.tool_plain(requires_approval=True)
+        @DBOS.step(name="s2b")
+        async def s2b(answer: str = "") -> str:  # the second approval of the step that asks twice
+            return runtime.second_answer(answer)
 
     @DBOS.step(name="ask")  # a step: a replay never asks again
     async def ask() -> None:
@@ -64,13 +84,14 @@ def workflow() -> Any:
 
     @DBOS.workflow(name="kit_workflow")
     async def kit_workflow() -> str:
-        first = await agent.run("go")
+        run = await agent.run("go")
         await ask()
-        answer = await DBOS.recv_async(TOPIC, timeout_seconds=3600)
-        approved = {c.tool_call_id: ToolApproved(override_args={"answer": answer}) for c in first.output.approvals}
-        done = await agent.run(message_history=first.all_messages(),
-                               deferred_tool_results=DeferredToolResults(approvals=approved))
-        return done.output
+        while isinstance(run.output, DeferredToolRequests):  # each approval the run asks for, in turn
+            answer = await DBOS.recv_async(TOPIC, timeout_seconds=3600)
+            approved = {c.tool_call_id: ToolApproved(override_args={"answer": answer}) for c in run.output.approvals}
+            run = await agent.run(message_history=run.all_messages(),
+                                  deferred_tool_results=DeferredToolResults(approvals=approved))
+        return run.output
 
     _registered.append(kit_workflow)
     return kit_workflow
