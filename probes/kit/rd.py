@@ -63,7 +63,8 @@ def _copies(p: Probe, run: Run, n: int) -> list[Run]:
     original's digest before any is recovered (a copy that differs is the harness's failure)."""
     source = p.target.cls(run.workdir, p.target.backend, run.store)
     digest = source.store_digest()
-    copies, seen = [], {}
+    copies: list[Run] = []
+    seen: dict[str, str] = {}
     for i in range(1, n + 1):
         c = p.run(f"copy-{i}")
         source.copy_store(c.workdir, c.store)
