@@ -56,9 +56,15 @@ class Capability(str, Enum):
     # The pausing step can ask twice, one answer at a time, built from ``runtime.shape()`` role
     # "pause-twice" (``first_answer`` between the pauses, ``second_answer`` after): the pause-twice protocol.
     TWO_PAUSES = "two-pauses"
+    # The durable state can be copied byte for byte (``copy_store``): the rd protocol recovers copies of a
+    # crashed store. Declared by default (the kit copies what it made: the run's directory and its SQLite
+    # or PostgreSQL store); an adapter whose state a server holds names it in ``missing`` with the reason.
+    COPY = "copy"
 
 
 READDRESS_PARTS = frozenset({Capability.RETRY, Capability.CONCURRENT, Capability.FORK})
+# Capabilities every adapter has unless its ``missing`` names them (what the kit itself provides).
+DEFAULT_ON = frozenset({Capability.COPY})
 
 NOTHING_DURABLE = "nothing-durable"  # the status of a recovery that found no durable state to resume
 
@@ -87,7 +93,10 @@ class Adapter:
 
     @classmethod
     def declares(cls, capability: Capability) -> bool:
-        """Whether the adapter declares ``capability`` (READDRESS stands for its three parts)."""
+        """Whether the adapter declares ``capability`` (READDRESS stands for its three parts; one of
+        ``DEFAULT_ON`` is declared unless ``missing`` gives a reason it is not)."""
+        if capability in DEFAULT_ON:
+            return capability in cls.capabilities or capability not in cls.missing
         return capability in cls.capabilities or (capability in READDRESS_PARTS
                                                   and Capability.READDRESS in cls.capabilities)
 
@@ -134,6 +143,22 @@ class Adapter:
     def state_paths(self) -> list[Path]:
         """Locate: the JSON documents that hold the run's durable state, newest last."""
         return []
+
+    def copy_store(self, workdir: Path, store: str | None) -> None:
+        """Copy this run's durable state byte for byte to another run's place (``workdir``, ``store``:
+        a fresh directory and a fresh store of the same backend the kit made), for the rd protocol.
+        The default copies what the kit made (``probes.kit.copying``): the run's directory as a tree
+        and its SQLite file (with -wal/-shm) or PostgreSQL database (a TEMPLATE copy). Runs in the
+        kit's process, with no framework imported. Override where the state lives elsewhere; refuse
+        with ``missing[Capability.COPY]`` where it cannot be copied (a server's)."""
+        from probes.kit.copying import copy_state
+        copy_state(self.workdir, self.backend, self.store, Path(workdir), store)
+
+    def store_digest(self) -> str:
+        """A digest of this run's durable state: equal digests are what makes two copies "the same
+        durable state" (override together with ``copy_store``)."""
+        from probes.kit.copying import state_digest
+        return state_digest(self.workdir, self.backend, self.store)
 
     def load_state(self, path: Path) -> Any:
         """Load one durable document as JSON (override for a non-plain encoding)."""

@@ -76,6 +76,24 @@ def partition_rows(run: Any) -> list[dict[str, Any]]:
         "B while A was cut off": seen["b_during_cut"], "racer A after": seen["a"]})
 
 
+def rd_rows(run: Any) -> list[dict[str, Any]]:
+    """The rd protocol's cells: how many copies of the crashed store were recovered, whether their
+    digests matched the original's (``observations["rd"]``), and what each copy decided (the RD
+    verdict's evidence), beside the verdict."""
+    rows = []
+    for r in run.receipts:
+        if "rd" not in r.observations:
+            continue
+        for v in r.verdicts:
+            decisions = v.evidence.get("decisions") or {}
+            rows.append({"path": v.path, "backend": r.args.get("backend", ""),
+                         "copies identical": r.observations["rd"].get("identical"),
+                         **{copy: f"effects {d['effects'] or 'none'}; {' -> '.join(d['ended']) or 'no end'}"
+                            for copy, d in decisions.items()},
+                         "RD": v.label.value})
+    return rows
+
+
 def cells(run: Any) -> dict[tuple[str, str], str]:
     """(path family, property) -> the labels found there, worst first ("✓", or e.g. "U 2/3")."""
     found: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -111,7 +129,7 @@ def matrix_frame(run: Any):
 
     grid = cells(run)
     families = sorted({f for f, _ in grid})
-    props = [p for p in ("EO", "PC", "CO", "FD", "CV", "LV") if any(q == p for _, q in grid)]
+    props = [p for p in ("EO", "PC", "CO", "FD", "CV", "RD", "LV") if any(q == p for _, q in grid)]
     return pd.DataFrame([{"path": f, **{p: grid.get((f, p), "") for p in props}} for f in families])
 
 
@@ -233,6 +251,15 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.partition_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The partition protocol was not run here.'))"),
+                _cell("markdown", "## The same crashed store recovered twice (rd)\n\nThe run is SIGKILLed at a "
+                                  "step point; byte-identical copies of its durable state are made (digests checked "
+                                  "equal before any is recovered) and each is recovered in processes of its own, the "
+                                  "pause answered if the recovery reaches one. RD holds iff every copy decided the "
+                                  "same: the same effects fired, the same steps begun, the same ending. n/a where the "
+                                  "adapter's state cannot be copied (the reason says why)."),
+                _cell("code", "rows = chapter.rd_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The rd protocol was not run here.'))"),
                 *_exhaustive_cells(name),
             ])}
 

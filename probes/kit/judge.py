@@ -12,6 +12,7 @@ no handles), so verdict files stay byte-identical across runs.
 from __future__ import annotations
 
 import glob
+from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from probes.citations import entries, lookup
@@ -174,6 +175,24 @@ class Judge:
             out.append(self._live(path, h, "after the edit", result, witness=True))
         return out
 
+    def same_decision(self, path: str, h: History, what: str, copies: Sequence[str]) -> Verdict:
+        """RD (``checker.same_decision``): byte-identical copies of one crashed store, each recovered
+        by processes of its own (incarnations ``<copy>/...``), made the same recovery decision. The
+        decisions are read from ``h`` (``copy_decisions``), not handed in, so a re-judge of the
+        receipt reads them again from the stored history rather than trusting a recorded summary."""
+        self._note("same_decision", path=path, what=what, copies=list(copies))
+        decisions = copy_decisions(h, copies)
+        holds, evidence = checker.same_decision(decisions)
+        witness = () if holds else tuple(e for e in h.of(*_DECISION_KINDS)
+                                         if any(e.incarnation.startswith(f"{c}/") for c in copies))
+        check = checker.Check(Property.RD, holds, witness, evidence, history=h)
+        if holds:
+            summary = (f"{what}: {len(copies)} byte-identical copies of the crashed store, the same decision: "
+                       f"{_decided(decisions[copies[0]])}")
+        else:
+            summary = f"{what}: different decisions: " + "; ".join(f"{c} {_decided(decisions[c])}" for c in copies)
+        return self._label(check, path, summary)
+
 
 class VariantJudge(Judge):
     """The kit's judge with every path it decides on named after a workflow variant (``wait:park-kill``):
@@ -227,7 +246,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             continue
         prop = {"effects_once": Property.EO, "gated_once": Property.CO, "prefix": Property.PC,
                 "live": Property.LV, "fork": Property.FD, "tampered": Property.CV,
-                "valid_state": Property.CV}[name]
+                "valid_state": Property.CV, "same_decision": Property.RD}[name]
         path = args.get("path", FORK_PATH)
         stored = histories.get(f"{path}#{prop.value}", histories.get(path))
         if stored is None:
@@ -248,6 +267,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
                 out += judge.tampered(path, h, args["invalid"], args["result"], args["model"])
             case "valid_state":
                 out.append(judge.valid_state(path, h, args["what"]))
+            case "same_decision":
+                out.append(judge.same_decision(path, h, args["what"], tuple(args["copies"])))
     return out
 
 
@@ -272,3 +293,33 @@ def durable_prefix(h: History, crash: Event) -> list[str]:
         elif e.kind is Kind.PERSIST:
             durable = list(ended)
     return durable
+
+
+_DECISION_KINDS = (Kind.STEP_BEGIN, Kind.EFFECT, Kind.PAUSE, Kind.COMPLETE, Kind.REFUSE, Kind.ERROR)
+
+
+def copy_decisions(h: History, copies: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """What each copy's processes (incarnations ``<copy>/<op>``) decided, in a run-stable form: the
+    operations that ran (a ``-start`` one: the recovery found nothing durable and started over), the
+    steps they began, the effects they fired, and how each process ended (paused, completed with
+    its outcome, refused or failed with the error's type). No handles, no pids: equal durable state
+    must give equal values here."""
+    out: dict[str, dict[str, Any]] = {}
+    for c in copies:
+        mine = [e for e in h.events if e.incarnation.startswith(f"{c}/")]
+        out[c] = {"ops": list(dict.fromkeys(e.incarnation[len(c) + 1:] for e in mine)),
+                  "steps": [e.step for e in mine if e.kind is Kind.STEP_BEGIN],
+                  "effects": dict(sorted(Counter(e.effect for e in mine if e.kind is Kind.EFFECT).items())),
+                  "ended": [_ending(e) for e in mine if e.kind in _DECISION_KINDS[2:]]}
+    return out
+
+
+def _ending(e: Event) -> str:
+    return {Kind.PAUSE: "paused", Kind.COMPLETE: f"completed with {e.value!r}", Kind.REFUSE: f"refused {e.value}",
+            Kind.ERROR: f"failed {e.value}"}[e.kind]
+
+
+def _decided(d: Mapping[str, Any]) -> str:
+    """A copy's decision in words, for a summary."""
+    over = ", started over (nothing durable)" if any(op.endswith("-start") for op in d["ops"]) else ""
+    return (f"fired {d['effects'] or 'nothing'}, then {' -> '.join(d['ended']) or 'no end recorded'}{over}")

@@ -284,6 +284,19 @@ def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             p.judge.live(path, h, "no fault", p.target.cls.result(answer))]
 
 
+def crash_at(p: Probe, run: Run, how: str, point: str, answer: Any) -> dict[str, Any]:
+    """Start ``run`` and crash it at step point ``point`` (``how``: SIGKILL at a barrier, or an
+    exception raised once): in the start's part of the run, or else in the answer's (the pause
+    answered with ``answer``). A point never reached is the harness's failure."""
+    fault = {"park_at": point} if how == "kill" else {"fail_at": point}
+    first = run.start(**fault)
+    if first.get("status") == "paused" and not p.read().of(Kind.CRASH):
+        first = run.answer("answer", first.get("handle"), answer, **fault)
+    if not p.read().of(Kind.CRASH):
+        raise HarnessError(f"crash point {point} was not reached ({how}); status {first.get('status')}")
+    return first
+
+
 def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """Crash at ``point`` (SIGKILL at a barrier, or an exception once), recover by ``mode``, finish."""
     how, point, mode = args["how"], args["point"], args["mode"]
@@ -292,12 +305,7 @@ def crash(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         return [p.judge.not_applicable(prop, path, why) for prop in (Property.EO, Property.PC, Property.LV)]
     answer = p.target.cls.answers[0]
     run = p.run("run")
-    fault = {"park_at": point} if how == "kill" else {"fail_at": point}
-    first = run.start(**fault)  # the point is in the start's part of the run, or else in the answer's
-    if first.get("status") == "paused" and not p.read().of(Kind.CRASH):
-        first = run.answer("answer", first.get("handle"), answer, **fault)
-    if not p.read().of(Kind.CRASH):
-        raise HarnessError(f"crash point {point} was not reached ({how}); status {first.get('status')}")
+    crash_at(p, run, how, point, answer)
     status = run.recover("recover", mode, answer)
     status = run.to_completion(status, answer, "recover-answer")
     h = p.read()
@@ -731,5 +739,13 @@ def _exhaustive(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 PROTOCOLS["exhaustive"] = _exhaustive  # every crash point of a traced baseline (probes.kit.exhaustive)
+
+
+def _rd(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    from probes.kit.rd import rd  # imported on use: that module builds on this one
+    return rd(p, args)
+
+
+PROTOCOLS["rd"] = _rd  # byte-identical copies of a crashed store, each recovered (probes.kit.rd)
 CRASH_POINTS = STEP_POINTS
 KILL_POINTS_IN_SAVE = SAVE_POINTS

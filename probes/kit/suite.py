@@ -98,6 +98,10 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("partition_seconds", "float", 30.0, 20.0, "the longest the link stays cut while the other racer "
               "answers: it comes back as soon as that racer has ended, or after this long whatever it did (a racer "
               "blocked on the cut-off one)", minimum=0.5, maximum=120.0),
+        Param("rd_points", "list[str]", ["s2.begin", "s2.effect"], ["s2.begin"],
+              "where in the steps the rd protocol SIGKILLs the run before copying its durable state", STEP_POINTS),
+        Param("rd_copies", "int", 2, 2, "byte-identical copies of the crashed store the rd protocol recovers, "
+              "each in processes of its own", minimum=2, maximum=16),
         Param("exhaustive_cap", "int", 100, 4, "most crash points the exhaustive protocol measures per probe "
               "(of those a traced baseline reached: every step boundary and save write)", minimum=1),
     )
@@ -109,7 +113,8 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
 SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], "answers_n": [2], "race_k": [2],
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
-                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"]}
+                         "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"],
+                         "rd_points": ["s2.begin"], "rd_copies": 2}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -153,6 +158,9 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
             elif proto == "partition":
                 cells += [(f"partition.{pt}", {"point": pt, "seconds": params["partition_seconds"]})
                           for pt in PARTITION_POINTS if pt in params["partition_points"]]
+            elif proto == "rd":
+                cells += [(f"rd.{pt}.{mode}", {"point": pt, "mode": mode, "copies": params["rd_copies"]})
+                          for pt in STEP_POINTS if pt in params["rd_points"] for mode in params["recovery_modes"]]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                            "cap": params["savekill_cap"]}))

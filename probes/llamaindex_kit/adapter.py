@@ -195,6 +195,7 @@ class LlamaIndexAdapter(Adapter):
     # split steps. Not the stray on an ended context: that starts a new run (undocumented, as on the split steps).
     citations = {"EO *kill*": doc("LI-2", "deviation"), "EO crash:raise@*": doc("LI-2", "deviation"),
                  "PC *": doc("LI-1", "claims"), "LV *": doc("LI-7", "claims"),
+                 "RD rd:*": doc("LI-7", "claims"),  # DOCS.md: LI-7 is an LV and RD claim (a snapshot resumable)
                  "EO tamper:flip:is_running": doc("LI-6", "deviation"),
                  "EO pause-twice:*": doc("LI-3", "deviation"), "CO pause-twice:*": doc("LI-3", "deviation"),
                  "EO wait:baseline:*": doc("LI-3", "deviation"), "EO wait:park-kill": doc("LI-3", "deviation"),

@@ -60,7 +60,11 @@ class TemporalAdapter(Adapter):
                               Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
-                                  "server's SQLite file, served through its caches); there is no JSON document to edit"}
+                                  "server's SQLite file, served through its caches); there is no JSON document to edit",
+               Capability.COPY: "the durable state is the workflow's event history on the campaign's one dev server, "
+                                "shared by every run and served from its caches: one run's history cannot be copied "
+                                "to a second workflow id while the server runs, and a copy of the whole server would "
+                                "not be the same run's state (the workflow id is named from the run's directory)"}
     recovery_modes = ("worker",)
     answers = ("yes", "no")
     citations = CITATIONS
