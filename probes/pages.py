@@ -704,8 +704,8 @@ def cite_page(figures_dir: Path | None = None, commit: str = "") -> str:
            "Every figure is numbered within its chapter and has a stable anchor and file name. Cite it by chapter, "
            "number, anchor and commit, e.g.:", "",
            "> *Resume Means Resume — reproduction artifact*, chapter `langgraph`, Figure 1 "
-           f"(`chapters/langgraph.html#fig-langgraph-crash-matrix`), commit `{commit[:12]}`; "
-           "data: `figures/langgraph-crash-matrix.json`.", "",
+           f"(`chapters/langgraph.html#fig-langgraph-verdicts`), commit `{commit[:12]}`; "
+           "data: `figures/langgraph-verdicts.json`.", "",
            "The figure's JSON sidecar records its caption, the parameters it was drawn with, the run and commit it "
            "came from, and the one command that regenerates it.", ""]
     figs = figure_index(figures_dir) if figures_dir else []
