@@ -79,7 +79,7 @@ def fork_ways(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 PROTOCOLS: dict[str, Protocol] = {"fork_ways": fork_ways, "answer_by_checkpoint": answer_by_checkpoint,
-                                   "invalid_write": invalid_write}
+                                   "invalid_write": invalid_write}  # CV, probes.langgraph_kit.invalid_write
 PROTOCOLS[FUNCTIONAL_API.protocol] = FUNCTIONAL_API.protocol_of(PROTOCOLS)
 
 
