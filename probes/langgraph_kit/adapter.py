@@ -16,11 +16,13 @@ from probes.citations import doc
 from probes.kit import runtime
 from probes.kit.adapter import Capability
 from probes.kit.langgraph_saver import SaverAdapter
+from probes.langgraph_kit import invalid_write
 
 
 WORKFLOW_ENV = "RC_LG_WORKFLOW"  # a workflow of LangGraph's own protocols (probes.langgraph_kit); unset: the kit's
 # workflow name -> a builder of its compiled graph over the adapter's saver (``adapter._saver``)
 WORKFLOWS: dict[str, Callable[[Any], Any]] = {}
+WORKFLOWS[invalid_write.INVALID_WRITE] = invalid_write.build_invalid_write
 
 
 def stock_saver(backend: str, location: str) -> Any:
@@ -62,6 +64,10 @@ class StockSaverAdapter(SaverAdapter):
         """The workflow a LangGraph protocol of this package asked for (``WORKFLOW_ENV``), else the kit's."""
         workflow = os.environ.get(WORKFLOW_ENV)
         return WORKFLOWS[workflow](self) if workflow else super()._app()
+
+    def durable_items(self) -> dict[str, Any]:
+        """What of the invalid-write variant's state is durable, read raw from the saver (its CV protocol)."""
+        return invalid_write.durable_items(self)
 
     def state_required(self, doc: Any) -> dict[str, Any]:
         """A stock saver's durable checkpoint is LangGraph's ``Checkpoint``, a ``TypedDict`` declared
