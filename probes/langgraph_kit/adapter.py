@@ -17,12 +17,15 @@ from probes.kit import runtime
 from probes.kit.adapter import Capability
 from probes.kit.langgraph_saver import SaverAdapter
 from probes.langgraph_kit import invalid_write
+from probes.langgraph_kit.shapes import ResumeMap, build_fanout, build_sequential
 
 
 WORKFLOW_ENV = "RC_LG_WORKFLOW"  # a workflow of LangGraph's own protocols (probes.langgraph_kit); unset: the kit's
 # workflow name -> a builder of its compiled graph over the adapter's saver (``adapter._saver``)
-WORKFLOWS: dict[str, Callable[[Any], Any]] = {}
-WORKFLOWS[invalid_write.INVALID_WRITE] = invalid_write.build_invalid_write
+WORKFLOWS: dict[str, Callable[[Any], Any]] = {
+    invalid_write.INVALID_WRITE: invalid_write.build_invalid_write,  # CV: a node writes a value its state model refuses
+    "sequential": build_sequential, "fanout": build_fanout,  # two interrupts in one run (probes.langgraph_kit.shapes)
+}
 
 
 def stock_saver(backend: str, location: str) -> Any:
@@ -42,7 +45,7 @@ def stock_saver(backend: str, location: str) -> Any:
     return saver
 
 
-class StockSaverAdapter(SaverAdapter):
+class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's resume map
     packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
     missing = {Capability.TAMPER: "the stock savers store checkpoints as msgpack blobs (JsonPlusSerializer), not "
                                   "JSON documents the kit can edit; the paper's campaign writes invalid state through "

@@ -29,6 +29,7 @@ from probes.kit.langgraph_saver import API_ENV, FORK_WAYS, FUNCTIONAL
 from probes.kit.protocols import Probe, _isolated, _needs
 from probes.kit.suite import Protocol, kit_plan
 from probes.kit.variants import Variant
+from probes.langgraph_kit import shapes
 from probes.langgraph_kit.invalid_write import invalid_write
 
 FUNCTIONAL_API = Variant(
@@ -79,7 +80,8 @@ def fork_ways(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 
 PROTOCOLS: dict[str, Protocol] = {"fork_ways": fork_ways, "answer_by_checkpoint": answer_by_checkpoint,
-                                   "invalid_write": invalid_write}  # CV, probes.langgraph_kit.invalid_write
+                                   "invalid_write": invalid_write,  # CV, probes.langgraph_kit.invalid_write
+                                   "sequential": shapes.sequential, "fanout": shapes.fanout}  # two interrupts in one run
 PROTOCOLS[FUNCTIONAL_API.protocol] = FUNCTIONAL_API.protocol_of(PROTOCOLS)
 
 
