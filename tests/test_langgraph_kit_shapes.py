@@ -99,9 +99,9 @@ def test_the_verdicts_are_deterministic_and_re_judged_from_the_receipt(run: Camp
         assert again is not None and [stable(v) for v in again] == [stable(v) for v in receipt.verdicts]
 
 
-def test_the_first_gate_firing_twice_is_eos_to_catch_not_cos() -> None:
-    """Why the first gate's effect is named ``e_g1`` and EO expects it: the kit's CO is about ``e2``
-    alone, so a first gate that fired twice is caught by EO's at-most-once (the legacy CO's other half)."""
+def test_the_first_gate_firing_twice_is_caught_by_eo_and_by_co_over_both_gates() -> None:
+    """Each pause's gated effect at most once: CO names both gates (``gates``); the kit's default CO is
+    about ``e2`` alone and would miss the first gate firing twice."""
     h = History.of_events(Event(kind, "i", step=step, effect=effect) for kind, step, effect in (
         (Kind.ANSWER, None, None), (Kind.EFFECT, "g1", "e_g1"), (Kind.EFFECT, "g1", "e_g1"),
         (Kind.ANSWER, None, None), (Kind.EFFECT, "s2", "e2"), (Kind.COMPLETE, None, None)))
@@ -110,3 +110,6 @@ def test_the_first_gate_firing_twice_is_eos_to_catch_not_cos() -> None:
     assert eo.evidence["duplicated"] == {"e_g1": 2}
     assert eo.label.value == "✗" and eo.doc.source == "LG-15"  # against "it only runs once after approval"
     assert judge.gated_once(SEQUENTIAL, h, "g1 fired twice").label.value == "✓"
+    both = judge.gated_once(SEQUENTIAL, h, "g1 fired twice", gates=("e_g1", "e2"))
+    assert both.label.value == "✗" and "e_g1 2x" in both.summary
+    assert judge.calls[-1]["gates"] == ["e_g1", "e2"]  # written down, so a re-judge decides it again

@@ -36,6 +36,8 @@ def cite(citations: Mapping[str, DocRef], prop: Property, path: str) -> DocRef |
     return lookup(entries(citations), prop, path)
 
 
+GATE = "e2"  # the kit workflow's interrupt-gated effect (probes.kit.runtime.step2)
+
 class Judge:
     """Verdicts for one framework and backend, labelled from the adapter's citations alone.
 
@@ -88,14 +90,21 @@ class Judge:
         return self._label(check, path, f"{what}: effects {check.evidence['effect_counts']}, "
                                         f"completed {check.evidence['completed']}")
 
-    def gated_once(self, path: str, h: History, what: str, witness: bool = True) -> Verdict:
+    def gated_once(self, path: str, h: History, what: str, witness: bool = True,
+                   gates: tuple[str, ...] = (GATE,)) -> Verdict:
         """CO: the gated effect e2 fired at most once whatever was delivered to the pause (a lost
-        answer is LV's: ``live``)."""
-        self._note("gated_once", path=path, what=what, witness=witness)
-        check = checker.check_co(h, checker.Expectation(gate=GATE))
-        consumed = len(h.of(Kind.CONSUME))
-        return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} time(s); "
-                                        f"the answer was consumed {consumed} time(s)", witness)
+        answer is LV's: ``live``). ``gates``: a workflow with more than one pause (LangGraph's
+        sequential interrupts and fan-out) names each pause's gated effect; each must hold."""
+        self._note("gated_once", path=path, what=what, witness=witness, **({} if gates == (GATE,) else
+                                                                              {"gates": list(gates)}))
+        checks = [checker.check_co(h, checker.Expectation(gate=gate)) for gate in gates]
+        check = checker.every(checks)
+        if gates == (GATE,):
+            consumed = len(h.of(Kind.CONSUME))
+            return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} "
+                                            f"time(s); the answer was consumed {consumed} time(s)", witness)
+        fired = ", ".join(f"{c.evidence['gate']} {c.evidence['gate_fires']}x" for c in checks)
+        return self._label(check, path, f"{what}: the gated effects fired {fired}", witness)
 
     def prefix(self, path: str, h: History, at: str = "crash") -> Verdict:
         """PC: no step whose completion was durable before the crash begins again after recovery.
@@ -256,7 +265,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             case "effects_once":
                 out.append(judge.effects_once(path, h, args["what"], tuple(args["expected"])))
             case "gated_once":
-                out.append(judge.gated_once(path, h, args["what"], args["witness"]))
+                out.append(judge.gated_once(path, h, args["what"], args["witness"],
+                                            tuple(args.get("gates", (GATE,)))))
             case "prefix":
                 out.append(judge.prefix(path, h, args.get("at", "crash")))
             case "live":
@@ -272,7 +282,6 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
     return out
 
 
-GATE = "e2"  # the kit workflow's interrupt-gated effect (probes.kit.runtime.step2)
 FORGERY_ROW = "undetected forgery"
 
 

@@ -9,8 +9,9 @@ sequential interrupts and fan-out), two campaigns over it:
   interrupt, crashes at the paper's kill points (inside ``s1`` after its effect, in ``s2`` before it, in
   ``s2`` after it) killed or raised and recovered by ``invoke(None)`` or by sending the input again,
   kills inside the saver's own ``put``, a stray answer after completion, the answered interrupt forked
-  every way LangGraph offers, byte-identical copies of a crashed store each recovered (RD), three
-  repetitions of each;
+  every way LangGraph offers, byte-identical copies of a crashed store each recovered (RD), a node
+  writing a value its pydantic state model refuses (CV), two interrupts answered in turn across a
+  restart and two parallel ones answered by one resume map and then again; three repetitions of each;
 * ``langgraph_kit``, every protocol at the kit's bounds (``./reproduce.sh --all``): besides those, the
   same pause answered N times in a row and by k processes at once, tampering, stalls, code changes,
   partitions and every crash point of a traced run, LangGraph's own protocols
@@ -31,7 +32,8 @@ PACKAGES = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", 
 # What the paper's values read (probes.paper.langgraph), at the paper's kill points: C (s1.effect), A
 # (s2.begin) and the insert-to-persist window (s2.effect); B and K1..K5 (inside the saver's writes) are the
 # save-kill protocol's kills at the entry and exit of each put. Three repetitions, as the paper's crash cells.
-PAPER_PROTOCOLS = ["baseline", "parkkill", "crash", "savekill", "stray", "fork", "rd", "fork_ways", "functional"]
+PAPER_PROTOCOLS = ["baseline", "parkkill", "crash", "savekill", "stray", "fork", "rd", "fork_ways", "functional",
+                   "invalid_write", "sequential", "fanout"]
 PAPER_BOUNDS = {"protocols": PAPER_PROTOCOLS, "backends": ["sqlite", "postgres"],
                 "crash_points": ["s1.effect", "s2.begin", "s2.effect"], "crash_hows": ["kill", "raise"],
                 "recovery_modes": ["none-input", "resend-input"], "save_points": ["save.enter", "save.exit"],

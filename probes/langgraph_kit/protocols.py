@@ -15,6 +15,10 @@
   (``fork:update-state``), and a replay of the checkpoint (``invoke(None)`` at it) followed by
   ``Command(resume=v)`` on the thread (``fork:replay-then-resume``). Each is decided by the kit's FD
   judgement (``Judge.fork``) against the outcome a run answered ``v`` in the first place reaches.
+* ``invalid_write`` (CV, ``probes.langgraph_kit.invalid_write``): a node appends ``None`` to a pydantic
+  ``items: list[str]``; refused at the write, or durable?
+* ``sequential`` and ``fanout`` (CO, EO, LV, ``probes.langgraph_kit.shapes``): two interrupts in one run,
+  answered in turn across a restart, or in parallel branches answered by one resume map and then again.
 """
 
 from __future__ import annotations

@@ -12,11 +12,10 @@ twice, so that consuming one answer must not re-fire the effect another answer g
   run has completed (a stray). Path ``fan-out:resume-map``.
 
 The node the paper called ``g2`` (the second gate) is the kit's pausing step ``s2`` here, so its
-effect is the kit's gated effect ``e2`` and the kit's judge decides CO (``gated_once``) about it; the
-other gate (``g1``, ``b1``) fires ``e_<node>``, which EO (``effects_once`` expecting both) holds to at
-most once, and exactly once on completion. The legacy CO verdict ("each interrupt's gated effect at
-most once") is thus CO here together with EO's at-most-once half; LV asks that the run completes with
-``s2``'s result for its answer.
+effect is the kit's gated effect ``e2``; the other gate (``g1``, ``b1``) fires ``e_<node>``. CO, as
+the paper's campaign decided it, is each pause's gated effect at most once (the kit's ``gated_once``
+over both gates); EO (``effects_once`` expecting both) asks each exactly once on completion; LV that
+the run completes with ``s2``'s result for its answer.
 """
 
 from __future__ import annotations
@@ -144,7 +143,7 @@ def sequential(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     p.observations[SEQUENTIAL] = {**statuses, "effects": fired}
     what = (f"two interrupts answered in turn, a restart before each: after g1's answer the run was "
             f"{statuses['g1']}, after s2's {statuses['s2']}")
-    return [p.judge.effects_once(path, h, what, ("e_g1", "e2")), p.judge.gated_once(path, h, what),
+    return [p.judge.effects_once(path, h, what, ("e_g1", "e2")), p.judge.gated_once(path, h, what, gates=("e_g1", "e2")),
             p.judge.live(path, h, what, p.target.cls.result(b))]
 
 
@@ -172,5 +171,5 @@ def fanout(p: Probe, args: dict[str, Any]) -> list[Verdict]:
                               "stray": ended(stray), "effects": fired}
     what = (f"two parallel interrupts ({', '.join(done.get('asked') or []) or 'none open'}) answered by one "
             f"resume map: {ended(done)}; the same map again: {ended(stray)}")
-    return [p.judge.effects_once(path, h, what, ("e_b1", "e2")), p.judge.gated_once(path, h, what),
+    return [p.judge.effects_once(path, h, what, ("e_b1", "e2")), p.judge.gated_once(path, h, what, gates=("e_b1", "e2")),
             p.judge.live(path, h, what, p.target.cls.result(b))]
