@@ -29,6 +29,7 @@ def test_the_paper_campaign_is_a_kit_campaign_over_both_apis() -> None:
     # the default profile: both savers, both APIs, both recoveries, three repetitions of every cell
     assert {s.args["backend"] for s in campaign.plan(campaign.resolve())} == {"sqlite", "postgres"}
     assert any(i.startswith("functional.crash.kill.s2.begin.resend-input.") for i in ids)
+    assert not any(i.startswith("functional.savekill") for i in ids)  # the put_writes of tasks are not hooked
     assert {i.rsplit(".rep", 1)[1] for i in ids} == {"1", "2", "3"}
 
 

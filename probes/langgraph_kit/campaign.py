@@ -7,7 +7,7 @@ sequential interrupts and fan-out), two campaigns over it:
 * ``langgraph``, the paper's campaign in the default reproduction: the cells its published values read
   (``probes.paper.langgraph``) on both APIs and both savers -- a clean run, a kill while parked at the
   interrupt, crashes at the paper's kill points (inside ``s1`` after its effect, in ``s2`` before it, in
-  ``s2`` after it) killed or raised and recovered by ``invoke(None)`` or by sending the input again,
+  ``s2`` after it) killed and recovered by ``invoke(None)`` or by sending the input again,
   kills inside the saver's own ``put``, a stray answer after completion, the answered interrupt forked
   every way LangGraph offers, byte-identical copies of a crashed store each recovered (RD), a node
   writing a value its pydantic state model refuses (CV), two interrupts answered in turn across a
@@ -35,7 +35,7 @@ PACKAGES = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", 
 PAPER_PROTOCOLS = ["baseline", "parkkill", "crash", "savekill", "stray", "fork", "rd", "fork_ways", "functional",
                    "invalid_write", "sequential", "fanout"]
 PAPER_BOUNDS = {"protocols": PAPER_PROTOCOLS, "backends": ["sqlite", "postgres"],
-                "crash_points": ["s1.effect", "s2.begin", "s2.effect"], "crash_hows": ["kill", "raise"],
+                "crash_points": ["s1.effect", "s2.begin", "s2.effect"], "crash_hows": ["kill"],
                 "recovery_modes": ["none-input", "resend-input"], "save_points": ["save.enter", "save.exit"],
                 "rd_points": ["s2.begin"], "reps": 3}
 PAPER_QUICK = {"protocols": PAPER_PROTOCOLS, "backends": ["sqlite"], "crash_points": ["s2.begin"],
@@ -58,7 +58,7 @@ PAPER_CAMPAIGN = dataclasses.replace(kit_campaign(
     "langgraph", "LangGraph 1.2.9: every property on SqliteSaver and PostgresSaver, graph and functional API",
     ADAPTER, packages=PACKAGES, protocols=PROTOCOLS, in_default_run=True, defaults=PAPER_BOUNDS, quick=PAPER_QUICK,
     description="The paper's campaign through the kit: the interrupt answered from a fresh process and after a kill "
-                "while parked; crashes in and between the steps, killed or raised, recovered by invoke(None) or by "
+                "while parked; crashes in and between the steps, killed and recovered by invoke(None) or by "
                 "sending the input again; kills inside the saver's put; a stray answer after completion; the "
                 "answered interrupt forked by Command(resume), a resume map, update_state and a replay; on the graph "
                 "and the functional API, SqliteSaver and PostgresSaver."),

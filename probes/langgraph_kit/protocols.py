@@ -38,9 +38,10 @@ from probes.langgraph_kit.invalid_write import invalid_write
 
 FUNCTIONAL_API = Variant(
     protocol="functional", env=API_ENV, workflow=FUNCTIONAL, prefix="functional:",
-    # not fork and race (their paths are fixed inside the kit's judge and race cell), nor tamper,
-    # exhaustive, stall, partition or change: sweeps and deploys measured on the graph API's workflow
-    runs=("baseline", "crash", "parkkill", "stray", "answers", "savekill", "pause_twice", "answer_by_checkpoint"))
+    # not fork and race (their paths are fixed inside the kit's judge and race cell), nor tamper, save-kill,
+    # exhaustive, stall, partition or change: sweeps of the saver's puts and deploys, measured on the graph
+    # API's workflow (the functional API's task results are the saver's put_writes, which the kit does not hook)
+    runs=("baseline", "crash", "parkkill", "stray", "answers", "pause_twice", "answer_by_checkpoint"))
 
 
 def answer_by_checkpoint(p: Probe, args: dict[str, Any]) -> list[Verdict]:
