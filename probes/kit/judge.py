@@ -98,7 +98,7 @@ class Judge:
         self._note("gated_once", path=path, what=what, witness=witness, **({} if gates == (GATE,) else
                                                                               {"gates": list(gates)}))
         checks = [checker.check_co(h, checker.Expectation(gate=gate)) for gate in gates]
-        check = checker.every(checks)
+        check = checks[0] if len(checks) == 1 else checker.every(checks)
         if gates == (GATE,):
             consumed = len(h.of(Kind.CONSUME))
             return self._label(check, path, f"{what}: the gated effect fired {check.evidence['gate_fires']} "
