@@ -110,17 +110,51 @@ def stage_runs() -> dict[str, RunInfo]:
     return shown
 
 
+# The book's parts (issue 25): the contract and its model, the frameworks (one entry each: the paper's
+# campaign, its kit campaign nested under it), REMIT, and what goes beyond the paper. A campaign in none of
+# these lists is a framework measured with the kit (its own entry in the frameworks' part).
+MODEL_CHAPTERS = ("tlc",)
+REMIT_CHAPTERS = ("consume_race", "remit", "remit_bench")
+BEYOND_CHAPTERS = ("atlas", "drift", "mv", "live")
+KIT_SUFFIX = "_kit"  # a paper framework's kit campaign: <paper campaign>_kit
+
+
+def framework_entries(chapters: list[str]) -> list[tuple[str, list[str]]]:
+    """The frameworks' part: (chapter, sections) per framework, the paper's campaigns first in reproduction
+    order, then frameworks measured with the kit alone (by name); a paper campaign's ``<name>_kit`` chapter is
+    its section, and a kit chapter whose paper campaign has no chapter stands as its own entry."""
+    grouped = set(MODEL_CHAPTERS + REMIT_CHAPTERS + BEYOND_CHAPTERS)
+    frameworks = [n for n in chapters if n not in grouped]
+    entries: list[tuple[str, list[str]]] = []
+    for name in frameworks:
+        if name.endswith(KIT_SUFFIX) and name[:-len(KIT_SUFFIX)] in frameworks:
+            continue  # shown under its paper campaign
+        kit = name + KIT_SUFFIX
+        entries.append((name, [kit] if kit in frameworks else []))
+    return entries
+
+
 def write_toc() -> list[str]:
     chapters = [n for n in campaigns.available() if (CHAPTERS_DIR / f"{n}.ipynb").exists()]
+
+    def files(names: tuple[str, ...] | list[str]) -> list[str]:
+        return [f"      - file: chapters/{n}" for n in names if n in chapters]
+
     lines = ["format: jb-book", "root: intro", "parts:",
-             "  - caption: The contract", "    chapters:", "      - file: contract",
-             "      - file: generated/headline", "      - file: generated/matrix", "      - file: generated/report",
-             "      - file: generated/timing"]
-    if chapters:
-        lines += ["  - caption: Campaigns", "    chapters:"]
-        lines += [f"      - file: chapters/{n}" for n in chapters]
-    if (BOOK_DIR / "remit-api.md").exists():
-        lines += ["  - caption: Reference implementation", "    chapters:", "      - file: remit-api"]
+             "  - caption: The contract and its model", "    chapters:", "      - file: contract",
+             "      - file: generated/headline", "      - file: generated/matrix", *files(MODEL_CHAPTERS)]
+    entries = framework_entries(chapters)
+    if entries:
+        lines += ["  - caption: The frameworks", "    chapters:"]
+        for name, sections in entries:
+            lines.append(f"      - file: chapters/{name}")
+            if sections:
+                lines += ["        sections:"] + [f"          - file: chapters/{s}" for s in sections]
+    remit = files(REMIT_CHAPTERS) + (["      - file: remit-api"] if (BOOK_DIR / "remit-api.md").exists() else [])
+    if remit:
+        lines += ["  - caption: REMIT, the reference implementation", "    chapters:", *remit]
+    lines += ["  - caption: Beyond the paper", "    chapters:", *files(BEYOND_CHAPTERS),
+              "      - file: generated/report", "      - file: generated/timing"]
     if (BOOK_DIR / "add-a-framework.md").exists():
         lines += ["  - caption: Extending the suite", "    chapters:", "      - file: add-a-framework"]
     lines += ["  - caption: Citing", "    chapters:", "      - file: generated/cite"]
