@@ -95,3 +95,14 @@ def test_a_figure_caption_links_the_notebook_receipts_and_crate() -> None:
                  f"../receipts/atlas/{CRATE_NAME}"):
         assert f'href="{href}"' in html
     assert "Drawn from" not in figure_html("atlas-grid", 1, "c", {}, b"")  # no provenance, no invented links
+
+
+def test_a_paper_campaigns_crate_names_the_module_that_defines_it() -> None:
+    """The paper's campaigns run on the kit are defined beside their framework's kit campaign: the crate's
+    workflow is that module, not nothing (a kit framework measured alone keeps its own package's)."""
+    from probes.core.crate import campaign_source
+
+    assert campaign_source("langgraph") == PROJECT_ROOT / "probes" / "langgraph_kit" / "campaign.py"
+    assert campaign_source("crewai") == PROJECT_ROOT / "probes" / "crewai_kit" / "campaign.py"
+    assert campaign_source("maf") == PROJECT_ROOT / "probes" / "maf" / "campaign.py"
+    assert campaign_source("no_such_campaign") is None

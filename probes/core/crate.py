@@ -71,9 +71,14 @@ def _packages(manifests: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def campaign_source(campaign: str) -> Path | None:
-    """The campaign's definition module in this checkout, if it has one (a kit adapter run may not)."""
-    path = PROJECT_ROOT / "probes" / campaign / "campaign.py"
-    return path if path.is_file() else None
+    """The campaign's definition module in this checkout, if it has one (a kit adapter run may not): its own
+    package's ``campaign.py``, or for a paper campaign defined beside its framework's kit campaign
+    (``langgraph`` in ``probes/langgraph_kit/campaign.py``) that one."""
+    for package in (campaign, f"{campaign}_kit"):
+        path = PROJECT_ROOT / "probes" / package / "campaign.py"
+        if path.is_file():
+            return path
+    return None
 
 
 def write_crate(directory: Path, workflow_source: Path | None = None) -> Path:
