@@ -29,6 +29,7 @@ from probes.kit.langgraph_saver import API_ENV, FORK_WAYS, FUNCTIONAL
 from probes.kit.protocols import Probe, _isolated, _needs
 from probes.kit.suite import Protocol, kit_plan
 from probes.kit.variants import Variant
+from probes.langgraph_kit.intent import intent
 
 FUNCTIONAL_API = Variant(
     protocol="functional", env=API_ENV, workflow=FUNCTIONAL, prefix="functional:",
@@ -77,7 +78,8 @@ def fork_ways(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     return verdicts
 
 
-PROTOCOLS: dict[str, Protocol] = {"fork_ways": fork_ways, "answer_by_checkpoint": answer_by_checkpoint}
+PROTOCOLS: dict[str, Protocol] = {"fork_ways": fork_ways, "answer_by_checkpoint": answer_by_checkpoint,
+                                   "intent": intent}  # declared FORK / RETRY (probes.langgraph_kit.intent)
 PROTOCOLS[FUNCTIONAL_API.protocol] = FUNCTIONAL_API.protocol_of(PROTOCOLS)
 
 
