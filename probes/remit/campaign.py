@@ -501,8 +501,8 @@ def remit_row_headline(contract: dict[str, str], reimpl: dict[str, str], theirs:
             value["reimplementation"] = dict(reimpl)
         return Measured(
             value, why="computed from this checkout's langgraph+remit-contract verdicts (remit-contract, the paper's "
-                       "build, through the LangGraph campaign's probes) on every backend measured; 'reimplementation' "
-                       "is this project's remit_ref through the same probes, shown beside it, not scored; " + scope,
+                       "build, through the kit's LangGraph protocols) on every backend measured; 'reimplementation' "
+                       "is this project's remit_ref through the same protocols, shown beside it, not scored; " + scope,
             compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in contract),
             receipts=tuple(sorted(r.probe for r in theirs)), build=_contract_build(theirs))
     return Measured(
