@@ -9,7 +9,7 @@ The harness follows the classic split of fault-injection testers:
 * ``probes.core.checker``   -- observations -> verdicts (PC, EO, FD, CV, CO, RD, FI, LV);
 * ``probes.core.receipt``   -- atomic JSON receipts with manifests and a stable verdict view.
 
-Framework adapters live in sibling packages (``probes.langgraph`` ...) and only
+Framework adapters live in sibling packages (``probes.langgraph_kit`` ...) and only
 translate between a framework's API and the harness vocabulary.
 """
 

@@ -30,9 +30,6 @@ from probes.core.checker import UNSET, Check, DocRef, Expectation, Label, Proper
 from probes.core.history import History, Kind
 from probes.core.receipt import Receipt, load_campaign
 
-# The results the paper campaigns' workflows end with (what LV now expects), from each workload.
-LEGACY_RESULT = {"langgraph": "probes.langgraph.probes:CRASH_OUTPUT"}
-
 
 @dataclass(frozen=True)
 class Change:
@@ -44,13 +41,6 @@ class Change:
     before: str
     after: str
     why: str
-
-
-def _load(spec: str) -> Any:
-    import importlib
-
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _adapter(campaign: str) -> Any | None:
@@ -142,7 +132,11 @@ def rejudge_receipt(campaign: str, receipt: Receipt, adapter: Any | None = None)
 
     A kit receipt that records how its verdicts were decided is re-judged exactly (``kit_verdicts``),
     a REMIT race cell from its stored trials; older receipts are re-read heuristically, from their
-    histories or evidence, with today's checks."""
+    histories or evidence, with today's checks. A kit cell of a campaign that is not a kit campaign
+    (the REMIT campaign's LangGraph arm) names its own adapter in its arguments, and is re-judged with it."""
+    if adapter is None and isinstance(receipt.args.get("adapter"), str):
+        from probes.kit.suite import adapter_class
+        adapter = adapter_class(receipt.args["adapter"])
     if adapter is not None and (exact := kit_verdicts(receipt, adapter)) is not None:
         old = {(v.framework, v.property, v.path): stable(v) for v in receipt.verdicts}
         why = ["" if old.get((v.framework, v.property, v.path)) == stable(v) else "decided again from the recorded calls"
@@ -156,9 +150,8 @@ def rejudge_receipt(campaign: str, receipt: Receipt, adapter: Any | None = None)
     out: list[Verdict] = []
     added: list[Verdict] = []
     why: dict[int, str] = {}
-    legacy_result = _load(LEGACY_RESULT[campaign]) if campaign in LEGACY_RESULT else UNSET
     for v in receipt.verdicts:
-        new, reason, extra = _one(campaign, receipt, v, adapter, legacy_result)
+        new, reason, extra = _one(campaign, receipt, v, adapter)
         if new.label != v.label or new.framework != v.framework or new.property != v.property:
             why[len(out)] = reason
         out.append(new)
@@ -182,8 +175,7 @@ def _race_cell(campaign: str, receipt: Receipt) -> list[Verdict] | None:
     return rejudge(receipt, Subject(FRAMEWORK, receipt.args["backend"]))
 
 
-def _one(campaign: str, receipt: Receipt, v: Verdict, adapter: Any | None,
-         legacy_result: Any) -> tuple[Verdict, str, list[Verdict]]:
+def _one(campaign: str, receipt: Receipt, v: Verdict, adapter: Any | None) -> tuple[Verdict, str, list[Verdict]]:
     if v.label is Label.NA:
         return v, "", []
     h = _history(receipt, v.path)
@@ -199,7 +191,7 @@ def _one(campaign: str, receipt: Receipt, v: Verdict, adapter: Any | None,
     if v.property is Property.CO:
         return _co(v, h, doc)
     if v.property is Property.LV and h is not None:
-        result = _kit_result(adapter, h) if kit else legacy_result
+        result = _kit_result(adapter, h) if kit else UNSET
         reps = _rep_histories(receipt)
         gate = "e2" if kit else None
         checks = [checker.check_lv(x, Expectation(gate=gate, result=result)) for x in (reps or [h])]

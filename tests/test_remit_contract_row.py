@@ -1,6 +1,7 @@
-"""remit-contract 0.1.2 (the paper's build) through the LangGraph campaign's own probes: the
-``langgraph+remit-contract`` row on SQLite for a few protocols, the measured refusal of its gate in
-memory, and ``remit.row`` scored on that build with remit_ref beside it."""
+"""remit-contract 0.1.2 (the paper's build) through the LangGraph protocols on the conformance kit: the
+plan runs the same kit cells for both builds, each on its own adapter; the ``langgraph+remit-contract``
+row on SQLite for a few protocols; the measured refusal of its gate in memory; and ``remit.row`` scored
+on that build with remit_ref beside it."""
 
 from __future__ import annotations
 
@@ -12,24 +13,43 @@ import pytest
 from probes.core.backends import StoreFactory
 from probes.core.campaign import ProbeContext
 from probes.remit import campaign as rc
-from probes.remit.verdicts import CONTRACT, FRAMEWORK
+from probes.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
 
 
-def test_plan_runs_the_same_probes_for_both_builds() -> None:
+def test_plan_runs_the_same_kit_cells_for_both_builds() -> None:
     params = {p.name: p.quick for p in rc.PARAMS}
-    params.update(backends=["memory", "sqlite"])
+    params.update(backends=["memory", "sqlite"], langgraph_kinds=list(rc.LG_KINDS))
     lg = [s for s in rc.plan(params) if s.id.startswith("lg.")]
-    ours = {s.id.removesuffix(".remit") for s in lg if s.args["arm"] == "remit"}
-    theirs = {s.id.removesuffix(".remit-contract") for s in lg if s.args["arm"] == "remit-contract"}
+    ours = {s.id.removeprefix("lg.remit_ref.") for s in lg if s.args["build"] == "remit_ref"}
+    theirs = {s.id.removeprefix("lg.remit-contract.") for s in lg if s.args["build"] == "remit-contract"}
     assert ours == theirs and ours
-    opts = {s.id: s.args["remit_options"] for s in lg if s.args["arm"] == "remit-contract"}
-    assert opts["lg.fd.bare.sqlite.remit-contract"] == {"cross_process_gate": True}
-    assert opts["lg.fd.bare.memory.remit-contract"] == {"cross_process_gate": False}
-    assert opts["lg.cv.sqlite.remit-contract"]["validator"] == "cv_items"
+    assert all(s.args["backend"] == "sqlite" for s in lg)  # the kit measures across processes: no memory cells
+    adapters = {s.id: s.args["adapter"].rpartition(":")[2] for s in lg}
+    assert adapters["lg.remit-contract.fork.sqlite.rep1"] == "ContractAdapter"
+    assert adapters["lg.remit_ref.intent.sqlite.rep1"] == "RemitAdapter"
+    # the crash-type protocols measure the wrapper alone: the saver-only subject, on either API
+    assert adapters["lg.remit_ref.crash.kill.s2.begin.none-input.sqlite.rep1"] == "RemitSaverOnlyAdapter"
+    assert adapters["lg.remit-contract.functional.savekill.sqlite.rep1"] == "ContractSaverOnlyAdapter"
+    assert {s.args.get("of", s.args["protocol"]) for s in lg} >= {"fork", "fork_ways", "intent", "stray", "baseline",
+                                                                  "parkkill", "crash", "savekill", "rd"}
+
+
+def test_the_adapters_name_their_subjects_and_carry_the_legacy_citations() -> None:
+    from probes.kit.adapter import Capability
+    from probes.remit import kit_adapters as ka
+
+    assert (ka.RemitAdapter.framework, ka.ContractAdapter.framework) == (FRAMEWORK, CONTRACT)
+    assert ka.ContractSaverOnlyAdapter.framework == saver_only(CONTRACT)
+    assert ka.RemitAdapter.citations == {} and ka.RemitSaverOnlyAdapter.citations == {}
+    assert {k: d.source for k, d in ka.ContractAdapter.citations.items()} == {
+        "CV *": "RC-1", "FI second-resume:declared-intent": "RC-2"}
+    assert ka.ContractSaverOnlyAdapter.citations == {}
+    assert all(a.declares(Capability.INTENT) for a in (ka.RemitAdapter, ka.ContractAdapter))
 
 
 def test_gate_is_refused_in_memory() -> None:
-    """Why contract_options turns the gate off in memory: remit-contract refuses it there, loudly."""
+    """remit-contract's gate needs a durable saver: in memory it refuses, loudly (the LangGraph arm measures
+    on SQLite and PostgreSQL only)."""
     import remit
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -40,10 +60,9 @@ def test_gate_is_refused_in_memory() -> None:
 
 def test_contract_row_on_sqlite(tmp_path: Path, outside_basetemp: Path) -> None:
     params = {p.name: p.quick for p in rc.PARAMS}
-    params.update(backends=["sqlite"], builds=["remit-contract"],
-                  langgraph_kinds=["fd", "co_stray", "eo_interrupt", "fi"])
-    wanted = {"lg.fd.bare.sqlite.remit-contract", "lg.co.stray.inprocess.sqlite.remit-contract",
-              "lg.eo.interrupt.graph.sqlite.remit-contract", "lg.fi.sqlite.remit-contract"}
+    params.update(backends=["sqlite"], builds=["remit-contract"], langgraph_kinds=["fd", "co_stray", "eo_interrupt", "fi"])
+    wanted = {"lg.remit-contract.fork.sqlite.rep1", "lg.remit-contract.stray.sqlite.rep1",
+              "lg.remit-contract.baseline.a0.sqlite.rep1", "lg.remit-contract.intent.sqlite.rep1"}
     specs = [s for s in rc.plan(params) if s.id in wanted]
     assert {s.id for s in specs} == wanted
     labels = {}
@@ -56,14 +75,14 @@ def test_contract_row_on_sqlite(tmp_path: Path, outside_basetemp: Path) -> None:
             assert res.harness_errors == [], (s.id, res.harness_errors)
             for v in res.verdicts:
                 assert v.framework == CONTRACT
-                labels[(s.id, v.property.value)] = v.label.value
-    # measured on remit-contract 0.1.2: the fork is served its own value, a stray resume is inert,
-    # the interrupt path fires once
-    assert labels[("lg.fd.bare.sqlite.remit-contract", "FD")] == "✓"
-    assert labels[("lg.co.stray.inprocess.sqlite.remit-contract", "CO")] == "✓"
-    assert labels[("lg.eo.interrupt.graph.sqlite.remit-contract", "EO")] == "✓"
-    # a declared retry on remit-contract's wire (explicit address, no remit_fork flag) re-fires the gate
-    assert labels[("lg.fi.sqlite.remit-contract", "FI")] != "✓"
+                labels[(s.id, v.property.value)] = v
+    # measured on remit-contract 0.1.2: the fork is served its own value, the clean run fires each effect once
+    assert labels[("lg.remit-contract.fork.sqlite.rep1", "FD")].label.value == "✓"
+    assert labels[("lg.remit-contract.baseline.a0.sqlite.rep1", "EO")].label.value == "✓"
+    # from a fresh process, with fork_on_explicit_checkpoint=False, its gate refuses even the first answer
+    # (the parked run's own process holds the claim): the declarations are not honoured, a documented deviation
+    fi = labels[("lg.remit-contract.intent.sqlite.rep1", "FI")]
+    assert fi.label.value == "D" and fi.doc.source == "RC-2"
 
 
 def test_remit_row_headline_scores_the_papers_build() -> None:
@@ -82,7 +101,7 @@ def test_contract_row_on_the_papers_build_is_not_a_reimplementation() -> None:
 
     from probes.headline import REIMPLEMENTATION, compare, load_published
 
-    rec = SimpleNamespace(probe="lg.fd.bare.sqlite.remit-contract",
+    rec = SimpleNamespace(probe="lg.remit-contract.fork.sqlite.rep1",
                           manifest={"fingerprint_inputs": {"packages": {"remit-contract": "0.1.2"}, "code": "c0de"}})
     entry = next(e for e in load_published() if e["id"] == "remit.row")
     labels = {"FD": "✓", "CV": "✓", "CO": "✓", "EO": "✓", "PC": "✓", "RD": "✓"}

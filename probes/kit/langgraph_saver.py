@@ -17,7 +17,7 @@ read back from the checkpoint instead of run again.
 
 import importlib
 import os
-from typing import Any
+from typing import Any, Mapping
 
 from probes.citations import doc
 from probes.kit import runtime
@@ -145,9 +145,13 @@ class SaverAdapter(Adapter):
         """The compiled workflow this process runs: the graph API's, or the functional API's (``API_ENV``)."""
         return self._functional() if os.environ.get(API_ENV) == FUNCTIONAL else self._graph()
 
-    def _invoke(self, payload: Any, checkpoint: str | None = None) -> dict[str, Any]:
+    def _invoke(self, payload: Any, checkpoint: str | None = None,
+                configurable: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Invoke the workflow on the thread (at ``checkpoint`` if given; ``configurable``: more keys of
+        the config, a wrapper's discriminator) and report where the run stands."""
         graph = self._app()
-        config = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": checkpoint} if checkpoint else {})}}
+        config = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": checkpoint} if checkpoint else {}),
+                                   **(configurable or {})}}
         result = graph.invoke(payload, config)
         snapshot = graph.get_state(THREAD)
         # the returned ``__interrupt__`` is LangGraph's documented signal of a pause: after the first

@@ -9,7 +9,6 @@ k processes at once on the stock savers, and kills inside each checkpoint write.
 """
 
 import os
-import sqlite3
 from typing import Any, Callable
 
 from probes.citations import doc
@@ -18,6 +17,8 @@ from probes.kit.adapter import Capability
 from probes.kit.langgraph_saver import SaverAdapter
 from probes.langgraph_kit import invalid_write
 from probes.langgraph_kit.shapes import ResumeMap, build_fanout, build_sequential
+from probes.langgraph_kit.intent import NO_INTENT_ON_THE_WIRE
+from probes.langgraph_kit.savers import stock_saver  # noqa: F401 (the one builder; imported from here too)
 
 
 WORKFLOW_ENV = "RC_LG_WORKFLOW"  # a workflow of LangGraph's own protocols (probes.langgraph_kit); unset: the kit's
@@ -28,28 +29,12 @@ WORKFLOWS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def stock_saver(backend: str, location: str) -> Any:
-    """The stock saver of ``backend`` on the store the harness made (tables set up)."""
-    if backend == "sqlite":
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        saver: Any = SqliteSaver(sqlite3.connect(location, check_same_thread=False, timeout=60))
-    else:
-        import psycopg
-        from psycopg.rows import dict_row
-
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        saver = PostgresSaver(psycopg.connect(location, autocommit=True, prepare_threshold=0, row_factory=dict_row))
-    saver.setup()
-    return saver
-
-
 class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's resume map
     packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
     missing = {Capability.TAMPER: "the stock savers store checkpoints as msgpack blobs (JsonPlusSerializer), not "
                                   "JSON documents the kit can edit; the paper's campaign writes invalid state through "
-                                  "LangGraph instead (its CV probes)"}
+                                  "LangGraph instead (its CV probes)",
+               Capability.INTENT: NO_INTENT_ON_THE_WIRE}
 
     # as the paper's campaign cites them: a fork at an answered pause (LG-16, the claim #6663
     # breaks) and answers racing from other processes (LG-28, the documented deviation: a second

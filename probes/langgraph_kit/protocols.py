@@ -35,6 +35,7 @@ from probes.kit.suite import Protocol, kit_plan
 from probes.kit.variants import Variant
 from probes.langgraph_kit import shapes
 from probes.langgraph_kit.invalid_write import invalid_write
+from probes.langgraph_kit.intent import intent
 
 FUNCTIONAL_API = Variant(
     protocol="functional", env=API_ENV, workflow=FUNCTIONAL, prefix="functional:",
@@ -86,7 +87,8 @@ def fork_ways(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 
 PROTOCOLS: dict[str, Protocol] = {"fork_ways": fork_ways, "answer_by_checkpoint": answer_by_checkpoint,
                                    "invalid_write": invalid_write,  # CV, probes.langgraph_kit.invalid_write
-                                   "sequential": shapes.sequential, "fanout": shapes.fanout}  # two interrupts in one run
+                                   "sequential": shapes.sequential, "fanout": shapes.fanout,  # two interrupts in one run
+                                   "intent": intent}  # declared FORK / RETRY (probes.langgraph_kit.intent)
 PROTOCOLS[FUNCTIONAL_API.protocol] = FUNCTIONAL_API.protocol_of(PROTOCOLS)
 
 

