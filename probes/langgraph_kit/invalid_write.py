@@ -87,6 +87,14 @@ def _invalid(items: Any) -> bool:
     return False
 
 
+def validator(checkpoint: dict[str, Any]) -> None:
+    """The workflow's declared state model as a checkpoint validator (a REMIT build's ``validator=``, which
+    raises before persisting when it raises): a checkpoint's ``items`` must be a ``list[str]``."""
+    values = checkpoint.get("channel_values", {})
+    if FIELD in values:
+        State.model_validate({FIELD: values[FIELD]})
+
+
 def _outcome(read: Any) -> str:
     """A LangGraph read's outcome in words (deterministic: no ids, a raise by its first line)."""
     try:

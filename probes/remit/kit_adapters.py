@@ -10,7 +10,8 @@ its ``hook()`` wraps the stock saver before the workflow is compiled over it --
   ``remit.wrap(SaverClass, conn, cross_process_gate=True)`` (``probes.langgraph_kit.savers.contract_wrap``),
   framework ``langgraph+remit-contract``; in the intent protocol only (``INTENT_ENV`` set) with
   ``fork_on_explicit_checkpoint=False``, the README's configuration for declared intent (without it an
-  explicitly addressed resume is a fork whatever its flag says).
+  explicitly addressed resume is a fork whatever its flag says), and on the CV workflow (``invalid-write``)
+  with the workflow's state model as its ``validator=``, as the legacy arm passed it for its CV probe.
 
 The kill hook stays on the *stock* class's ``put`` (hooked before wrapping; remit_ref delegates to the
 stock instance, remit-contract's saver subclasses the stock class), so a save kill hits the store
@@ -38,7 +39,9 @@ from probes.citations import doc
 from probes.core.checker import DocRef
 from probes.kit import runtime
 from probes.kit.adapter import Capability
-from probes.langgraph_kit.adapter import StockSaverAdapter
+from probes.langgraph_kit import invalid_write
+from probes.langgraph_kit.adapter import WORKFLOW_ENV, StockSaverAdapter
+from probes.langgraph_kit.invalid_write import INVALID_WRITE
 from probes.langgraph_kit.intent import INTENT_ENV
 from probes.langgraph_kit.savers import contract_wrap, stock_saver
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
@@ -92,6 +95,8 @@ class ContractAdapter(RemitAdapter):
 
     def wrap(self, stock: Any) -> Any:
         declared = {"fork_on_explicit_checkpoint": False} if os.environ.get(INTENT_ENV) else {}
+        if os.environ.get(WORKFLOW_ENV) == INVALID_WRITE:  # its README: "With a state validator, CV becomes loud"
+            declared["validator"] = invalid_write.validator
         return contract_wrap(stock, cross_process_gate=True, **declared)
 
     def intent_config(self, intent: str) -> dict[str, Any]:
