@@ -267,16 +267,20 @@ def ended(status: dict[str, Any]) -> str:
 # --- the protocols ---------------------------------------------------------------------
 
 def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:
-    """No fault: start, answer once. The run must complete with each effect exactly once."""
+    """No fault: start, answer once. The run must complete with each effect exactly once. The framework
+    refusing the answer (it raised) is its behaviour, judged like any other (LV then fails); an answer
+    that leaves the run neither completed nor refused is a broken adapter."""
     if why := _needs(p, Capability.PAUSE):
         return [p.judge.not_applicable(Property.LV, "baseline", why)]
     answer = p.target.cls.answers[args.get("answer", 0)]
     run = p.run("run")
     done = run.to_completion(run.start(), answer, "answer")
     p.observations["outcome"] = done.get("outcome")
-    if done.get("status") != "completed":
+    if done.get("status") not in ("completed", "raised"):  # a raise is the framework refusing: measured below
         raise HarnessError(f"a clean run did not complete ({done.get('status')}: {done.get('error')} "
                            f"{done.get('message')}); the adapter is broken: {done.get('traceback', '')}")
+    if done.get("status") == "raised":
+        p.observations["refused"] = ended(done)
     h = p.read()
     path = f"baseline:{answer}"
     expected = ("e1",) if answer in p.target.cls.declines else ("e1", "e2")
