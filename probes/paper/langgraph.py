@@ -84,8 +84,8 @@ def _row(receipts: list[Receipt]) -> Any:
                 if key in ROW_KEYS:
                     used.add(r.probe)
         value[key] = _row_value([lab for labs in by_path.values() for lab in labs])
-        labels[key] = {path: _row_value(labs) if len(set(labs)) > 1 else labs[0].value
-                       for path, labs in sorted(by_path.items())}
+        # a path whose cells disagree (repetitions, backends) shows every label it got, e.g. "✓/D"
+        labels[key] = {path: "/".join(sorted({lab.value for lab in labs})) for path, labs in sorted(by_path.items())}
     missing = [key for key in ROW_KEYS if value[key] == "not measured"]
     why = ("Each key is the worst label of the kit cells that measure it, over both APIs and every backend "
            "(any of ✗, D, U counts as ✗; the exact label of every path is under 'labels'). 'EO crash' is the "
