@@ -48,3 +48,9 @@ def test_the_published_values_come_from_the_kits_receipts(quick_run) -> None:
     # both APIs measured each key the paper's campaign measured on both
     assert any(p.startswith("functional:") for p in row.value["labels"]["EO interrupt"])
     assert row.receipts and set(row.receipts) <= {r.probe for r in run.receipts}
+
+
+def test_the_paper_campaign_runs_under_sync_durability_and_says_so(quick_run) -> None:
+    """As the paper's crash sweep: every receipt names the configuration its processes ran under."""
+    _, run = quick_run
+    assert {tuple(r.observations.get("environ", {}).items()) for r in run.receipts} == {(("RC_LG_DURABILITY", "sync"),)}

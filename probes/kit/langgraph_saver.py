@@ -26,6 +26,17 @@ from probes.kit.adapter import Adapter, Capability
 THREAD = {"configurable": {"thread_id": "kit"}}
 API_ENV = "RC_LG_API"  # the API the workflow is built with: unset, the graph API; "functional", the functional API
 FUNCTIONAL = "functional"
+# LangGraph's durability mode for every invoke (``sync``: each step's writes durable before the next step
+# starts; ``async``, its default, writes them in the background while the next step runs; ``exit``: only
+# when the run stops). Unset: LangGraph's default. The paper's campaign measures under ``sync``, as the
+# paper's crash sweep did, which also makes "the n-th save" the same save in every repetition.
+DURABILITY_ENV = "RC_LG_DURABILITY"
+
+
+def durability() -> dict[str, Any]:
+    """The ``durability=`` keyword of this process's invokes (none: LangGraph's default)."""
+    mode = os.environ.get(DURABILITY_ENV)
+    return {"durability": mode} if mode else {}
 START_INPUT = {"out": ""}
 # The ways LangGraph's API addresses an answer to a pause already answered, besides the plain
 # Command(resume=v) at its checkpoint (``SaverAdapter.address``; the fork_ways protocol,
@@ -152,7 +163,7 @@ class SaverAdapter(Adapter):
         graph = self._app()
         config = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": checkpoint} if checkpoint else {}),
                                    **(configurable or {})}}
-        result = graph.invoke(payload, config)
+        result = graph.invoke(payload, config, **durability())
         snapshot = graph.get_state(THREAD)
         # the returned ``__interrupt__`` is LangGraph's documented signal of a pause: after the first
         # answer to a node with two interrupts, 1.2.9's state lists no next node for the second
@@ -202,7 +213,7 @@ class SaverAdapter(Adapter):
             forked = app.update_state(at, None)
             return self._invoke(Command(resume=answer), forked["configurable"]["checkpoint_id"])
         if way == "replay-then-resume":
-            app.invoke(None, at)
+            app.invoke(None, at, **durability())
             return self._invoke(Command(resume=answer))
         raise ValueError(f"unknown way {way!r}; one of {FORK_WAYS}")
 

@@ -181,16 +181,19 @@ Protocol = Callable[[Probe, dict[str, Any]], list[Any]]  # as in probes.kit.prot
 
 def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: ProbeContext,
                   timeout: float = 120.0, services: Services | None = None,
-                  protocols: Mapping[str, Protocol] | None = None) -> ProbeResult:
+                  protocols: Mapping[str, Protocol] | None = None,
+                  environ: Mapping[str, str] | None = None) -> ProbeResult:
     cls = adapter_class(adapter)
     result = ProbeResult()
     backend = spec.args["backend"]
     store = store_factory(ctx, backend)
     try:
         python = operations_python(env)
-        environ = tuple(sorted((services(ctx) if services else {}).items()))
-        probe = Probe(Target(adapter, cls, backend, python, timeout, environ), ctx.workdir, store)
+        variables = tuple(sorted({**(environ or {}), **(services(ctx) if services else {})}.items()))
+        probe = Probe(Target(adapter, cls, backend, python, timeout, variables), ctx.workdir, store)
         result.observations = probe.observations
+        if environ:
+            result.observations["environ"] = dict(sorted(environ.items()))
         result.verdicts = {**PROTOCOLS, **(protocols or {})}[spec.args["protocol"]](probe, dict(spec.args))
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
             result.observations["history"] = probe.read().to_json()
@@ -229,7 +232,8 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
                  env: SideEnv | None = None, description: str = "", timeout: float = 120.0,
                  in_default_run: bool = False, services: Services | None = None,
                  protocols: Mapping[str, Protocol] | None = None,
-                 defaults: Mapping[str, Any] | None = None, quick: Mapping[str, Any] | None = None) -> Campaign:
+                 defaults: Mapping[str, Any] | None = None, quick: Mapping[str, Any] | None = None,
+                 environ: Mapping[str, str] | None = None) -> Campaign:
     """The campaign of one adapter. ``packages``: what the main process imports for it (fingerprint);
     left empty, the adapter's own declared ``packages`` (a third party's ``--adapter``: upgrading its
     framework changes the fingerprint). With a side environment ``env`` its pinned requirements
@@ -238,7 +242,9 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     protocols, run after the kit's (e.g. killing its server). ``defaults`` and ``quick``: the default
     and quick profiles' values of some parameters in place of the kit's (a paper campaign measures
     the paper's cells through the kit: the protocols its published values read, in the paper's
-    default reproduction).
+    default reproduction). ``environ``: the configuration every process of the adapter runs under, in
+    environment variables the adapter reads (LangGraph's durability mode for the paper's campaign);
+    recorded in each receipt's observations (``environ``) so a reader sees it.
 
     Frameworks measured with the kit are beyond the paper: by default they run with
     ``./reproduce.sh --all`` or by name, not in the paper's default reproduction.
@@ -254,7 +260,7 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
     return Campaign(
         name=name, title=title, params=with_profiles(kit_params(cls, names), defaults or {}, quick or {}),
         plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
-        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols),
+        run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols, environ),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
         in_default_run=in_default_run, check=kit_check, notebook=lambda: _chapter_notebook(name),
     )

@@ -11,7 +11,9 @@ sequential interrupts and fan-out), two campaigns over it:
   kills inside the saver's own ``put``, a stray answer after completion, the answered interrupt forked
   every way LangGraph offers, byte-identical copies of a crashed store each recovered (RD), a node
   writing a value its pydantic state model refuses (CV), two interrupts answered in turn across a
-  restart and two parallel ones answered by one resume map and then again; three repetitions of each;
+  restart and two parallel ones answered by one resume map and then again; three repetitions of each,
+  under ``durability="sync"`` as the paper's crash sweep ran (LangGraph's default, ``async``, writes in the
+  background while the next step runs: a kill "in the n-th save" then lands at different moments);
 * ``langgraph_kit``, every protocol at the kit's bounds (``./reproduce.sh --all``): besides those, the
   same pause answered N times in a row and by k processes at once, tampering, stalls, code changes,
   partitions and every crash point of a traced run, LangGraph's own protocols
@@ -23,6 +25,7 @@ Both join the ``langgraph`` row of the matrix.
 import dataclasses
 from typing import Any, Mapping
 
+from probes.kit.langgraph_saver import DURABILITY_ENV
 from probes.kit.suite import PROTOCOL_NAMES, kit_campaign
 from probes.langgraph_kit.protocols import PROTOCOLS, plan
 
@@ -57,6 +60,7 @@ CAMPAIGN = dataclasses.replace(kit_campaign(
 PAPER_CAMPAIGN = dataclasses.replace(kit_campaign(
     "langgraph", "LangGraph 1.2.9: every property on SqliteSaver and PostgresSaver, graph and functional API",
     ADAPTER, packages=PACKAGES, protocols=PROTOCOLS, in_default_run=True, defaults=PAPER_BOUNDS, quick=PAPER_QUICK,
+    environ={DURABILITY_ENV: "sync"},  # as the paper's crash sweep: every step's writes durable before the next
     description="The paper's campaign through the kit: the interrupt answered from a fresh process and after a kill "
                 "while parked; crashes in and between the steps, killed and recovered by invoke(None) or by "
                 "sending the input again; kills inside the saver's put; a stray answer after completion; the "
