@@ -68,4 +68,9 @@ def test_contract_checks_are_not_vacuous() -> None:
                                                else [] if len(set(open_)) > 1 else sorted(ids)))
     for wrong in (claims_what_langgraph_refuses, claims_what_others_answered):
         assert verify.finite_contracts(wrong)["CO.claims_every_answered_pending_interrupt"]["failures"] > 0
-    assert not verify.z3_gate(broken(gate_decision=lambda i, a, e: core.GateDecision.CONSUME))["proved"]
+    assert not verify.z3_gate(broken(gate_decision=lambda i, a, e, d: core.GateDecision.CONSUME))["proved"]
+    # the takeover this repairs: a dead owner's claim taken over although its answer was committed
+    takes_committed = broken(gate_decision=lambda i, a, e, d: (
+        core.GateDecision.CONSUME if i else core.GateDecision.TAKEOVER if a is False or e else core.GateDecision.CONFLICT))
+    out = verify.z3_gate(takes_committed)
+    assert out["committed_not_taken"] == "sat" and not out["proved"]
