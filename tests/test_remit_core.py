@@ -74,3 +74,23 @@ def test_contract_checks_are_not_vacuous() -> None:
         core.GateDecision.CONSUME if i else core.GateDecision.TAKEOVER if a is False or e else core.GateDecision.CONFLICT))
     out = verify.z3_gate(takes_committed)
     assert out["committed_not_taken"] == "sat" and not out["proved"]
+
+
+def test_gate_decision_never_takes_over_a_committed_answer() -> None:
+    """The whole table: the insert's winner consumes; a loser takes over only a claim whose owner died
+    (or whose lease expired) *before* its answer was durable; a committed answer is never consumed
+    again, whoever holds it (the kit's declared RETRY from a fresh process found this)."""
+    from remit_ref import core
+
+    G = core.GateDecision
+    for alive in (True, False, None):
+        for expired in (False, True):
+            for answered in (False, True):
+                assert core.gate_decision(True, alive, expired, answered) is G.CONSUME
+                lost = core.gate_decision(False, alive, expired, answered)
+                if answered:
+                    assert lost is G.CONFLICT, (alive, expired)
+                elif alive is False or expired:
+                    assert lost is G.TAKEOVER, (alive, expired)
+                else:
+                    assert lost is G.CONFLICT, (alive, expired)
