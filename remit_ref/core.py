@@ -50,7 +50,7 @@ class GateDecision(str, Enum):
 
     CONSUME = "consume"    # this resume owns the interrupt: run the nodes
     TAKEOVER = "takeover"  # the previous owner died (or its lease expired) before committing an answer: take it over
-    CONFLICT = "conflict"  # someone alive owns it: raise ConsumeConflict before any node runs
+    CONFLICT = "conflict"  # someone alive owns it, or its answer is committed: ConsumeConflict before any node runs
 
 
 def admit_effect(recorded: str | None) -> Admission:
