@@ -28,7 +28,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from remit_ref.claims import ResumeWrite
+from remit_ref.claims import NULL_TASK_ID, ResumeWrite
 from remit_ref.core import INTERRUPT_CHANNEL, RESUME_CHANNEL
 
 RUNTIME_KEY = "__pregel_runtime"
@@ -209,6 +209,28 @@ def unanswered_interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) 
     writes = pending_writes or []
     answered_tasks = {task for task, channel, _v in writes if channel == RESUME_CHANNEL}
     return interrupt_ids([w for w in writes if w[0] not in answered_tasks])
+
+
+def answered_interrupt_ids(pending_writes: list[tuple[str, str, Any]] | None) -> list[str]:
+    """Ids of the recorded interrupts whose answer is durable at this checkpoint: the consume gate's
+    "committed" test (``core.gate_decision``'s ``answered``).
+
+    An interrupt is answered once its task recorded a resume value, or once the null task holds a
+    ``__resume__`` write: a resume map there answers the ids it names; a bare value answers every
+    interrupt of the checkpoint, since LangGraph writes one only when at most one was still pending
+    (it refuses a bare resume with several) -- which is also the write a won claim carries.
+    """
+    writes = pending_writes or []
+    ids = interrupt_ids(writes)
+    answered = set(ids) - set(unanswered_interrupt_ids(writes))
+    for task, channel, value in writes:
+        if task != NULL_TASK_ID or channel != RESUME_CHANNEL:
+            continue
+        if isinstance(value, dict) and value and all(isinstance(k, str) and k in ids for k in value):
+            answered.update(value)
+        else:
+            answered.update(ids)
+    return sorted(answered)
 
 
 _SCALARS = (int, str, float, bool, bytes)

@@ -49,8 +49,8 @@ class GateDecision(str, Enum):
     """Outcome of trying to consume an interrupt."""
 
     CONSUME = "consume"    # this resume owns the interrupt: run the nodes
-    TAKEOVER = "takeover"  # the previous owner is dead (or its lease expired): take it over
-    CONFLICT = "conflict"  # someone alive owns it: raise ConsumeConflict before any node runs
+    TAKEOVER = "takeover"  # the previous owner died (or its lease expired) before committing an answer: take it over
+    CONFLICT = "conflict"  # someone alive owns it, or its answer is committed: ConsumeConflict before any node runs
 
 
 def admit_effect(recorded: str | None) -> Admission:
@@ -123,17 +123,24 @@ def claim_targets(interrupt_ids: Iterable[str], answered_ids: Iterable[str] | No
     return sorted(ids)
 
 
-def gate_decision(inserted: bool, owner_alive: bool | None, lease_expired: bool) -> GateDecision:
+def gate_decision(inserted: bool, owner_alive: bool | None, lease_expired: bool, answered: bool) -> GateDecision:
     """Who consumes an interrupt, after an atomic ``INSERT ... unique`` of the claim.
 
-    ``inserted``: our insert won -- consume. Otherwise another resume holds the claim:
-    if its owner is a dead process on this host (``owner_alive is False``) or its lease
-    expired, take it over (conditionally, so two takers still yield one winner);
-    otherwise conflict. ``owner_alive is None`` means "cannot tell" (another host):
-    only the lease can free it.
+    ``inserted``: our insert won -- consume. Otherwise another resume holds the claim.
+    ``answered``: the store already holds the answer to the claimed interrupt (its
+    ``__resume__`` write is durable): the holder's consume is committed, whether or not its
+    process still runs, so conflict -- taking it over would consume the interrupt a second
+    time (CO) and serve a declared RETRY a new run of the gate (FI). A run whose answer is
+    committed needs no takeover to finish: ``invoke(None)`` continues it with that answer.
+    Otherwise (the holder never committed an answer): if its owner is a dead process on
+    this host (``owner_alive is False``) or its lease expired, take it over (conditionally,
+    so two takers still yield one winner); otherwise conflict. ``owner_alive is None``
+    means "cannot tell" (another host): only the lease can free it.
     """
     if inserted:
         return GateDecision.CONSUME
+    if answered:
+        return GateDecision.CONFLICT
     if owner_alive is False or lease_expired:
         return GateDecision.TAKEOVER
     return GateDecision.CONFLICT

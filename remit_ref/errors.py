@@ -12,8 +12,11 @@ class ConsumeConflict(RemitError):
 
     Raised by ``get_tuple`` on the resume path, before any node runs, in the process
     that lost the atomic claim. The winner's answer stands; read the thread's state to
-    see it. If the owner of the claim died, ``release_stale_claims()`` (or the
-    automatic takeover of a dead same-host owner) makes the interrupt resumable again.
+    see it. If the winner's answer is recorded but its run stopped (its process died),
+    ``invoke(None)`` finishes the run with that answer: a new resume would consume the
+    interrupt twice, so it is refused. Only an owner that died before its answer was
+    recorded leaves the interrupt to be consumed again: the automatic takeover of a dead
+    same-host owner, or ``release_stale_claims()``, frees it.
     """
 
     def __init__(self, thread_id: str, checkpoint_id: str, interrupt_id: str, owner: str) -> None:
@@ -23,8 +26,9 @@ class ConsumeConflict(RemitError):
         self.owner = owner
         super().__init__(
             f"interrupt {interrupt_id} of thread {thread_id!r} (checkpoint {checkpoint_id}) was already "
-            f"consumed by {owner}; read the thread state instead of resuming again, or call "
-            f"release_stale_claims() if that owner died"
+            f"consumed by {owner}; read the thread state instead of resuming again (if its run stopped "
+            f"after the answer was recorded, invoke(None) finishes it), or call release_stale_claims() if "
+            f"that owner died before its answer was recorded"
         )
 
 

@@ -39,6 +39,7 @@ from remit_ref._langgraph import (
     UNWALKED_EXECUTION_READ,
     ReadContext,
     SchemaChecker,
+    answered_interrupt_ids,
     graph_checker,
     has_interrupt,
     has_recorded_answer,
@@ -66,13 +67,16 @@ _NOTHING = object()
 
 
 class StoreCall(NamedTuple):
-    """One call the gate's protocol makes on its claim store (``RemitSaver._claim_steps``)."""
+    """One call the gate's protocol makes on its claim store (``RemitSaver._claim_steps``), or, for
+    ``ANSWERED``, on the wrapped saver (``RemitSaver._answered``)."""
 
-    method: str  # try_insert, read or take_over
+    method: str  # try_insert, read, take_over or ANSWERED
     args: tuple[Any, ...]
 
 
-ClaimWanted = tuple[str, str, str, "ResumeWrite | None"]  # thread id, checkpoint id, interrupt id, carried write
+ANSWERED = "answered"  # is the claimed interrupt's answer durable? Read from the checkpoint's writes
+ClaimWanted = tuple[Any, str, str, "ResumeWrite | None"]  # thread id (as configured), checkpoint id, interrupt id,
+# carried write
 _MAX_CARRIED = 256  # resume writes carried but not yet seen from the loop; past this, forget them (harmless)
 
 
@@ -184,12 +188,12 @@ class RemitSaver(BaseCheckpointSaver):
             # A bare resume of one interrupt: LangGraph's next write is (__resume__, value) here; the claim carries it.
             carry = ctx.resume_write if self._claims.carries_writes and len(targets) == 1 else None
             checkpoint_id = tup.config["configurable"].get("checkpoint_id", "")
-            wanted = [(str(conf.get("thread_id")), checkpoint_id, iid, carry) for iid in targets]
+            wanted = [(conf.get("thread_id"), checkpoint_id, iid, carry) for iid in targets]
         if answered_before:  # a FORK's view drops the recorded answers; a RETRY's is the same writes
             tup = tup._replace(pending_writes=core.fork_view(pending, intent))
         return tup, wanted
 
-    def _claim(self, thread_id: str, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
+    def _claim(self, thread_id: Any, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
         """Claim one interrupt through the sync store, or raise ConsumeConflict (``_claim_steps``)."""
         assert self._claims is not None
         steps = self._claim_steps(thread_id, checkpoint_id, iid, carry)
@@ -199,12 +203,15 @@ class RemitSaver(BaseCheckpointSaver):
                 call = steps.send(result)
             except StopIteration:
                 return
-            result = getattr(self._claims, call.method)(*call.args)
+            if call.method == ANSWERED:
+                result = self._answered(*call.args)
+            else:
+                result = getattr(self._claims, call.method)(*call.args)
 
-    async def _aclaim(self, thread_id: str, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
-        """``_claim``, awaited on the async store (an async saver's own connection); else the sync store's."""
-        if self._aclaims is None:
-            return self._claim(thread_id, checkpoint_id, iid, carry)
+    async def _aclaim(self, thread_id: Any, checkpoint_id: str, iid: str, carry: ResumeWrite | None = None) -> None:
+        """``_claim``, awaited on the async store (an async saver's own connection); else the sync store's.
+        The answer is read with the wrapped saver's async read: a sync read of an async saver would block
+        (or refuse to run on) the very event loop this runs on."""
         steps = self._claim_steps(thread_id, checkpoint_id, iid, carry)
         result = None
         while True:
@@ -212,9 +219,29 @@ class RemitSaver(BaseCheckpointSaver):
                 call = steps.send(result)
             except StopIteration:
                 return
-            result = await getattr(self._aclaims, call.method)(*call.args)
+            if call.method == ANSWERED:
+                result = await self._aanswered(*call.args)
+            elif self._aclaims is None:
+                assert self._claims is not None
+                result = getattr(self._claims, call.method)(*call.args)
+            else:
+                result = await getattr(self._aclaims, call.method)(*call.args)
 
-    def _claim_steps(self, thread_id: str, checkpoint_id: str, iid: str,
+    @staticmethod
+    def _checkpoint_config(thread_id: Any, checkpoint_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+
+    def _answered(self, thread_id: Any, checkpoint_id: str, iid: str) -> bool:
+        """Whether the store holds the answer to interrupt ``iid`` at the claimed checkpoint (read now,
+        from the wrapped saver: claim rows are not writes LangGraph reads)."""
+        tup = self.base.get_tuple(self._checkpoint_config(thread_id, checkpoint_id))
+        return iid in answered_interrupt_ids(tup.pending_writes if tup is not None else None)
+
+    async def _aanswered(self, thread_id: Any, checkpoint_id: str, iid: str) -> bool:
+        tup = await self.base.aget_tuple(self._checkpoint_config(thread_id, checkpoint_id))
+        return iid in answered_interrupt_ids(tup.pending_writes if tup is not None else None)
+
+    def _claim_steps(self, thread_id: Any, checkpoint_id: str, iid: str,
                      carry: ResumeWrite | None) -> Generator[StoreCall, Any, None]:
         """The gate's protocol for one interrupt, free of I/O: it yields each store call and is sent its result
         (``_claim`` drives it on a sync store, ``_aclaim`` on an async one). Returns when this resume
@@ -222,8 +249,12 @@ class RemitSaver(BaseCheckpointSaver):
 
         With ``carry``, a won first insert also committed the resume write: it is noted so
         that ``put_writes`` drops the loop's identical write instead of committing it again.
+
+        A lost insert also asks whether the holder's answer is durable (``ANSWERED``), after its
+        liveness was read: a dead owner writes nothing more, so an answer absent then stays absent
+        and the takeover it allows cannot be a second consume.
         """
-        key = (thread_id, "", checkpoint_id, iid)
+        key = (str(thread_id), "", checkpoint_id, iid)
         me = Owner.new()
         if carry is None:
             inserted = yield StoreCall("try_insert", (key, me))
@@ -233,7 +264,7 @@ class RemitSaver(BaseCheckpointSaver):
                 with self._lock:
                     if len(self._carried) >= _MAX_CARRIED:
                         self._carried.clear()
-                    self._carried[(thread_id, "", checkpoint_id)] = carry.value
+                    self._carried[(key[0], "", checkpoint_id)] = carry.value
         row = None
         for _ in range(3):
             if not inserted:
@@ -244,7 +275,10 @@ class RemitSaver(BaseCheckpointSaver):
             alive = None if row is None else owner_alive(row.host, row.pid, row.pstart)
             expired = (row is not None and self.claim_ttl is not None
                        and time.time() - row.claimed_at > self.claim_ttl)
-            decision = core.gate_decision(inserted, alive, expired)
+            answered = False
+            if not inserted:
+                answered = yield StoreCall(ANSWERED, (thread_id, checkpoint_id, iid))
+            decision = core.gate_decision(inserted, alive, expired, answered)
             if decision is core.GateDecision.CONSUME:
                 return
             if decision is core.GateDecision.CONFLICT:
@@ -252,9 +286,9 @@ class RemitSaver(BaseCheckpointSaver):
             assert row is not None
             inserted = yield StoreCall("take_over", (key, row.owner, me))  # TAKEOVER: conditional on the old owner
         else:
-            if core.gate_decision(inserted, None, False) is core.GateDecision.CONSUME:
+            if core.gate_decision(inserted, None, False, False) is core.GateDecision.CONSUME:
                 return  # the last attempt's insert or takeover won
-        raise ConsumeConflict(thread_id, checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
+        raise ConsumeConflict(str(thread_id), checkpoint_id, iid, (row.owner if row else "?").rsplit("/", 1)[0])
 
     def _closed(self, exc: BaseException) -> StoreClosed | None:
         """A clear error for a closed connection (sqlite3, psycopg and aiosqlite say it their own way)."""

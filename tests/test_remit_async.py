@@ -304,3 +304,41 @@ def test_postgres_gate_through_a_pipelined_connection_or_a_pool(request: pytest.
     xmins = _raw("postgres", dsn, "SELECT DISTINCT xmin::text FROM writes WHERE thread_id=? AND "
                  "(channel=? OR task_id=?)", ("t", cl.CLAIM_CHANNEL, cl.NULL_TASK_ID))
     assert _claim_rows("postgres", dsn, "t") == 1 and len(xmins) == 1, xmins
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_declared_retry_over_a_dead_owners_committed_answer_is_refused_async(
+        request: pytest.FixtureRequest, tmp_path: Path, backend: str) -> None:
+    """On the async savers the gate reads the claimed interrupt's answer with the saver's own async read
+    (a sync read there would block its event loop): the answer committed, its owner gone, a declared
+    RETRY addressed to the pause is refused and the gated effect stays at one."""
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict, wrap
+
+    location = _location(request, backend, tmp_path, "retry_dead")
+    ledger = str(tmp_path / "effects.sqlite")
+    oracle.install(ledger, "retry")
+    dead = cl.Owner(f"{cl.HOST}/999999999/x/dead", cl.HOST, 999999999, "x")
+
+    async def scenario() -> str:
+        async with async_saver(backend, location) as base:
+            saver = wrap(base, **GATE)
+            app = gated_app(saver, "gate")
+            cfg = {"configurable": {"thread_id": "t"}}
+            await app.ainvoke({}, cfg)
+            state = await app.aget_state(cfg)
+            cid = state.config["configurable"]["checkpoint_id"]
+            key = ("t", "", cid, state.interrupts[0].id)
+            assert (await app.ainvoke(Command(resume=True), cfg)) == {"answer": True}
+            row = await saver._aclaims.read(key)
+            assert await saver._aclaims.take_over(key, row.owner, dead)  # the owner is gone now
+            retry = {"configurable": {"thread_id": "t", "checkpoint_id": cid, "remit_intent": "retry"}}
+            try:
+                await app.ainvoke(Command(resume=True), retry)
+            except ConsumeConflict:
+                return "conflict"
+            return "ran"
+
+    assert asyncio.run(scenario()) == "conflict"
+    assert Ledger(ledger).counts() == {"gate": 1}

@@ -68,4 +68,29 @@ def test_contract_checks_are_not_vacuous() -> None:
                                                else [] if len(set(open_)) > 1 else sorted(ids)))
     for wrong in (claims_what_langgraph_refuses, claims_what_others_answered):
         assert verify.finite_contracts(wrong)["CO.claims_every_answered_pending_interrupt"]["failures"] > 0
-    assert not verify.z3_gate(broken(gate_decision=lambda i, a, e: core.GateDecision.CONSUME))["proved"]
+    assert not verify.z3_gate(broken(gate_decision=lambda i, a, e, d: core.GateDecision.CONSUME))["proved"]
+    # the takeover this repairs: a dead owner's claim taken over although its answer was committed
+    takes_committed = broken(gate_decision=lambda i, a, e, d: (
+        core.GateDecision.CONSUME if i else core.GateDecision.TAKEOVER if a is False or e else core.GateDecision.CONFLICT))
+    out = verify.z3_gate(takes_committed)
+    assert out["committed_not_taken"] == "sat" and not out["proved"]
+
+
+def test_gate_decision_never_takes_over_a_committed_answer() -> None:
+    """The whole table: the insert's winner consumes; a loser takes over only a claim whose owner died
+    (or whose lease expired) *before* its answer was durable; a committed answer is never consumed
+    again, whoever holds it (the kit's declared RETRY from a fresh process found this)."""
+    from remit_ref import core
+
+    G = core.GateDecision
+    for alive in (True, False, None):
+        for expired in (False, True):
+            for answered in (False, True):
+                assert core.gate_decision(True, alive, expired, answered) is G.CONSUME
+                lost = core.gate_decision(False, alive, expired, answered)
+                if answered:
+                    assert lost is G.CONFLICT, (alive, expired)
+                elif alive is False or expired:
+                    assert lost is G.TAKEOVER, (alive, expired)
+                else:
+                    assert lost is G.CONFLICT, (alive, expired)

@@ -166,23 +166,72 @@ def test_consume_gate_cross_process_sqlite(tmp_path: Path) -> None:
     assert outcomes == ["completed", "conflict", "conflict"]
 
 
-def test_dead_owner_claim_is_recovered(tmp_path: Path) -> None:
-    """A resume claims the interrupt and is SIGKILLed before its effect; the next resume takes over."""
+def test_dead_owner_after_its_answer_committed_is_finished_by_invoke_none(tmp_path: Path) -> None:
+    """A resume claims the interrupt (its answer committed with the claim) and is SIGKILLed before its
+    effect: a later resume from a fresh process is refused -- the consume is committed, a takeover would
+    consume it twice -- and invoke(None), which consumes nothing, finishes the run with that answer, once."""
     db, ledger, remit = str(tmp_path / "k.db"), str(tmp_path / "fx.sqlite"), {"consume_gate": True}
-    run_child("probes.remit.workloads:park_to_interrupt",
-              {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}).require_ok()
-    victim = run_child("probes.remit.workloads:resume_once",
-                       {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit,
-                        "incarnation": "victim"}, park_at="remit.gate")
+    base = {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}
+    run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()
+    victim = run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "victim"}, park_at="remit.gate")
     victim.require_killed()
     seen = run_child("probes.remit.workloads:read_state",
                      {"backend": "sqlite", "location": db, "remit": remit}).require_ok()
     assert seen["claims"] == 1 and seen["pending_interrupts"] == 1   # reads neither take nor block claims
-    rec = run_child("probes.remit.workloads:resume_once",
-                    {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit,
-                     "incarnation": "recover"}).require_ok()
-    assert rec["outcome"] == "completed"
+    again = run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "again"}).require_ok()
+    assert again["outcome"] == "conflict" and again["claims_alive"] == ["False"]
+    rec = run_child("probes.remit.workloads:resume_as",
+                    {**base, "incarnation": "recover", "command": False}).require_ok()
+    assert (rec["outcome"], rec["next"]) == ("answer:True", [])
     assert Ledger(ledger).counts() == {"gate": 1}
+
+
+def test_dead_owner_before_its_answer_was_durable_is_taken_over(tmp_path: Path) -> None:
+    """With durability="exit" the claim commits alone (no resume write to carry) and the answer would be
+    written only at the run's end: the owner SIGKILLed in the node leaves a claim with no answer, and the
+    next resume from a fresh process takes it over and completes, firing once (LV)."""
+    db, ledger, remit = str(tmp_path / "k.db"), str(tmp_path / "fx.sqlite"), {"consume_gate": True}
+    base = {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}
+    run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()
+    run_child("probes.remit.workloads:resume_as", {**base, "incarnation": "victim", "durability": "exit"},
+              park_at="remit.gate").require_killed()
+    assert run_child("probes.remit.workloads:read_state",
+                     {"backend": "sqlite", "location": db, "remit": remit}).require_ok()["claims"] == 1
+    rec = run_child("probes.remit.workloads:resume_as", {**base, "incarnation": "recover"}).require_ok()
+    assert (rec["outcome"], rec["next"]) == ("answer:True", [])
+    assert Ledger(ledger).counts() == {"gate": 1}
+
+
+def _answer_then_resume_again(backend: str, location: str, ledger: str) -> list[tuple[str, Any, Any]]:
+    """The kit's intent protocol, every operation a fresh process: answer "a"; then, addressed to the pause,
+    a declared RETRY of "a", a declared RETRY of "b", a resume with no flag, thread-only and addressed (the
+    address makes it a FORK), a thread-only one, and a declared FORK with "b"."""
+    base = {"backend": backend, "location": location, "ledger": ledger, "remit": {"consume_gate": True}}
+    cid = run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()["checkpoint_id"]
+    out = []
+    for name, shape in (("answer", {"answer": "a"}),
+                        ("retry", {"answer": "a", "checkpoint_id": cid, "intent": "retry"}),
+                        ("retry-other", {"answer": "b", "checkpoint_id": cid, "intent": "retry"}),
+                        ("thread-only", {"answer": "a"}),
+                        ("fork", {"answer": "b", "checkpoint_id": cid, "intent": "fork"})):
+        res = run_child("probes.remit.workloads:resume_as", {**base, "incarnation": name, **shape}).require_ok()
+        out.append((name, res["outcome"], Ledger(ledger).counts().get("gate", 0)))
+    return out
+
+
+_EXPECTED = [("answer", "answer:'a'", 1),
+             ("retry", "conflict", 1),            # FI: a declared RETRY neither fires the gate again ...
+             ("retry-other", "conflict", 1),      # ... nor changes the outcome
+             ("thread-only", "answer:'a'", 1),    # a stray on the finished thread: inert
+             ("fork", "answer:'b'", 2)]           # FD: a declared FORK is served its own answer (forks are not gated)
+
+
+def test_declared_retry_from_a_fresh_process_is_refused_cross_process_sqlite(tmp_path: Path) -> None:
+    assert _answer_then_resume_again("sqlite", str(tmp_path / "i.db"), str(tmp_path / "fx.sqlite")) == _EXPECTED
+
+
+def test_declared_retry_from_a_fresh_process_is_refused_cross_process_postgres(tmp_path: Path, pg: Any) -> None:
+    assert _answer_then_resume_again("postgres", pg.fresh_dsn("retry_fresh"), str(tmp_path / "fx.sqlite")) == _EXPECTED
 
 
 def test_release_stale_claims_after_sigkill(tmp_path: Path) -> None:

@@ -603,6 +603,75 @@ def test_only_database_closed_errors_are_translated() -> None:
         wrap(InMemorySaver(), validator=0)
 
 
+def test_answered_interrupt_ids_reads_the_answers_langgraph_records() -> None:
+    """The gate's "committed" test: a task's own resume write answers its interrupt; the null task's bare
+    resume (the write a won claim carries) answers the checkpoint's interrupts; a resume map there only
+    the ids it names; an interrupt with nothing recorded is unanswered."""
+    from langgraph.types import Interrupt
+
+    from remit_ref._langgraph import answered_interrupt_ids
+
+    a, b = Interrupt("q", id="a" * 32), Interrupt("r", id="b" * 32)
+    asked = [("ta", "__interrupt__", [a]), ("tb", "__interrupt__", [b])]
+    assert answered_interrupt_ids(None) == [] and answered_interrupt_ids(asked) == []
+    assert answered_interrupt_ids(asked + [("ta", "__resume__", ["x"])]) == [a.id]
+    assert answered_interrupt_ids(asked[:1] + [(cl.NULL_TASK_ID, "__resume__", "x")]) == [a.id]
+    assert answered_interrupt_ids(asked + [(cl.NULL_TASK_ID, "__resume__", {b.id: "y"})]) == [b.id]
+    assert answered_interrupt_ids(asked + [(cl.NULL_TASK_ID, "__resume__", {"not-an-id": "y"})]) == [a.id, b.id]
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_a_declared_retry_over_a_dead_owners_committed_answer_is_refused(backend: str, tmp_path: Path) -> None:
+    """The owner answered (claim and answer committed), then died: a declared RETRY addressed to the pause
+    must not take its claim over (the gate would run again: CO, FI); ``invoke(None)`` consumes nothing
+    and is not gated. A dead claim with no answer recorded is still taken over (LV)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    from remit_ref import ConsumeConflict, wrap
+
+    runs: list[Any] = []
+
+    class St(TypedDict, total=False):
+        answer: str
+
+    def gate(s: St) -> dict[str, str]:
+        answer = interrupt("ok?")
+        runs.append(answer)
+        return {"answer": answer}
+
+    def app_on(saver: Any) -> Any:
+        g = StateGraph(St)
+        g.add_node("gate", gate)
+        g.add_edge(START, "gate")
+        g.add_edge("gate", END)
+        return g.compile(checkpointer=saver)
+
+    base = InMemorySaver() if backend == "memory" else _sqlite_base(tmp_path / "r.sqlite")
+    saver = wrap(base, consume_gate=True)
+    app = app_on(saver)
+    dead = cl.Owner(f"{cl.HOST}/999999999/x/dead", cl.HOST, 999999999, "x")
+    for thread, answer_first in (("answered", True), ("unanswered", False)):
+        cfg = {"configurable": {"thread_id": thread}}
+        app.invoke({}, cfg)
+        cid = app.get_state(cfg).config["configurable"]["checkpoint_id"]
+        iid = app.get_state(cfg).interrupts[0].id
+        key = (thread, "", cid, iid)
+        if answer_first:
+            assert app.invoke(Command(resume="a"), cfg)["answer"] == "a"
+            assert saver._claims.take_over(key, saver._claims.read(key).owner, dead)  # its owner is gone now
+            retry = {"configurable": {"thread_id": thread, "checkpoint_id": cid, "remit_intent": "retry"}}
+            with pytest.raises(ConsumeConflict):
+                app.invoke(Command(resume="a"), retry)
+            assert runs == ["a"] and app.get_state(cfg).values == {"answer": "a"}
+            assert saver._claims.read(key).owner == dead.token  # refused without taking the claim
+        else:
+            assert saver._claims.try_insert(key, dead)  # claimed, died before any answer was written
+            assert app.invoke(Command(resume="b"), cfg)["answer"] == "b"  # taken over
+            assert runs == ["a", "b"]
+
+
 def test_a_retry_after_the_answer_was_recorded_still_needs_the_claim() -> None:
     """The winner recorded its answer and is still running (a live owner): a thread-only resume that
     reads the checkpoint now sees the recorded answer, and must still lose the claim."""

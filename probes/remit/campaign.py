@@ -292,8 +292,10 @@ def _race_trial(ctx: ProbeContext, backend: str, k: int, t: int) -> Any:
 
 
 def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    """A resume claims the interrupt and is SIGKILLed before its effect; readers are not blocked;
-    the next resume takes the dead owner's claim over and completes, firing once."""
+    """A resume claims the interrupt (its answer committed with the claim) and is SIGKILLed before its
+    effect; readers are not blocked; a later resume from a fresh process is refused (the dead owner's
+    consume is committed: taking it over would consume the interrupt twice), and ``invoke(None)``
+    finishes the run with the committed answer, firing once."""
     res = ProbeResult()
     backend = spec.args["backend"]
     store = ctx.stores.fresh(backend, "dead")
@@ -304,26 +306,32 @@ def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS, "incarnation": "victim"},
                   park_at="remit.gate").require_killed()
         seen = run_child(W + "read_state", {**base, "remit": GATE_OPTIONS}).require_ok()
-        rec = run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
-                                             "incarnation": "recover"}).require_ok()
+        again = run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
+                                               "incarnation": "again"}).require_ok()
+        cross_check(again["counter"], Ledger(ledger), "again")
+        rec = run_child(W + "resume_as", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
+                                           "incarnation": "recover", "command": False}).require_ok()
         cross_check(rec["counter"], Ledger(ledger), "recover")
     except HarnessError as exc:
         res.harness_errors.append(str(exc))
         return res
     fires = Ledger(ledger).counts().get("gate", 0)
-    res.observations = {"reader_saw": seen, "recovery": rec}
+    res.observations = {"reader_saw": seen, "resume_again": again, "recovery": rec}
     subject = _subject(backend)
-    holds, ev = checker.gate_once(fires)  # a lost answer is the takeover LV's (below)
-    ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"]})
-    holds = holds and seen["claims"] == 1
+    holds, ev = checker.gate_once(fires)  # a lost answer is LV's (below)
+    ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"],
+               "resume_after_owner_died": again["outcome"]})
+    holds = holds and seen["claims"] == 1 and again["outcome"] == "conflict"
     res.verdicts.append(subject.verdict(
         Property.CO, "cross-process:dead-claim-owner", holds, ev,
-        f"claim owner SIGKILLed before the effect; state reads took no claim; gated effect fired {fires}x"))
-    done = rec["outcome"] == "completed"
-    holds, ev = checker.completes(done, "resume after the owner's SIGKILL took the stale claim over", lost=fires == 0)
-    res.verdicts.append(subject.verdict(Property.LV, "dead-claim-owner:takeover", holds, ev,
-                                        "the interrupt stayed resumable after its claim owner died"
-                                        if done else "the dead owner's claim blocked every later resume"))
+        f"claim owner SIGKILLed after its answer committed, before the effect; state reads took no claim; a "
+        f"later resume was {again['outcome']}; gated effect fired {fires}x"))
+    done = rec["outcome"] == "answer:True"
+    holds, ev = checker.completes(done, "invoke(None) after the owner's SIGKILL finished the run with its "
+                                        "committed answer", lost=fires == 0)
+    res.verdicts.append(subject.verdict(Property.LV, "dead-claim-owner:invoke(None)", holds, ev,
+                                        "the run stayed finishable after its claim owner died"
+                                        if done else "the dead owner's run could not be finished"))
     return res
 
 

@@ -103,7 +103,7 @@ def core_decisions(core: Any = None) -> Decisions:
         intent = core.resume_intent(addressed=False, flag=None, fork_intent=True)
         targets = core.claim_targets(["i"], None, ["i"])
         ok = intent is core.Intent.RETRY and targets == ["i"]
-        ok = ok and core.gate_decision(True, None, False) is core.GateDecision.CONSUME
+        ok = ok and core.gate_decision(True, None, False, False) is core.GateDecision.CONSUME
         return ok and core.admit_effect(recorded(s, s.nxt)) is core.Admission.FIRE
 
     def fork_outcome(s: St, v: int, b: Bounds) -> int:

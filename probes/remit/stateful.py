@@ -75,8 +75,8 @@ def recording_core(hits: Counter) -> Iterator[None]:
         hits[f"resume_intent:{out.value}:{'flag' if flag else ('addressed' if addressed else 'thread')}"] += 1
         return out
 
-    def gate(inserted: bool, alive: Any, expired: bool) -> Any:
-        out = originals["gate_decision"](inserted, alive, expired)
+    def gate(inserted: bool, alive: Any, expired: bool, answered: bool) -> Any:
+        out = originals["gate_decision"](inserted, alive, expired, answered)
         hits[f"gate_decision:{out.value}"] += 1
         return out
 

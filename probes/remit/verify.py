@@ -22,8 +22,10 @@ never the implementation restated:
   resumes wait on each other).
 * **CO + LV** (``gate_decision``, z3 over its truth table and an atomic-insert store):
   while a claim's owner is alive (or on another host) and its lease unexpired, no
-  second resumer consumes or takes over (mutual exclusion); a dead or expired owner
-  never blocks (progress); the insert's winner consumes.
+  second resumer consumes or takes over (mutual exclusion); once the holder's answer is
+  durable, nobody consumes or takes over, however dead its owner (consume-once: the run
+  finishes with ``invoke(None)``); a dead or expired owner that never committed its
+  answer never blocks (progress); the insert's winner consumes.
 * **CV** (``first_invalid``): a value set with an invalid channel is reported (so
   nothing is written), the report names an invalid channel, and a valid set is let
   through.
@@ -115,13 +117,14 @@ def finite_contracts(core: Any = None) -> dict[str, Any]:
 
 
 def z3_gate(core: Any = None) -> dict[str, Any]:
-    """z3 over the shipped gate_decision's truth table: mutual exclusion and no permanent block."""
+    """z3 over the shipped gate_decision's truth table: mutual exclusion, no second consume of a
+    committed answer, and no permanent block."""
     import z3
 
     c = _core(core)
     # The table of the shipped function for a resumer whose insert lost to another owner.
-    table = {(alive, expired): c.gate_decision(False, alive, expired)
-             for alive in (True, False, None) for expired in (False, True)}
+    table = {(alive, expired, answered): c.gate_decision(False, alive, expired, answered)
+             for alive in (True, False, None) for expired in (False, True) for answered in (False, True)}
     Alive = z3.Datatype("Alive")
     for name in ("yes", "no", "unknown"):
         Alive.declare(name)
@@ -129,22 +132,31 @@ def z3_gate(core: Any = None) -> dict[str, Any]:
     enc = {True: Alive.yes, False: Alive.no, None: Alive.unknown}
     a = z3.Const("alive", Alive)
     e = z3.Bool("expired")
+    d = z3.Bool("answered")
 
     def decision_is(kind: Any) -> Any:
-        return z3.Or([z3.And(a == enc[al], e == ex) for (al, ex), d in table.items() if d is kind] or [False])
+        return z3.Or([z3.And(a == enc[al], e == ex, d == an) for (al, ex, an), dec in table.items() if dec is kind]
+                     or [False])
 
+    taken = z3.Or(decision_is(c.GateDecision.CONSUME), decision_is(c.GateDecision.TAKEOVER))
     s = z3.Solver()
     # mutual exclusion: owner alive (or unknown) and lease not expired => the loser never consumes or takes over
     s.add(z3.Or(a == Alive.yes, a == Alive.unknown), z3.Not(e))
-    s.add(z3.Or(decision_is(c.GateDecision.CONSUME), decision_is(c.GateDecision.TAKEOVER)))
+    s.add(taken)
     mutual = str(s.check())
+    s1 = z3.Solver()
+    # consume-once: the holder's answer is durable => nobody consumes or takes over, dead owner or expired lease
+    # alike (the run finishes with invoke(None), which consumes nothing)
+    s1.add(d, taken)
+    committed = str(s1.check())
     s2 = z3.Solver()
-    # progress: owner dead or lease expired => the loser is not told "conflict"
-    s2.add(z3.Or(a == Alive.no, e))
+    # progress: owner dead or lease expired, its answer never committed => the loser is not told "conflict"
+    s2.add(z3.Or(a == Alive.no, e), z3.Not(d))
     s2.add(decision_is(c.GateDecision.CONFLICT))
     progress = str(s2.check())
     # the winner of the atomic insert always consumes
-    winner = all(c.gate_decision(True, al, ex) is c.GateDecision.CONSUME
-                 for al in (True, False, None) for ex in (False, True))
-    return {"mutual_exclusion": mutual, "progress": progress, "winner_consumes": winner,
-            "proved": mutual == "unsat" and progress == "unsat" and winner}
+    winner = all(c.gate_decision(True, al, ex, an) is c.GateDecision.CONSUME
+                 for al in (True, False, None) for ex in (False, True) for an in (False, True))
+    return {"mutual_exclusion": mutual, "committed_not_taken": committed, "progress": progress,
+            "winner_consumes": winner,
+            "proved": mutual == "unsat" and committed == "unsat" and progress == "unsat" and winner}

@@ -128,7 +128,8 @@ def park_to_interrupt(backend: str, location: str, ledger: str, remit: dict[str,
         app = gated_app(saver)
         app.invoke({}, cfg())
         state = app.get_state(cfg())
-        return {"interrupts": len(state.interrupts), "counter": oracle.current().counter.snapshot()}
+        return {"interrupts": len(state.interrupts), "counter": oracle.current().counter.snapshot(),
+                "checkpoint_id": state.config["configurable"]["checkpoint_id"]}
 
 
 def resume_once(backend: str, location: str, ledger: str, remit: dict[str, Any] | None,
@@ -149,6 +150,36 @@ def resume_once(backend: str, location: str, ledger: str, remit: dict[str, Any] 
         claims = saver.claims() if hasattr(saver, "claims") else []
         return {"outcome": outcome, "counter": oracle.current().counter.snapshot(),
                 "claims_alive": sorted(str(c["owner_alive"]) for c in claims)}
+
+
+def resume_as(backend: str, location: str, ledger: str, remit: dict[str, Any] | None, incarnation: str,
+              answer: Any = True, checkpoint_id: str | None = None, intent: str | None = None,
+              command: bool = True, durability: str | None = None) -> dict[str, Any]:
+    """One resume of the parked thread from this fresh process, shaped as the caller says: ``answer``
+    in ``Command(resume=...)`` (or ``invoke(None)`` when ``command`` is False, the recovery that consumes
+    nothing new), addressed to ``checkpoint_id`` or thread-only, with ``remit_intent`` = ``intent`` or
+    none. Why a separate entry point: the kit runs every operation in a fresh process, so a claim's
+    owner has exited by the time a later resume arrives -- that is the case the gate must get right."""
+    from langgraph.types import Command
+
+    from remit_ref import ConsumeConflict
+
+    oracle.install(ledger, incarnation)
+    config = cfg(checkpoint_id=checkpoint_id)
+    if intent is not None:
+        config["configurable"]["remit_intent"] = intent
+    kwargs = {"durability": durability} if durability else {}
+    with open_saver(backend, location, remit) as saver:
+        app = gated_app(saver)
+        try:
+            out = app.invoke(Command(resume=answer) if command else None, config, **kwargs)
+            outcome = (f"answer:{out['answer']!r}" if "answer" in out
+                       else ("paused" if "__interrupt__" in out else f"other:{out!r}"))
+        except ConsumeConflict:
+            outcome = "conflict"
+        state = app.get_state(cfg())
+        return {"outcome": outcome, "counter": oracle.current().counter.snapshot(),
+                "answer": state.values.get("answer"), "next": list(state.next)}
 
 
 def read_state(backend: str, location: str, remit: dict[str, Any] | None) -> dict[str, Any]:
