@@ -3,9 +3,11 @@
 The kit's LangGraph adapter (``probes.kit.langgraph_saver``, the one ``--saver`` uses)
 with the saver fixed by the probe's backend instead of ``RC_KIT_SAVER``: the same
 two-node graph, ``interrupt()`` in ``s2``, a pause addressed by its checkpoint id,
-recovery by ``invoke(None)``, kills inside the saver's own ``put``. It adds what the
-paper's LangGraph campaign does not have: the same pause answered up to 8 times and by
-k processes at once on the stock savers, and kills inside each checkpoint write.
+recovery by ``invoke(None)`` or by sending the input again, kills inside the saver's own
+``put``; the same workflow in the functional API (``RC_LG_API``). LangGraph's own protocols
+(``probes.langgraph_kit.protocols``) run the paper's other workflows on it (``WORKFLOWS``,
+selected by ``RC_LG_WORKFLOW``): a node writing a value its state model refuses, two
+interrupts in sequence, two in parallel branches.
 """
 
 import os
