@@ -29,7 +29,7 @@ def test_plan_runs_the_same_kit_cells_for_both_builds() -> None:
     assert adapters["lg.remit_ref.intent.sqlite.rep1"] == "RemitAdapter"
     # the crash-type protocols measure the wrapper alone: the saver-only subject, on either API
     assert adapters["lg.remit_ref.crash.kill.s2.begin.none-input.sqlite.rep1"] == "RemitSaverOnlyAdapter"
-    assert adapters["lg.remit-contract.functional.savekill.sqlite.rep1"] == "ContractSaverOnlyAdapter"
+    assert adapters["lg.remit-contract.functional.crash.kill.s2.begin.none-input.sqlite.rep1"] == "ContractSaverOnlyAdapter"
     assert {s.args.get("of", s.args["protocol"]) for s in lg} >= {"fork", "fork_ways", "intent", "stray", "baseline",
                                                                   "parkkill", "crash", "savekill", "rd"}
 
