@@ -16,6 +16,7 @@ import pytest
 
 from probes import PROJECT_ROOT, campaigns
 from probes.core.campaign import run_campaign
+from tests.kit_checks import EACH_ANSWER_ONCE, pause_twice
 
 
 def _verdicts(campaign: object, run: object) -> dict:
@@ -131,10 +132,6 @@ def test_a_step_whose_agent_asks_twice_runs_each_answer_once(tmp_path: Path) -> 
     """The pause-twice workflow on Agno's executor-level HITL: the step's agent calls two user-input
     tools, the workflow pauses inside the step at each, and each answer is given in a fresh process;
     continuing after the second answer does not run the first tool again."""
-    campaign = campaigns.get("agno")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
-    _verdicts(campaign, run)  # no harness error, on Agno 3.1.10
-    (receipt,) = run.receipts
-    assert receipt.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
-                                                   "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    receipt = pause_twice("agno", tmp_path)  # no harness error, on Agno 3.1.10
+    assert receipt.observations["pause_twice"] == EACH_ANSWER_ONCE
     assert {v.property.value: v.label.value for v in receipt.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}

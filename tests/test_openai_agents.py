@@ -10,6 +10,7 @@ import pytest
 
 from probes import campaigns
 from probes.core.campaign import run_campaign
+from tests.kit_checks import EACH_ANSWER_ONCE, pause_twice
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +77,6 @@ def test_two_approvals_answered_one_at_a_time_run_each_tool_once(tmp_path) -> No
     """The pause-twice workflow as the SDK offers it (one run, two approval-gated tool calls, each
     answered from its stored RunState in a fresh process): the restored state after the second
     approval keeps ``s2`` done, so the first answer's effect is not fired again."""
-    campaign = campaigns.get("openai_agents")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
-    assert run.harness_errors == [] and len(run.receipts) == 1
-    got = run.receipts[0]
-    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
-                                               "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    got = pause_twice("openai_agents", tmp_path)
+    assert got.observations["pause_twice"] == EACH_ANSWER_ONCE
     assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}

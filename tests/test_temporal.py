@@ -21,6 +21,7 @@ import pytest
 from probes import PROJECT_ROOT, campaigns
 from probes.core.campaign import run_campaign
 from probes.temporal.campaign import ENV
+from tests.kit_checks import EACH_ANSWER_ONCE, pause_twice
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +86,8 @@ def test_a_step_that_pauses_twice_waits_for_the_signal_twice_and_takes_each_answ
     # the pause-twice workflow: ``s2`` (first_answer) runs as an activity after the first signal, the
     # workflow waits again (the ``paused`` query names its second wait: a pause, with a handle), and
     # ``s2b`` (second_answer) after the second; replay never runs a completed activity again
-    campaign = campaigns.get("temporal")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["pause_twice"]}, quick=True), tmp_path)
-    assert run.harness_errors == [] and len(run.receipts) == 1
-    got = run.receipts[0]
-    assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
-                                               "effects": {"e1": 1, "e2": 1, "e2b": 1}}
+    got = pause_twice("temporal", tmp_path)
+    assert got.observations["pause_twice"] == EACH_ANSWER_ONCE
     path = "pause-twice:one-answer-at-a-time"
     assert {(v.property.value, v.path): v.label.value for v in got.verdicts} == {
         ("EO", path): "✓", ("CO", path): "✓", ("LV", path): "✓"}
