@@ -7,9 +7,10 @@ from pathlib import Path
 
 import nbformat
 
-from probes.core.campaign import ProbeContext, run_campaign
+from probes.core.campaign import run_campaign
 from probes.remit.bench import CAMPAIGN as BENCH, concurrency_table, overhead_table
 from probes.remit.campaign import CAMPAIGN as REMIT, row
+from tests.kit_checks import run_probes
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = dict(backends=["memory"], langgraph_kinds=["fd", "cv"], ledger_points=["exc"], recovery_modes=["none"],
@@ -40,10 +41,8 @@ def test_the_langgraph_arm_gives_the_remit_row(tmp_path: Path, outside_basetemp:
     """A quick LangGraph arm of remit_ref on SQLite: the kit's cells of the fd, fi, co_stray and eo_interrupt
     kinds, each verdict on ``langgraph+remit`` (no third-party statement: a violation would be U), and the
     row's keys with a label each; the receipts' judge calls replay to the same verdicts."""
-    import contextlib
     from types import SimpleNamespace
 
-    from probes.core.backends import StoreFactory
     from probes.core.receipt import recorded_histories
     from probes.kit.judge import replay
     from probes.remit import campaign as rc
@@ -54,18 +53,12 @@ def test_the_langgraph_arm_gives_the_remit_row(tmp_path: Path, outside_basetemp:
     specs = rc.lg_plan(params)
     assert specs and all(s.id.startswith("lg.remit_ref.") for s in specs)
     receipts = []
-    with contextlib.ExitStack() as stack:
-        stores = StoreFactory(outside_basetemp / "stores", stack)
-        for s in specs:
-            work = tmp_path / s.id
-            work.mkdir()
-            res = rc.run_probe(s, ProbeContext(work, stores, 0, params))
-            assert res.harness_errors == [], (s.id, res.harness_errors)
-            assert {v.framework for v in res.verdicts} == {"langgraph+remit"}
-            again = replay(res.observations["judged"], recorded_histories(res.verdicts), RemitAdapter.framework,
-                           "sqlite", RemitAdapter.citations)
-            assert [v.to_json() for v in again] == [v.to_json() for v in res.verdicts], s.id
-            receipts.append(SimpleNamespace(probe=s.id, verdicts=res.verdicts))
+    for s, res in run_probes(rc.run_probe, specs, params, tmp_path, outside_basetemp / "stores"):
+        assert {v.framework for v in res.verdicts} == {"langgraph+remit"}
+        again = replay(res.observations["judged"], recorded_histories(res.verdicts), RemitAdapter.framework,
+                       "sqlite", RemitAdapter.citations)
+        assert [v.to_json() for v in again] == [v.to_json() for v in res.verdicts], s.id
+        receipts.append(SimpleNamespace(probe=s.id, verdicts=res.verdicts))
     measured = row(receipts)
     assert set(measured) == {"CO", "EO", "FD", "FI", "LV"}
     assert set(measured.values()) <= {"✓", "✗", "D", "U"}

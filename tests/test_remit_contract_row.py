@@ -5,15 +5,13 @@ on that build with remit_ref beside it."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import pytest
 
-from probes.core.backends import StoreFactory
-from probes.core.campaign import ProbeContext
 from probes.remit import campaign as rc
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
+from tests.kit_checks import run_probes
 
 
 def test_plan_runs_the_same_kit_cells_for_both_builds() -> None:
@@ -66,16 +64,10 @@ def test_contract_row_on_sqlite(tmp_path: Path, outside_basetemp: Path) -> None:
     specs = [s for s in rc.plan(params) if s.id in wanted]
     assert {s.id for s in specs} == wanted
     labels = {}
-    with contextlib.ExitStack() as stack:
-        stores = StoreFactory(outside_basetemp / "stores", stack)
-        for s in specs:
-            work = tmp_path / s.id
-            work.mkdir()
-            res = rc.run_probe(s, ProbeContext(work, stores, 0, params))
-            assert res.harness_errors == [], (s.id, res.harness_errors)
-            for v in res.verdicts:
-                assert v.framework == CONTRACT
-                labels[(s.id, v.property.value)] = v
+    for s, res in run_probes(rc.run_probe, specs, params, tmp_path, outside_basetemp / "stores"):
+        for v in res.verdicts:
+            assert v.framework == CONTRACT
+            labels[(s.id, v.property.value)] = v
     # measured on remit-contract 0.1.2: the fork is served its own value, the clean run fires each effect once
     assert labels[("lg.remit-contract.fork.sqlite.rep1", "FD")].label.value == "✓"
     assert labels[("lg.remit-contract.baseline.a0.sqlite.rep1", "EO")].label.value == "✓"
