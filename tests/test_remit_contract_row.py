@@ -30,6 +30,8 @@ def test_plan_runs_the_same_kit_cells_for_both_builds() -> None:
     assert adapters["lg.remit-contract.functional.crash.kill.s2.begin.none-input.sqlite.rep1"] == "ContractSaverOnlyAdapter"
     assert {s.args.get("of", s.args["protocol"]) for s in lg} >= {"fork", "fork_ways", "intent", "stray", "baseline",
                                                                   "parkkill", "crash", "savekill", "rd"}
+    # every legacy kind is measured by protocols that exist (none plans nothing silently)
+    assert {p for ps in rc.KIND_PROTOCOLS.values() for p in ps} <= set(rc.available_protocols())
 
 
 def test_the_adapters_name_their_subjects_and_carry_the_legacy_citations() -> None:

@@ -38,6 +38,7 @@ def cite(citations: Mapping[str, DocRef], prop: Property, path: str) -> DocRef |
 
 GATE = "e2"  # the kit workflow's interrupt-gated effect (probes.kit.runtime.step2)
 
+
 class Judge:
     """Verdicts for one framework and backend, labelled from the adapter's citations alone.
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from probes.core.checker import Property, Verdict
-from probes.core.history import Kind
+from probes.core.history import History, Kind
 from probes.kit import runtime
 from probes.kit.adapter import Capability
 from probes.kit.langgraph_saver import THREAD, SaverAdapter
@@ -123,10 +123,17 @@ def _workflow(p: Probe, name: str) -> Probe:
     return q
 
 
+def _judged(p: Probe, path: str, h: History, what: str, gates: tuple[str, str], last: Any) -> list[Verdict]:
+    """EO (both gated effects exactly once on completion), CO (each at most once) and LV (the run completed
+    with ``f(last)``, the second gate's answer)."""
+    return [p.judge.effects_once(path, h, what, gates), p.judge.gated_once(path, h, what, gates=gates),
+            p.judge.live(path, h, what, p.target.cls.result(last))]
+
+
 def sequential(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """Two interrupts in sequence, ``g1`` answered ``a`` and then ``s2`` answered ``b``, each answer sent on
     the thread (``Command(resume=v)``, no checkpoint id) from a fresh process. Each gated effect must fire
-    at most once (CO for ``e2``, EO for both), both exactly once on completion, and the second answer
+    at most once (CO, over both), both exactly once on completion (EO), and the second answer
     must run the thread to its end with ``f(b)``."""
     path = SEQUENTIAL_PATH
     if why := _needs(p, Capability.PAUSE):
@@ -143,14 +150,13 @@ def sequential(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     p.observations[SEQUENTIAL] = {**statuses, "effects": fired}
     what = (f"two interrupts answered in turn, a restart before each: after g1's answer the run was "
             f"{statuses['g1']}, after s2's {statuses['s2']}")
-    return [p.judge.effects_once(path, h, what, ("e_g1", "e2")), p.judge.gated_once(path, h, what, gates=("e_g1", "e2")),
-            p.judge.live(path, h, what, p.target.cls.result(b))]
+    return _judged(p, path, h, what, ("e_g1", "e2"), b)
 
 
 def fanout(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """Two parallel interrupts, ``b1`` and ``s2``, answered ``a`` and ``b`` by one resume map; then the same
     map sent again on the completed thread (a stray), each from a fresh process. Each branch's effect
-    must fire at most once whatever was delivered (CO for ``e2``, EO for both), and the run must have
+    must fire at most once whatever was delivered (CO, over both; EO exactly once on completion), and the run must have
     completed with ``f(b)``."""
     path = FANOUT_PATH
     if why := _needs(p, Capability.PAUSE):
@@ -171,5 +177,4 @@ def fanout(p: Probe, args: dict[str, Any]) -> list[Verdict]:
                               "stray": ended(stray), "effects": fired}
     what = (f"two parallel interrupts ({', '.join(done.get('asked') or []) or 'none open'}) answered by one "
             f"resume map: {ended(done)}; the same map again: {ended(stray)}")
-    return [p.judge.effects_once(path, h, what, ("e_b1", "e2")), p.judge.gated_once(path, h, what, gates=("e_b1", "e2")),
-            p.judge.live(path, h, what, p.target.cls.result(b))]
+    return _judged(p, path, h, what, ("e_b1", "e2"), b)

@@ -18,9 +18,9 @@ wrapped by ``remit_ref.wrap(saver, consume_gate=True)`` (build ``remit_ref``, ve
 ``stray``; eo_interrupt as ``baseline`` and the functional-API variant of the selected protocols; parkkill,
 crash (with the kills inside the stock saver's ``put``, ``savekill``) and rd as the kit's protocols of those
 names. The crash-type protocols are about the wrapper alone, with no effect ledger around the task: their
-verdicts have the ``... (saver only, no effect ledger)`` subject. Probe ids ``lg.<build>.<kit cell id>``.
-cv, co_sequential and co_fanout plan nothing until ``probes.langgraph_kit`` has their protocols
-(``invalid_write``, ``sequential``, ``fanout``; ``available_protocols``).
+verdicts have the ``... (saver only, no effect ledger)`` subject. cv runs as ``invalid_write`` (remit-contract
+with the workflow's state model as its ``validator=``), co_sequential and co_fanout as ``sequential`` and
+``fanout``. Probe ids ``lg.<build>.<kit cell id>``.
 
 Every kit operation runs in a fresh interpreter, so the LangGraph arm measures on SQLite and PostgreSQL
 only: an in-memory saver dies with its process and leaves nothing durable to the next one (the legacy
@@ -48,7 +48,7 @@ from probes.core.receipt import ProbeResult, Receipt
 BACKENDS = ("memory", "sqlite", "postgres")
 KIT_BACKENDS = ("sqlite", "postgres")  # where the LangGraph arm measures (the kit's, across processes)
 LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
-# legacy probe kind -> the kit protocols that measure it (those present in probes.langgraph_kit are planned)
+# legacy probe kind -> the kit protocols that measure it (the kit's and probes.langgraph_kit's)
 KIND_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "fd": ("fork", "fork_ways"), "fi": ("intent",), "cv": ("invalid_write",), "co_stray": ("stray",),
     "co_sequential": ("sequential",), "co_fanout": ("fanout",), "eo_interrupt": ("baseline", "functional"),
@@ -71,8 +71,8 @@ PARAMS = (
           "(the kit's operations each run in a fresh process: an in-memory saver leaves nothing to the next)",
           BACKENDS),
     Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "fi", "cv", "co_stray", "eo_interrupt"],
-          "LangGraph probe kinds rerun through REMIT, each as the kit protocols that measure it (KIND_PROTOCOLS; "
-          "a kind whose protocols are not in probes.langgraph_kit yet plans nothing)", LG_KINDS),
+          "LangGraph probe kinds rerun through REMIT, each as the kit protocols that measure it (KIND_PROTOCOLS)",
+          LG_KINDS),
     Param("crash_points", "list[str]", ["s1.effect", "s2.begin", "s2.effect"], ["s2.begin"],
           "where the crash protocol crashes the run (the kit's step points: inside s1 after its effect, in s2 "
           "before its effect, in s2 after it -- the legacy kill points C, A and window)", STEP_POINTS),
@@ -158,7 +158,7 @@ def lg_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     from probes.remit.kit_adapters import ADAPTERS
 
     names = available_protocols()
-    wanted = [proto for kind in params["langgraph_kinds"] for proto in KIND_PROTOCOLS[kind] if proto in names]
+    wanted = [proto for kind in params["langgraph_kinds"] for proto in KIND_PROTOCOLS[kind]]
     variant = ["functional"] if "functional" in wanted else []  # the functional API, on every selected protocol
     groups = (([p for p in wanted if p in SAVER_ONLY_PROTOCOLS], params["reps"], True),
               ([p for p in wanted if p not in SAVER_ONLY_PROTOCOLS and p not in variant], 1, False))
