@@ -153,7 +153,14 @@ class SaverAdapter(Adapter):
         return workflow
 
     def _app(self) -> Any:
-        """The compiled workflow this process runs: the graph API's, or the functional API's (``API_ENV``)."""
+        """The compiled workflow this process runs, built once (an operation reads the thread's state and
+        invokes it: the variant and the code version are fixed for the process)."""
+        if getattr(self, "_compiled", None) is None:
+            self._compiled = self._build()
+        return self._compiled
+
+    def _build(self) -> Any:
+        """The workflow: the graph API's, or the functional API's (``API_ENV``)."""
         return self._functional() if os.environ.get(API_ENV) == FUNCTIONAL else self._graph()
 
     def _invoke(self, payload: Any, checkpoint: str | None = None,

@@ -50,10 +50,10 @@ class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's re
         self._saver = stock_saver(self.backend, self.store)
         runtime.hook_save(type(self._saver), "put")
 
-    def _app(self) -> Any:
+    def _build(self) -> Any:
         """The workflow a LangGraph protocol of this package asked for (``WORKFLOW_ENV``), else the kit's."""
         workflow = os.environ.get(WORKFLOW_ENV)
-        return WORKFLOWS[workflow](self) if workflow else super()._app()
+        return WORKFLOWS[workflow](self) if workflow else super()._build()
 
     def durable_items(self) -> dict[str, Any]:
         """What of the invalid-write variant's state is durable, read raw from the saver (its CV protocol)."""
