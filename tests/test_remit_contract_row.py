@@ -104,3 +104,18 @@ def test_contract_row_on_the_papers_build_is_not_a_reimplementation() -> None:
     assert compare(entry, on_build, "").status != REIMPLEMENTATION
     ours = rc.remit_row_headline({}, labels, [], [rec])
     assert compare(entry, ours, "").status == REIMPLEMENTATION
+
+
+def test_a_refused_answer_before_the_crash_point_is_measured(tmp_path: Path, outside_basetemp: Path) -> None:
+    """remit-contract refuses a functional-API answer from a process other than the parked run's, so a crash
+    point inside the answered step is never reached: that refusal is the framework's behaviour (kept in the
+    observations, LV not ✓), not a harness error."""
+    params = {p.name: p.default for p in rc.PARAMS}
+    params.update(backends=["sqlite"], builds=["remit-contract"], langgraph_kinds=["crash", "eo_interrupt"])
+    wanted = "lg.remit-contract.functional.crash.kill.s2.effect.none-input.sqlite.rep1"
+    specs = [s for s in rc.plan(params) if s.id == wanted]
+    assert [s.id for s in specs] == [wanted]
+    [(_, res)] = run_probes(rc.run_probe, specs, params, tmp_path, outside_basetemp / "stores")
+    assert "RemitConsumeConflict" in res.observations["refused"] and "never reached" in res.observations["refused"]
+    labels = {v.property.value: v.label.value for v in res.verdicts}
+    assert labels["EO"] == "✓" and labels["LV"] != "✓"

@@ -291,13 +291,17 @@ def baseline(p: Probe, args: dict[str, Any]) -> list[Verdict]:
 def crash_at(p: Probe, run: Run, how: str, point: str, answer: Any) -> dict[str, Any]:
     """Start ``run`` and crash it at step point ``point`` (``how``: SIGKILL at a barrier, or an
     exception raised once): in the start's part of the run, or else in the answer's (the pause
-    answered with ``answer``). A point never reached is the harness's failure."""
+    answered with ``answer``). A point never reached because the framework raised first (it refused
+    the start or the answer) is the framework's behaviour, kept in the observations and judged with
+    the recovery that follows; a point never reached otherwise is the harness's failure."""
     fault = {"park_at": point} if how == "kill" else {"fail_at": point}
     first = run.start(**fault)
     if first.get("status") == "paused" and not p.read().of(Kind.CRASH):
         first = run.answer("answer", first.get("handle"), answer, **fault)
     if not p.read().of(Kind.CRASH):
-        raise HarnessError(f"crash point {point} was not reached ({how}); status {first.get('status')}")
+        if first.get("status") != "raised":
+            raise HarnessError(f"crash point {point} was not reached ({how}); status {first.get('status')}")
+        p.observations["refused"] = f"{ended(first)} (before {point}: the crash point was never reached)"
     return first
 
 
