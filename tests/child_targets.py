@@ -136,3 +136,12 @@ def pause_then_return(name: str) -> dict:
 
     pause(name)
     return {"went_on": True, "pid": os.getpid()}
+
+
+def identity() -> dict:
+    """Who this process is: the fork-server tests compare it with the server's and each other's."""
+    import random
+    import sys
+
+    return {"pid": os.getpid(), "ppid": os.getppid(), "random": random.random(), "env": os.environ.get("RC_TEST_MARK"),
+            "preloaded": "tests.fixtures.threaded_import" in sys.modules or "json.tool" in sys.modules}

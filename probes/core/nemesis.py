@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from probes import PROJECT_ROOT
+from probes.core import forkserver
 from probes.core.errors import HarnessError
 from probes.core.portable import tail
 
@@ -96,6 +97,7 @@ class ChildOutcome:
     returncode: int | None = None
     stderr_tail: str = ""
     seconds: float = 0.0
+    forked: bool = False  # forked from a fork server (probes.core.forkserver), not a fresh interpreter
 
     def require_ok(self) -> Any:
         if self.status != "ok":
@@ -129,6 +131,7 @@ def run_child(
     timeout: float = 120.0,
     env: Mapping[str, str] | None = None,
     python: str | None = None,
+    preload: tuple[str, ...] = (),
 ) -> ChildOutcome:
     """Run ``module:function(**args)`` in a fresh interpreter; kill it at ``park_at``.
 
@@ -136,6 +139,8 @@ def run_child(
     ``park_at`` set, the child is SIGKILLed as soon as it signals the park point.
     ``python`` runs it with another interpreter (a side environment's, see
     ``probes.core.envs``); the project root is on its ``PYTHONPATH`` either way.
+    With ``preload`` (modules), the child is forked from a server that imported them once
+    under the same environment (``probes.core.forkserver``), where that is safe.
     """
     with tempfile.TemporaryDirectory(prefix="rc-child-") as tmp:
         args_path = Path(tmp) / "args.json"
@@ -154,16 +159,24 @@ def run_child(
             extra["RC_PARK_AT"] = park_at
         extra.update(env or {})
         started = time.monotonic()
+        full_env = child_env(extra)
+        server = forkserver.server_for(python or sys.executable, preload, full_env, PROJECT_ROOT) \
+            if preload and forkserver.enabled() else None
         with open(stderr_path, "wb") as stderr:
-            proc = subprocess.Popen(
-                [python or sys.executable, "-m", "probes.core.child", target],
-                env=child_env(extra),
-                pass_fds=(ready_w, hold_r),
-                stdin=subprocess.DEVNULL,
-                stdout=stderr,
-                stderr=stderr,
-                cwd=PROJECT_ROOT,
-            )
+            proc: subprocess.Popen | forkserver.ForkedChild
+            if server is not None:
+                own = {k: full_env[k] for k in forkserver.PER_OPERATION if k in full_env}
+                proc = server.spawn(target, own, stderr.fileno(), ready_w, hold_r)
+            else:
+                proc = subprocess.Popen(
+                    [python or sys.executable, "-m", "probes.core.child", target],
+                    env=full_env,
+                    pass_fds=(ready_w, hold_r),
+                    stdin=subprocess.DEVNULL,
+                    stdout=stderr,
+                    stderr=stderr,
+                    cwd=PROJECT_ROOT,
+                )
         os.close(ready_w)
         os.close(hold_r)
         parked: str | None = None
@@ -206,7 +219,8 @@ def run_child(
                 result = json.loads(result_path.read_text())
             else:
                 status = "error"
-        return ChildOutcome(status, result, parked, returncode, stderr_tail, time.monotonic() - started)
+        return ChildOutcome(status, result, parked, returncode, stderr_tail, time.monotonic() - started,
+                            forked=server is not None)
 
 
 # --- pause points: SIGSTOP a child at a named place, let it go on later --------------------

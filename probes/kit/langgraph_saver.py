@@ -60,6 +60,7 @@ def _factory() -> Any:
 class SaverAdapter(Adapter):
     framework = "langgraph"
     packages = ("langgraph", "langgraph-checkpoint")
+    imports = ("langgraph.graph", "langgraph.func", "langgraph.types", "langgraph.checkpoint.sqlite")
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,

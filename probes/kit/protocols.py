@@ -69,6 +69,11 @@ class Run:
         """The environment of this run's processes: the target's, and the code version they run."""
         return {**dict(self.target.environ), **({CODE_ENV: self.code} if self.code != "v1" else {})}
 
+    def _preload(self) -> tuple[str, ...]:
+        """What a fork server imports for this run's processes: the child's module, the adapter's and
+        the framework modules the adapter declares (``Adapter.imports``)."""
+        return (self.child.partition(":")[0], self.target.adapter.partition(":")[0], *self.target.cls.imports)
+
     def note(self, kind: Kind, **fields: Any) -> None:
         self.history.append(kind, HARNESS, **fields)
 
@@ -96,8 +101,11 @@ class Run:
         """Run adapter operation ``name``; with ``park_at`` the process must be killed there."""
         inc = f"{self.name}/{incarnation}"
         out = run_child(self.child, self._args(inc, name, args, fail_at, barrier), park_at=park_at,
-                        timeout=self.target.timeout, python=self.target.python, env=self._env())
+                        timeout=self.target.timeout, python=self.target.python, env=self._env(),
+                        preload=self._preload())
         result = self._observe(inc, name, out)
+        if out.forked:  # provenance: these processes started from a server with these modules imported
+            self.obs["fork_server"] = list(self._preload())
         if park_at:
             if out.status == "killed":
                 self.note(Kind.CRASH, detail={"how": "SIGKILL", "at": park_at, "victim": inc})

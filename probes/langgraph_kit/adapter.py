@@ -33,6 +33,7 @@ WORKFLOWS: dict[str, Callable[[Any], Any]] = {
 
 class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's resume map
     packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
+    imports = (*SaverAdapter.imports, "langgraph.checkpoint.postgres")
     missing = {Capability.TAMPER: "the stock savers store checkpoints as msgpack blobs (JsonPlusSerializer), not "
                                   "JSON documents the kit can edit; the paper's campaign writes invalid state through "
                                   "LangGraph instead (its CV probes)",
