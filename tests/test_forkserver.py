@@ -119,3 +119,11 @@ def test_kit_verdicts_are_the_same_forked_or_fresh(tmp_path: Path, outside_baset
                 for _, res in run_probes(camp.run_probe, specs, params, tmp_path / mode, outside_basetemp / mode)]
 
     assert verdicts("1") == verdicts("0")
+
+
+def test_servers_beyond_the_cap_are_stopped_least_recently_used_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forkserver, "MAX_SERVERS", 2)
+    for mark in ("a", "b", "c"):
+        run_child("tests.child_targets:identity", preload=PRELOAD, env={"RC_TEST_MARK": mark}).require_ok()
+    marks = [dict(k[2]).get("RC_TEST_MARK") for k in forkserver._servers]
+    assert marks == ["b", "c"]

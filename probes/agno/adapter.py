@@ -148,6 +148,7 @@ def _workflow(db: Any) -> Any:
 class AgnoAdapter(Adapter):
     framework = "agno"
     packages = ("agno",)
+    imports = ("agno.agent", "agno.workflow", "agno.db.sqlite", "agno.db.postgres", "agno.tools", "agno.models.base")
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

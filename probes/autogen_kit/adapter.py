@@ -106,6 +106,7 @@ def _status(thread: list[Any], handle: str) -> dict[str, Any]:
 class AutoGenAdapter(Adapter):
     framework = "autogen"
     packages = ("autogen-agentchat", "autogen-core")
+    imports = ("autogen_agentchat.agents", "autogen_agentchat.teams", "autogen_agentchat.conditions", "autogen_agentchat.messages")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE})

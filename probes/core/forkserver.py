@@ -63,6 +63,7 @@ class ForkServer:
     def __init__(self, python: str, modules: tuple[str, ...], env: Mapping[str, str], cwd: Path) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control, self.lock = ours, threading.Lock()
+        self.busy = 0  # children forked and not yet reaped: a busy server is never stopped to make room
         self.proc = subprocess.Popen([python, "-m", "probes.core.forkserver", str(theirs.fileno()), *modules],
                                      env=dict(env), pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                      cwd=cwd)
@@ -86,7 +87,9 @@ class ForkServer:
         if not pid:
             reply.close()
             raise OSError("the fork server did not start the child (it ended?)")
-        return ForkedChild(int(pid), reply)
+        with _servers_lock:
+            self.busy += 1
+        return ForkedChild(int(pid), reply, self)
 
     def stop(self) -> None:
         self.control.close()
@@ -98,8 +101,8 @@ class ForkServer:
 class ForkedChild:
     """A forked operation, with what ``run_child`` uses of ``subprocess.Popen``: pid, poll, kill, wait."""
 
-    def __init__(self, pid: int, reply: socket.socket) -> None:
-        self.pid, self._reply, self.returncode = pid, reply, None
+    def __init__(self, pid: int, reply: socket.socket, server: ForkServer) -> None:
+        self.pid, self._reply, self._server, self.returncode = pid, reply, server, None
 
     def poll(self) -> int | None:
         if self.returncode is None and select.select([self._reply], [], [], 0)[0]:
@@ -123,10 +126,15 @@ class ForkedChild:
         self._reply.close()
         # no message: the server ended (stopped at exit) and its child with it (PR_SET_PDEATHSIG)
         self.returncode = decode_status(json.loads(message)["status"]) if message else -signal.SIGKILL
+        with _servers_lock:
+            self._server.busy -= 1
 
 
 _servers: dict[tuple, ForkServer] = {}
 _servers_lock = threading.Lock()
+
+
+MAX_SERVERS = 4  # live servers kept; the least recently used beyond it is stopped
 
 
 def server_for(python: str, modules: tuple[str, ...], env: Mapping[str, str], cwd: Path) -> ForkServer | None:
@@ -134,9 +142,14 @@ def server_for(python: str, modules: tuple[str, ...], env: Mapping[str, str], cw
     base = {k: v for k, v in env.items() if k not in PER_OPERATION}
     key = (python, modules, tuple(sorted(base.items())))
     with _servers_lock:
-        server = _servers.get(key)
+        server = _servers.pop(key, None)
         if server is None or (server.proc.poll() is not None and not server.unsafe):
-            server = _servers[key] = ForkServer(python, modules, base, cwd)
+            server = ForkServer(python, modules, base, cwd)
+        _servers[key] = server  # last: the most recently used
+        live = [k for k, s in _servers.items() if not s.unsafe]
+        for old in live[:max(0, len(live) - MAX_SERVERS)]:
+            if not _servers[old].busy:
+                _servers.pop(old).stop()
     return None if server.unsafe else server
 
 

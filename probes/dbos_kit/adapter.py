@@ -122,6 +122,7 @@ def _paused_in_recv(status: dict[str, Any]) -> dict[str, Any]:
 class DBOSAdapter(Adapter):
     framework = "dbos"
     packages = ("dbos",)
+    imports = ("dbos", "dbos._sys_db", "langgraph.graph", "langgraph.types", "langgraph.checkpoint.sqlite")
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

@@ -89,6 +89,7 @@ def _app() -> Any:
 class GoogleAdkAdapter(Adapter):
     framework = "google-adk"
     packages = ("google-adk",)
+    imports = ("google.adk.runners", "google.adk.workflow", "google.adk.events", "google.adk.sessions.sqlite_session_service", "google.adk.sessions.database_session_service", "google.genai")
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

@@ -81,6 +81,8 @@ class Adapter:
     # Modules its operations import (the framework's, lazily, inside methods): a fork server imports
     # them once and forks each operation's process from there (probes.core.forkserver), so an
     # operation does not pay the framework's import. A speed-up only: empty, each operation imports.
+    # Leave it empty when ``hook`` sets the environment the framework reads at import (a home of
+    # the run's own, telemetry off): the server's imports would not see it.
     imports: ClassVar[tuple[str, ...]] = ()
     backends: ClassVar[tuple[str, ...]] = ("file",)
     capabilities: ClassVar[frozenset[Capability]] = frozenset()

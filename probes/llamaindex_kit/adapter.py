@@ -176,6 +176,7 @@ def save_context(ctx: Any, states: Path, status: str) -> str:
 class LlamaIndexAdapter(Adapter):
     framework = "llamaindex"
     packages = ("llama-index-workflows",)
+    imports = ("workflows", "workflows.events", "workflows.context.serializers")
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

@@ -83,6 +83,7 @@ def _workflow(storage: Any) -> Any:
 class MafAdapter(Adapter):
     framework = "agent-framework"
     packages = ("agent-framework-core",)
+    imports = ("agent_framework",)
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

