@@ -511,21 +511,27 @@ class RemitSaver(BaseCheckpointSaver):
         ]
 
     def release_stale_claims(self, thread_id: str | None = None) -> int:
-        """Delete claims whose owner was a process on this host that is gone; returns how many.
+        """Delete claims whose owner was a process on this host that is gone, unless the claimed
+        interrupt's answer is durable; returns how many.
 
-        Owners on other hosts cannot be checked from here: use ``claim_ttl`` or
+        A claim whose answer is in the store records a consume that happened (the gate refuses a
+        takeover of it for the same reason): deleting it would let a later resume of the same
+        interrupt run the node again. Such a run is finished with ``invoke(None)``, which takes no
+        claim. Owners on other hosts cannot be checked from here: use ``claim_ttl`` or
         ``release_claims`` for them.
         """
         if self._claims is None:
             return 0
         n = 0
         for key, row in self._claims.all_rows(thread_id):
-            if owner_alive(row.host, row.pid, row.pstart) is False:
+            thread, _ns, checkpoint_id, iid = key
+            if owner_alive(row.host, row.pid, row.pstart) is False and not self._answered(thread, checkpoint_id, iid):
                 n += self._claims.delete(key, row.owner)
         return n
 
     def release_claims(self, thread_id: str) -> int:
-        """An operator's override: delete every claim of ``thread_id`` (its owner is known to be gone)."""
+        """An operator's override: delete every claim of ``thread_id`` (its owner is known to be gone),
+        answered ones included: a resume after it may consume an answered interrupt again."""
         if self._claims is None:
             return 0
         return sum(self._claims.delete(key) for key, _row in self._claims.all_rows(thread_id))

@@ -234,16 +234,20 @@ def test_declared_retry_from_a_fresh_process_is_refused_cross_process_postgres(t
     assert _answer_then_resume_again("postgres", pg.fresh_dsn("retry_fresh"), str(tmp_path / "fx.sqlite")) == _EXPECTED
 
 
-def test_release_stale_claims_after_sigkill(tmp_path: Path) -> None:
+def test_release_stale_claims_after_sigkill_keeps_an_answered_claim(tmp_path: Path) -> None:
+    """The victim is killed after its claim went in with the answer (one transaction): the consume
+    happened, so releasing stale claims keeps that claim, and a later resume of the same interrupt
+    from another process is refused instead of firing the gated effect a second time."""
     db, ledger, remit = str(tmp_path / "k.db"), str(tmp_path / "fx.sqlite"), {"consume_gate": True}
-    run_child("probes.remit.workloads:park_to_interrupt",
-              {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}).require_ok()
-    run_child("probes.remit.workloads:resume_once",
-              {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit, "incarnation": "victim"},
+    base = {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}
+    run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()
+    run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "victim"},
               park_at="remit.gate").require_killed()
     out = run_child("probes.remit.workloads:release_stale",
                     {"backend": "sqlite", "location": db, "remit": remit}).require_ok()
-    assert out == {"before_alive": ["False"], "released": 1, "after": 0}
+    assert out == {"before_alive": ["False"], "released": 0, "after": 1}
+    again = run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "late"}).require_ok()
+    assert again["outcome"] == "conflict" and Ledger(Path(ledger)).counts().get("gate", 0) == 0
 
 
 def test_live_owner_blocks_and_state_reads_do_not_claim() -> None:

@@ -243,7 +243,12 @@ def test_forwarding_and_administration(tmp_path: Path) -> None:
     saver._claims.delete(key)
     saver._claims.try_insert(key, cl.Owner("h/999999999/x/dead", cl.HOST, 999_999_999, "x"))
     saver._claims.try_insert(("u", "", "c", "i"), cl.Owner.new())
-    assert saver.release_stale_claims("u") == 0 and saver.release_stale_claims("t") == 1
+    # the dead owner's answer is durable: its claim records a consume and stays (a resume would run the node again)
+    assert saver.release_stale_claims("u") == 0 and saver.release_stale_claims("t") == 0
+    unanswered = ("t", "", key[2], "not-an-interrupt-of-this-checkpoint")
+    saver._claims.try_insert(unanswered, cl.Owner("h/999999999/x/dead", cl.HOST, 999_999_999, "x"))
+    assert saver.release_stale_claims("t") == 1 and [k for k, _r in saver._claims.all_rows("t")] == [key]
+    assert saver.release_claims("t") == 1  # the operator's override deletes the answered claim too
     assert saver.release_claims("u") == 1 and saver.claims() == []
     saver.delete_thread("t")
     assert base.get_tuple(cfg) is None
