@@ -29,6 +29,7 @@ REGISTRY: dict[str, str] = {
     "dbos": "probes.dbos_kit.campaign:PAPER_CAMPAIGN",
     "remit": "probes.remit.campaign:CAMPAIGN",
     "remit_bench": "probes.remit.bench:CAMPAIGN",
+    "remit_cost": "probes.remit.cost:CAMPAIGN",
     "live": "probes.live.campaign:CAMPAIGN",
 }
 

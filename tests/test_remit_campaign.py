@@ -77,15 +77,15 @@ def test_bench_campaign_small(tmp_path: Path) -> None:
     assert [c["exactly_once"] for c in conc] == [True, True] and all(c["protocols"] == 6 for c in conc)
 
 
-def test_bench_campaign_counted_part_small(tmp_path: Path) -> None:
-    """The counted part alone, through the campaign: two arms, each in its own valgrind and strace processes,
+def test_cost_campaign_small(tmp_path: Path) -> None:
+    """The counted cost through its campaign: two arms, each in its own valgrind and strace processes,
     two runs of two protocols; the chapter's table comes from the receipts."""
     from probes.remit import report
+    from probes.remit.cost import CAMPAIGN as COST
     from probes.remit.counted import counted_table
 
-    params = BENCH.resolve(dict(parts=["counted"], counted_arms=["stock", "remit_bare"], counted_protocols=2,
-                                counted_runs=2), quick=True)
-    run = run_campaign(BENCH, params, receipts_root=tmp_path)
+    params = COST.resolve(dict(counted_arms=["stock", "remit_bare"], counted_protocols=2, counted_runs=2), quick=True)
+    run = run_campaign(COST, params, receipts_root=tmp_path)
     assert not run.harness_errors, run.harness_errors
     assert [r.probe for r in run.receipts] == ["counted.sqlite"]
     table = counted_table(run.receipts)["sqlite"]
@@ -97,7 +97,9 @@ def test_bench_campaign_counted_part_small(tmp_path: Path) -> None:
 
 
 def test_notebook_parameters_match_campaigns() -> None:
-    for campaign in (REMIT, BENCH):
+    from probes.remit.cost import CAMPAIGN as COST
+
+    for campaign in (REMIT, BENCH, COST):
         nb = nbformat.read(ROOT / "notebooks" / f"{campaign.name}.ipynb", as_version=4)
         cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         names = {}

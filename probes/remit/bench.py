@@ -15,7 +15,9 @@
   latency (metrics).
 
 Timings are metrics, never verdicts. The machine is shared and noisy: read the
-intervals, not only the medians.
+intervals, not only the medians. What wall clock cannot decide is counted (instructions,
+durable writes) by the campaign ``remit_cost`` (``probes/remit/cost.py``), which does not
+need the machine to itself.
 """
 
 from __future__ import annotations
@@ -73,11 +75,7 @@ PAIRS = (("remit_default", "rc_default"), ("remit_validator", "rc_validator"), (
 CONC_ARMS: dict[str, Any] = {"stock": None, "remit_default": {}, "remit_gate": {"consume_gate": True},
                              "rc_gate": "rc"}
 
-# the counted part's arms (probes/remit/counted.py: COUNT_ARMS, same order)
-_COUNT_ARM_NAMES = ("stock", "remit_bare", "remit_fork", "remit_validator", "remit_gate_alone", "remit_default",
-                    "remit_gate", "rc_default", "rc_gate")
-
-PARTS = ("overhead", "concurrency", "counted")
+PARTS = ("overhead", "concurrency")
 
 PARAMS = (
     Param("parts", "list[str]", list(PARTS), list(PARTS), "which parts of the benchmark to run", PARTS),
@@ -93,15 +91,6 @@ PARAMS = (
           tuple(CONC_ARMS)),
     Param("concurrency_backends", "list[str]", ["sqlite", "postgres"], ["sqlite"], "concurrency backends",
           ("sqlite", "postgres")),
-    Param("counted_protocols", "int", 100, 5, "protocols per counted run (cachegrind and strace; start-up subtracted)",
-          minimum=1),
-    Param("counted_runs", "int", 3, 1, "counted runs per arm and backend (median and range reported)", minimum=1),
-    Param("counted_arms", "list[str]", list(_COUNT_ARM_NAMES), ["stock", "remit_bare", "remit_gate"],
-          "arms counted under cachegrind and strace", _COUNT_ARM_NAMES),
-    Param("counted_jobs", "int", 2, 2, "counted arms measured at once (each in its own process; counts do not "
-          "depend on load)", minimum=1),
-    Param("counted_backends", "list[str]", ["sqlite", "postgres"], ["sqlite"],
-          "backends of the counted part (empty: no counted part)", ("sqlite", "postgres"), allow_empty=True),
     Param("bootstrap", "int", 2000, 200, "bootstrap resamples for the spread of the ratios", minimum=1),
     Param("seed", "int", 0, 0, "base seed: arm order per repetition and bootstrap resampling"),
 )
@@ -117,8 +106,6 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     for b in params["concurrency_backends"] if "concurrency" in parts else ():
         for k in params["concurrency_k"]:
             specs.append(ProbeSpec(f"concurrency.{b}.k{k}", {"kind": "concurrency", "backend": b, "k": k}))
-    for b in params["counted_backends"] if "counted" in parts else ():
-        specs.append(ProbeSpec(f"counted.{b}", {"kind": "counted", "backend": b}))
     return specs
 
 
@@ -312,40 +299,8 @@ def probe_concurrency(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return res
 
 
-def probe_counted(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    """Instructions and durable-write syscalls per protocol of every counted arm on one backend
-    (``counted.py``): each arm in its own processes, ``counted_jobs`` arms at a time."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from probes.remit import counted
-
-    res = ProbeResult()
-    backend = spec.args["backend"]
-    arms = list(ctx.params["counted_arms"])
-    locations = {a: str(ctx.workdir / a) if backend == "sqlite" else ctx.stores.fresh(backend, f"counted-{a}").location
-                 for a in arms}
-
-    def one(arm: str) -> tuple[str, dict[str, Any] | None, str | None]:
-        workdir = ctx.workdir / arm
-        workdir.mkdir(parents=True, exist_ok=True)
-        try:
-            return arm, counted.probe_counted(arm, backend, locations[arm], workdir, ctx.params), None
-        except (counted.CountError, OSError, ValueError) as exc:
-            return arm, None, f"counted {backend} {arm}: {exc}"[:600]
-
-    with ThreadPoolExecutor(max_workers=ctx.params["counted_jobs"]) as pool:
-        results = list(pool.map(one, arms))
-    res.metrics = {"backend": backend, "arms": {a: m for a, m, _e in results if m is not None}}
-    res.harness_errors = [e for _a, _m, e in results if e is not None]
-    res.observations = {"arms": {a: counted.COUNT_DOC.get(a, ARM_DOC.get(a, a)) for a in arms},
-                        "postgres_server": "excluded: only the client process and its descendants are counted"
-                        if backend == "postgres" else None}
-    return res
-
-
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    return {"overhead": probe_overhead, "concurrency": probe_concurrency,
-            "counted": probe_counted}[spec.args["kind"]](spec, ctx)
+    return {"overhead": probe_overhead, "concurrency": probe_concurrency}[spec.args["kind"]](spec, ctx)
 
 
 # ---- summaries (used by the notebook and the headline page) -----------------------------------------
