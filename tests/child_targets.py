@@ -145,3 +145,10 @@ def identity() -> dict:
 
     return {"pid": os.getpid(), "ppid": os.getppid(), "random": random.random(), "env": os.environ.get("RC_TEST_MARK"),
             "preloaded": "tests.fixtures.threaded_import" in sys.modules or "json.tool" in sys.modules}
+
+
+def sleep_forever() -> dict:
+    import time
+
+    while True:
+        time.sleep(1)

@@ -127,3 +127,24 @@ def test_servers_beyond_the_cap_are_stopped_least_recently_used_first(monkeypatc
         run_child("tests.child_targets:identity", preload=PRELOAD, env={"RC_TEST_MARK": mark}).require_ok()
     marks = [dict(k[2]).get("RC_TEST_MARK") for k in forkserver._servers]
     assert marks == ["b", "c"]
+
+
+def test_stopping_a_server_kills_and_reaps_the_children_it_forked(tmp_path: Path) -> None:
+    """stop_all() returns only when the server's running children are gone too (not left to PDEATHSIG)."""
+    server = forkserver.server_for(forkserver.sys.executable, PRELOAD, dict(os.environ), Path.cwd())
+    assert server is not None
+    ready_r, ready_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    (tmp_path / "args.json").write_text("{}")
+    with open(tmp_path / "stderr.txt", "wb") as stderr:
+        child = server.spawn("tests.child_targets:sleep_forever", {"RC_ARGS_PATH": str(tmp_path / "args.json"),
+                                                                     "RC_RESULT_PATH": str(tmp_path / "r.json")},
+                             stderr.fileno(), ready_w, hold_r)
+    for fd in (ready_w, hold_r):
+        os.close(fd)
+    assert Path(f"/proc/{child.pid}").exists()
+    forkserver.stop_all()
+    assert not Path(f"/proc/{child.pid}").exists(), Path(f"/proc/{child.pid}/status").read_text()[:400]  # reaped
+    assert child.wait(timeout=10) == -9
+    for fd in (ready_r, hold_w):
+        os.close(fd)

@@ -164,7 +164,10 @@ def _kill_mid_run(tmp_path: Path, kill) -> tuple[dict[int, tuple[str, str]], Pat
     try:
         def started() -> bool:
             cmds = [c for _, c in _descendants(proc.pid).values()]
-            return any(" start-dev " in c for c in cmds) and any("probes.core.child" in c for c in cmds)
+            # an adapter process: a fresh interpreter, or one forked by a fork server (a server's child)
+            servers = {pid for pid, (_, c) in _descendants(proc.pid).items() if "probes.core.forkserver" in c}
+            forked = any(_stat(pid) and _stat(pid)[1] in servers for pid in servers)
+            return any(" start-dev " in c for c in cmds) and (forked or any("probes.core.child" in c for c in cmds))
         _until(started, 300, "the dev server and an adapter process running")
         tree = _descendants(proc.pid)
         kill(proc)

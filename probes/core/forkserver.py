@@ -13,8 +13,9 @@ A server is used only where forking is safe: after its imports the server must h
 (``/proc/self/task``), else it says so and every operation of that key runs in a fresh
 interpreter as before (``ForkServer.unsafe``). ``RC_FORK_SERVER=0`` turns servers off for a run.
 
-A server leaves when its control socket closes (the parent ended, however it ended); each forked
-child dies with its server (``PR_SET_PDEATHSIG``). ``stop_all()`` (at exit) stops every server.
+A server leaves when its control socket closes (the parent ended, however it ended) or on SIGTERM,
+killing and reaping the children it forked first; a child also dies with its server
+(``PR_SET_PDEATHSIG``). ``stop_all()`` (at exit) stops every server and waits for it.
 
 Wire: one ``SOCK_SEQPACKET`` control socket per server. A request is a JSON message (target and
 the operation's own environment) with four descriptors: the operation's reply socket, its stderr
@@ -36,7 +37,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 PER_OPERATION = ("RC_READY_FD", "RC_HOLD_FD", "RC_ARGS_PATH", "RC_RESULT_PATH", "RC_PARK_AT", "RC_PAUSE_AT")
 OFF_ENV = "RC_FORK_SERVER"
@@ -92,9 +93,15 @@ class ForkServer:
         return ForkedChild(int(pid), reply, self)
 
     def stop(self) -> None:
+        """Stop the server and, before it exits, every child it forked that is still running (SIGTERM:
+        the server kills and reaps them); SIGKILL if it has not ended within 30 s."""
         self.control.close()
         if self.proc.poll() is None:
-            self.proc.kill()
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
         self.proc.wait()
 
 
@@ -186,6 +193,8 @@ def _child(request: dict, fds: list[int]) -> None:
         os.close(reply)
         _die_with_parent()
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.dup2(stderr_fd, 1)
@@ -207,8 +216,24 @@ def _child(request: dict, fds: list[int]) -> None:
         os._exit(code)
 
 
+def _stop_children(waiting: dict[int, socket.socket]) -> None:
+    """SIGKILL every child still running and reap it: the server never leaves one behind."""
+    for pid in list(waiting):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in list(waiting):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
 def serve(control: socket.socket) -> None:
     waiting: dict[int, socket.socket] = {}
+
+    def terminated(_signum: int, _frame: Any) -> None:
+        _stop_children(waiting)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, terminated)
     while True:
         readable, _, _ = select.select([control], [], [], 0.02 if waiting else None)
         if readable:
@@ -216,19 +241,22 @@ def serve(control: socket.socket) -> None:
                 message, fds, _, _ = socket.recv_fds(control, 65536, 4)
             except OSError:
                 message, fds = b"", []
-            if not message:  # the parent closed the control socket: leave
+            if not message:  # the parent closed the control socket (it ended): leave, children first
+                _stop_children(waiting)
                 return
+            # SIGTERM waits until the child is in ``waiting``: a stop never misses one just forked
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
             pid = os.fork()
             if pid == 0:
                 control.close()
                 for s in waiting.values():
                     s.close()
                 _child(json.loads(message), fds)
-            reply = socket.socket(fileno=fds[0])
+            reply = waiting[pid] = socket.socket(fileno=fds[0])
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             for fd in fds[1:]:
                 os.close(fd)
             reply.send(json.dumps({"pid": pid}).encode())
-            waiting[pid] = reply
         while waiting:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
