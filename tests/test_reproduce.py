@@ -459,3 +459,14 @@ def test_a_chapter_rendered_from_a_run_draws_its_figures_into_that_run(tmp_path:
     stored = (run / "chapter.ipynb").read_text()
     assert str(tmp_path) not in stored and '"input_path": "' in stored
     assert "RC_FIGURES_DIR" not in os.environ and "RC_RENDER_FROM" not in os.environ  # restored
+
+
+def test_a_plain_run_measures_the_papers_campaigns_and_remits() -> None:
+    """What ./reproduce.sh measures without --all: the paper's campaigns (CAMPAIGNS.md) and REMIT's
+    conformance and wall-clock benchmark; the atlas, drift, cross-version resume, REMIT's counted cost
+    and the kit's framework campaigns are beyond the paper (--all)."""
+    from probes import campaigns
+
+    plain = [n for n in campaigns.available() if campaigns.get(n).in_default_run]
+    assert plain == ["tlc", "langgraph", "consume_race", "crewai", "llamaindex", "pydantic_graph", "autogen", "dbos",
+                     "remit", "remit_bench", "live"]
