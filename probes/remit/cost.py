@@ -30,6 +30,8 @@ PARAMS = (
           "depend on load)", minimum=1),
     Param("counted_backends", "list[str]", ["sqlite", "postgres"], ["sqlite"],
           "backends counted", ("sqlite", "postgres")),
+    Param("seed", "int", 0, 0, "base seed (recorded; counting draws nothing at random, and every counted process "
+          "runs with PYTHONHASHSEED fixed, counted.HASH_SEED)"),
 )
 
 
