@@ -61,6 +61,19 @@ def test_a_threaded_import_falls_back_to_a_fresh_interpreter() -> None:
     assert out["ppid"] == os.getpid() and not out["preloaded"]  # Popen'd by this process, nothing preloaded
 
 
+def test_a_framework_that_imports_numpy_is_served_with_its_home_inside_the_run(tmp_path: Path) -> None:
+    """numpy's BLAS pool would leave the server threaded (SERVER_ONLY keeps it at one thread), and
+    CrewAI writes a key file into its home when imported: under the adapter's ``environment`` that
+    home is inside the run, and the server's import wrote it there."""
+    from probes.crewai_kit.adapter import CrewAIAdapter
+
+    env = CrewAIAdapter.environment(tmp_path)
+    preload = ("tests.child_targets", "numpy", "crewai.flow")
+    out = run_child("tests.child_targets:identity", preload=preload, env=env)
+    assert out.forked and out.require_ok()["ppid"] != os.getpid()
+    assert list(tmp_path.glob("home/.local/share/crewai/credentials/*"))
+
+
 def test_turned_off_by_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(forkserver.OFF_ENV, "0")
     out = run_child("tests.child_targets:identity", preload=PRELOAD).require_ok()

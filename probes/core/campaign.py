@@ -130,12 +130,15 @@ class ProbeSpec:
 
 @dataclass
 class ProbeContext:
-    """What a probe may use: a scratch directory, fresh stores, its own seed."""
+    """What a probe may use: a scratch directory, fresh stores, its own seed; and a directory
+    every probe of the campaign's run shares (``shared``; None: only ``workdir``), for what a
+    framework writes when it is imported (a home), so one fork server serves every probe."""
 
     workdir: Path
     stores: StoreFactory
     seed: int
     params: Mapping[str, Any]
+    shared: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -374,7 +377,7 @@ def _run_locked(campaign: Campaign, params: dict[str, Any], directory: Path) -> 
             workdir = scratch / spec.id
             workdir.mkdir(parents=True)
             t0 = time.monotonic()
-            result = campaign.run_probe(spec, ProbeContext(workdir, stores, seed, params))
+            result = campaign.run_probe(spec, ProbeContext(workdir, stores, seed, params, shared=scratch))
             manifest = build_manifest(params, seed, campaign, fingerprint_inputs(campaign, params))
             manifest["probe_seconds"] = round(time.monotonic() - t0, 3)
             receipt = Receipt.measured(campaign.name, spec.id, spec.args, manifest, result, scratch)

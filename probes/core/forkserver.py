@@ -39,6 +39,11 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
+# A BLAS library starts a thread pool when numpy is imported (OpenBLAS: one thread per core), and a
+# process with threads must not fork: the server imports with that pool at one thread, so a
+# framework that imports numpy (CrewAI) can be served. Its children inherit it; none of the
+# workloads does linear algebra.
+SERVER_ONLY = {"OPENBLAS_NUM_THREADS": "1"}
 PER_OPERATION = ("RC_READY_FD", "RC_HOLD_FD", "RC_ARGS_PATH", "RC_RESULT_PATH", "RC_PARK_AT", "RC_PAUSE_AT")
 OFF_ENV = "RC_FORK_SERVER"
 _PR_SET_PDEATHSIG = 1
@@ -66,7 +71,7 @@ class ForkServer:
         self.control, self.lock = ours, threading.Lock()
         self.busy = 0  # children forked and not yet reaped: a busy server is never stopped to make room
         self.proc = subprocess.Popen([python, "-m", "probes.core.forkserver", str(theirs.fileno()), *modules],
-                                     env=dict(env), pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                     env={**SERVER_ONLY, **env}, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                                      cwd=cwd)
         theirs.close()
         ready = json.loads(self.control.recv(65536) or b'{"unsafe": "the fork server ended before it was ready"}')
@@ -76,9 +81,11 @@ class ForkServer:
 
     def spawn(self, target: str, env: Mapping[str, str], stderr_fd: int, ready_w: int, hold_r: int
               ) -> "ForkedChild":
-        """Fork a child running ``target`` with the operation's own ``env`` on top of the server's."""
+        """Fork a child running ``target`` under ``env`` (the operation's full environment: the
+        server's is the same but for the per-operation variables, which the child sets)."""
         reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        message = json.dumps({"target": target, "env": dict(env)}).encode()
+        own = {k: env[k] for k in PER_OPERATION if k in env}
+        message = json.dumps({"target": target, "env": own}).encode()
         try:
             with self.lock:
                 socket.send_fds(self.control, [message], [theirs.fileno(), stderr_fd, ready_w, hold_r])

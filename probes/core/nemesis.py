@@ -165,8 +165,7 @@ def run_child(
         with open(stderr_path, "wb") as stderr:
             proc: subprocess.Popen | forkserver.ForkedChild
             if server is not None:
-                own = {k: full_env[k] for k in forkserver.PER_OPERATION if k in full_env}
-                proc = server.spawn(target, own, stderr.fileno(), ready_w, hold_r)
+                proc = server.spawn(target, full_env, stderr.fileno(), ready_w, hold_r)
             else:
                 proc = subprocess.Popen(
                     [python or sys.executable, "-m", "probes.core.child", target],

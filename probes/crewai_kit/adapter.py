@@ -34,6 +34,7 @@ import json
 import os
 import sqlite3
 import types
+from pathlib import Path
 from typing import Any, Callable
 
 from probes.citations import doc as _cite
@@ -226,6 +227,8 @@ def _most_advanced(points: list[Any]) -> tuple[Any, dict[str, Any]]:
 class CrewAIAdapter(Adapter):
     framework = "crewai"
     packages = ("crewai", "pydantic")
+    imports = ("crewai.flow", "crewai.flow.persistence", "crewai.flow.persistence.sqlite",
+               "crewai.state.checkpoint_config", "crewai.state.provider.json_provider")
     capabilities = frozenset(Capability) - {Capability.CLIENT}
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
@@ -252,6 +255,14 @@ class CrewAIAdapter(Adapter):
         **{f"{p} counter:*/latest-checkpoint": _cite("CR-1", "claims") for p in ("EO", "PC")},
         "LV counter:*/latest-checkpoint": _cite("CR-5", "claims"),
     }
+
+    @classmethod
+    def environment(cls, root: Path) -> dict[str, str]:
+        """Telemetry and tracing off and a home inside the run from the start: importing
+        CrewAI writes ``~/.local/share/crewai/credentials/secret.key``."""
+        home = root / "home"
+        (home / ".local" / "share").mkdir(parents=True, exist_ok=True)
+        return {**HERMETIC_ENV, "HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share")}
 
     def hook(self) -> None:  # first thing in every child: keep CrewAI hermetic, then hook its saves
         home = self.workdir / "home"

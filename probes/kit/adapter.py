@@ -81,8 +81,8 @@ class Adapter:
     # Modules its operations import (the framework's, lazily, inside methods): a fork server imports
     # them once and forks each operation's process from there (probes.core.forkserver), so an
     # operation does not pay the framework's import. A speed-up only: empty, each operation imports.
-    # Leave it empty when ``hook`` sets the environment the framework reads at import (a home of
-    # the run's own, telemetry off): the server's imports would not see it.
+    # What the framework reads at import (a home, telemetry switches) belongs in ``environment``,
+    # which the server starts under; ``hook`` runs after the import.
     imports: ClassVar[tuple[str, ...]] = ()
     backends: ClassVar[tuple[str, ...]] = ("file",)
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
@@ -194,6 +194,14 @@ class Adapter:
         from probes.core.checker import UNSET
         from probes.kit import runtime
         return UNSET if answer in cls.declines else runtime.outcome(answer)
+
+    @classmethod
+    def environment(cls, root: Path) -> dict[str, str]:
+        """The environment every operation's process starts under, before any import (and so the
+        fork server it comes from): what the framework reads or writes at import time (a home,
+        telemetry off), kept inside ``root``, a directory of the campaign's run that its probes
+        share. Create the directories it names."""
+        return {}
 
     # --- the framework's own save --------------------------------------------------
     def hook(self) -> None:

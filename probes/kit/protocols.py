@@ -100,12 +100,13 @@ class Run:
            barrier: str | None = None, **args: Any) -> dict[str, Any]:
         """Run adapter operation ``name``; with ``park_at`` the process must be killed there."""
         inc = f"{self.name}/{incarnation}"
+        preload = self._preload()
         out = run_child(self.child, self._args(inc, name, args, fail_at, barrier), park_at=park_at,
                         timeout=self.target.timeout, python=self.target.python, env=self._env(),
-                        preload=self._preload())
+                        preload=preload)
         result = self._observe(inc, name, out)
         if out.forked:  # provenance: these processes started from a server with these modules imported
-            self.obs["fork_server"] = list(self._preload())
+            self.obs["fork_server"] = list(preload)
         if park_at:
             if out.status == "killed":
                 self.note(Kind.CRASH, detail={"how": "SIGKILL", "at": park_at, "victim": inc})

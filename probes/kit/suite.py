@@ -189,7 +189,8 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
     store = store_factory(ctx, backend)
     try:
         python = operations_python(env)
-        variables = tuple(sorted({**(environ or {}), **(services(ctx) if services else {})}.items()))
+        own = cls.environment((ctx.shared or ctx.workdir) / f"{cls.framework}-environment")
+        variables = tuple(sorted({**own, **(environ or {}), **(services(ctx) if services else {})}.items()))
         probe = Probe(Target(adapter, cls, backend, python, timeout, variables), ctx.workdir, store)
         result.observations = probe.observations
         if environ:

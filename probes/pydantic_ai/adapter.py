@@ -21,6 +21,7 @@ import pickle
 import sqlite3
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from probes.dbos_kit.adapter import _paused_in_recv, _recvs, _until_answered
@@ -35,6 +36,8 @@ _ROW = "workflow_uuid=? AND function_id=?"
 class PydanticAIAdapter(Adapter):
     framework = "pydantic-ai"
     packages = ("pydantic-ai-slim", "dbos")
+    imports = ("dbos", "dbos._sys_db", "pydantic_ai", "pydantic_ai.messages", "pydantic_ai.durable_exec.dbos",
+               "pydantic_ai.models.function")
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
@@ -49,9 +52,18 @@ class PydanticAIAdapter(Adapter):
         super().__init__(*args)
         self.url = self.store if self.backend == "postgres" else f"sqlite:///{self.store}"
 
+    @classmethod
+    def environment(cls, root: Path) -> dict[str, str]:
+        """Its home and temporary files inside the run from the start (before DBOS is
+        imported)."""
+        env = {var: str((root / var.lower()).resolve()) for var in ("HOME", "TMPDIR")}
+        for path in env.values():
+            os.makedirs(path, exist_ok=True)
+        return env
+
     def hook(self) -> None:
-        """In each operation's own process (never the kit's), before the framework is imported: make it
-        hermetic (its home and temporary files in the run's directory), then hook the save's write."""
+        """In each operation's own process (never the kit's): its home and temporary files in the run's
+        own directory, then the save's write hooked."""
         for var in ("HOME", "TMPDIR"):
             os.environ[var] = str((self.workdir / var.lower()).resolve())
             os.makedirs(os.environ[var], exist_ok=True)

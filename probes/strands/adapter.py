@@ -87,6 +87,7 @@ def _agent(storage: Path) -> Any:
 class StrandsAdapter(Adapter):
     framework = "strands"
     packages = ("strands-agents",)
+    imports = ("strands", "strands.models.model", "strands.session.file_session_manager")
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
@@ -101,11 +102,15 @@ class StrandsAdapter(Adapter):
     def _agent_file(self) -> Path:
         return self.workdir / "sessions" / f"session_{SESSION}" / "agents" / f"agent_{AGENT}" / "agent.json"
 
+    @classmethod
+    def environment(cls, root: Path) -> dict[str, str]:
+        """Telemetry off before strands is imported (it exports traces only to an OTLP endpoint: none)."""
+        return {"OTEL_SDK_DISABLED": "true"}
+
     def hook(self) -> None:
-        """Every operation's first call in its process: telemetry off before strands is imported
-        (it exports traces only to an OTLP endpoint), then the session's atomic write hooked."""
+        """Every operation's first call in its process: no OTLP endpoint, then the session's atomic
+        write hooked."""
         os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
-        os.environ["OTEL_SDK_DISABLED"] = "true"
         from strands.session.file_session_manager import FileSessionManager
         runtime.hook_save(FileSessionManager, "_write_file", writes=((os, "replace"),))
 
