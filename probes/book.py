@@ -113,7 +113,7 @@ def stage_runs() -> dict[str, RunInfo]:
 # The book's parts (issue 25): the contract and its model, the frameworks (one entry each: the paper's
 # campaign, its kit campaign nested under it), REMIT, and what goes beyond the paper. A campaign in none of
 # these lists is a framework measured with the kit (its own entry in the frameworks' part).
-MODEL_CHAPTERS = ("tlc",)
+MODEL_CHAPTERS = ("tlc", "traces")
 REMIT_CHAPTERS = ("consume_race", "remit", "remit_bench", "remit_cost")
 BEYOND_CHAPTERS = ("atlas", "drift", "mv", "live")
 KIT_SUFFIX = "_kit"  # a paper framework's kit campaign: <paper campaign>_kit

@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "remit_bench": "probes.remit.bench:CAMPAIGN",
     "remit_cost": "probes.remit.cost:CAMPAIGN",
     "live": "probes.live.campaign:CAMPAIGN",
+    "traces": "probes.tla.validation:CAMPAIGN",
 }
 
 

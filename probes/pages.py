@@ -546,7 +546,7 @@ def _admitted_by(row: Mapping[str, Any]) -> str:
 
 @functools.lru_cache(maxsize=4)
 def _trace_rows(traces_receipt: Path) -> tuple[dict[str, Any], ...]:
-    """The rows of the tlc run's trace-validation receipt (read once per book build)."""
+    """The rows of the traces run's receipt (read once per book build)."""
     from probes.core.receipt import load_receipt
 
     if not traces_receipt.exists():
@@ -556,13 +556,15 @@ def _trace_rows(traces_receipt: Path) -> tuple[dict[str, Any], ...]:
 
 def trace_section(campaign: str) -> str:
     """A framework chapter's closing section: each history its probes recorded, checked by
-    TLC against ResumePlane (the tlc run the book shows, traces group) -- which setting of
-    the model admits it: the reference semantics, a fault switch, or none. Empty when that
-    run validated no history of this campaign."""
-    run = shown_run("tlc")
-    if run is None or campaign == "tlc":
+    TLC against ResumePlane (the traces run the book shows) -- which setting of the model
+    admits it: the reference semantics, a fault switch, or none. Empty when that run
+    validated no history of this campaign."""
+    from probes.tla.validation import PROBE
+
+    run = shown_run("traces")
+    if run is None or campaign in ("tlc", "traces"):
         return ""
-    rows = [r for r in _trace_rows(run.directory / "traces.json") if r.get("campaign") == campaign]
+    rows = [r for r in _trace_rows(run.directory / f"{PROBE}.json") if r.get("campaign") == campaign]
     if not rows:
         return ""
     counts: dict[str, int] = defaultdict(int)
@@ -577,7 +579,7 @@ def trace_section(campaign: str) -> str:
     return "\n".join([
         "## Against the TLA+ model", "",
         f"Each history this chapter's probes recorded, checked by TLC as a constrained behaviour of "
-        f"`ResumePlane` (trace validation, run `{_e(run.run_id)}` of the TLC chapter): which setting of the "
+        f"`ResumePlane` (run `{_e(run.run_id)}` of the trace-validation chapter): which setting of the "
         f"model admits it — the reference semantics, a fault switch, or no setting (a finding about the model "
         f"or the harness). {len(rows)} histories; {tally}. A history the harness edited (tampered durable state) "
         f"is outside the model: ResumePlane has no step that edits durable state, so only the verdict layer "

@@ -148,7 +148,7 @@ def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeyp
             {"name": "fw/race/r", "campaign": "fw", "explained_by": [], "observations": 3, "notes": ["racers"]},
             {"name": "fw/tamper/t", "campaign": "fw", "mapping_error": "names no step"},
             {"name": "other/x/x", "campaign": "other", "explained_by": ["reference"], "observations": 1}]
-    traces = Receipt("tlc", "traces", {}, {}, {"group": "traces", "traces": rows}, [], {}, [])
+    traces = Receipt("traces", "traces", {}, {}, {"group": "traces", "traces": rows}, [], {}, [])
     traces.write(tmp_path)
     monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(directory=tmp_path, run_id="default-t"))
     section = pages.trace_section("fw")

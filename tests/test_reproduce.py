@@ -313,9 +313,9 @@ def test_a_campaign_that_reads_others_runs_after_them_and_its_fingerprint_names_
     from probes.core import runs
     from probes.reproduce import after_what_they_read
 
-    tlc = campaigns.get("tlc")
-    assert "langgraph" in tlc.reads
-    assert after_what_they_read(["tlc", "langgraph", "crewai"]) == ["langgraph", "crewai", "tlc"]
+    tlc = campaigns.get("traces")  # trace validation reads every framework campaign; model checking nothing
+    assert "langgraph" in tlc.reads and not campaigns.get("tlc").reads
+    assert after_what_they_read(["traces", "tlc", "langgraph", "crewai"]) == ["tlc", "langgraph", "crewai", "traces"]
     before = runs.fingerprint_inputs(tlc, tlc.resolve())
     assert set(before["reads"]) == set(tlc.reads)
     real = runs.shown_run
@@ -469,4 +469,4 @@ def test_a_plain_run_measures_the_papers_campaigns_and_remits() -> None:
 
     plain = [n for n in campaigns.available() if campaigns.get(n).in_default_run]
     assert plain == ["tlc", "langgraph", "consume_race", "crewai", "llamaindex", "pydantic_graph", "autogen", "dbos",
-                     "remit", "remit_bench", "live"]
+                     "remit", "remit_bench", "live", "traces"]

@@ -37,11 +37,11 @@ def test_bad_parameters_are_usage_errors() -> None:
         campaign.resolve({"configurations": ["nonsense"]})
 
 
-def test_traces_group_explains_the_known_behaviours(tmp_path: Path) -> None:
+def test_trace_validation_explains_the_known_behaviours(tmp_path: Path) -> None:
     from probes.tla.known_histories import EXPECTED
 
-    campaign = campaigns.get("tlc")
-    params = campaign.resolve({"configurations": ["traces"], "trace_campaigns": []}, quick=True)
+    campaign = campaigns.get("traces")
+    params = campaign.resolve({"trace_campaigns": []}, quick=True)
     run = run_campaign(campaign, params, receipts_root=tmp_path, render_only=False)
     assert not run.harness_errors
     (receipt,) = run.receipts
