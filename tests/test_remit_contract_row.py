@@ -89,13 +89,33 @@ def test_remit_row_headline_scores_the_papers_build() -> None:
     assert FRAMEWORK != CONTRACT
 
 
+def test_the_row_says_which_paths_give_a_label_other_than_pass() -> None:
+    """``remit.row``'s explanation names where a non-✓ label comes from (path and backends), so a reader
+    sees that FD's U is one fork path, not forking as such."""
+    from types import SimpleNamespace
+
+    from probes.core.checker import Label, Property
+    from probes.remit.verdicts import where_not_conformant
+
+    def v(prop: str, label: Label, path: str, backend: str, framework: str = CONTRACT) -> SimpleNamespace:
+        return SimpleNamespace(framework=framework, property=Property(prop), label=label, path=path, backend=backend)
+
+    rec = SimpleNamespace(verdicts=[
+        v("FD", Label.PASS, "fork:same-pause", "sqlite"), v("FD", Label.UNDOC, "fork:update-state", "sqlite"),
+        v("FD", Label.UNDOC, "fork:update-state", "postgres"), v("CV", Label.PASS, "tamper:typed", "sqlite"),
+        v("LV", Label.UNDOC, "park-kill", "sqlite"),  # not one of the row's published properties
+        v("EO", Label.UNDOC, "crash:kill", "sqlite", framework=saver_only(CONTRACT))])
+    assert where_not_conformant([rec], CONTRACT) == "FD U: fork:update-state (postgres, sqlite)"
+    assert where_not_conformant([rec], FRAMEWORK) == ""
+
+
 def test_contract_row_on_the_papers_build_is_not_a_reimplementation() -> None:
     """With receipts recording remit-contract 0.1.2, remit.row is compared as the paper's build."""
     from types import SimpleNamespace
 
     from probes.headline import REIMPLEMENTATION, compare, load_published
 
-    rec = SimpleNamespace(probe="lg.remit-contract.fork.sqlite.rep1",
+    rec = SimpleNamespace(probe="lg.remit-contract.fork.sqlite.rep1", verdicts=[],
                           manifest={"fingerprint_inputs": {"packages": {"remit-contract": "0.1.2"}, "code": "c0de"}})
     entry = next(e for e in load_published() if e["id"] == "remit.row")
     labels = {"FD": "✓", "CV": "✓", "CO": "✓", "EO": "✓", "PC": "✓", "RD": "✓"}

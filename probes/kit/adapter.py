@@ -6,8 +6,9 @@ step bodies and maps five operations onto the framework's API. It never decides 
 verdict: it declares capabilities, answers and documentation citations, and the
 protocols (``probes.kit.protocols``) and checkers decide.
 
-Every operation runs in a fresh interpreter started by the kit (``probes.kit.child``),
-so a crash is a real process death and a recovery really starts from durable state.
+Every operation runs in a process of its own started by the kit (``probes.kit.child``: a
+fresh interpreter, or a fork of a server that imported ``imports`` and nothing else), so a
+crash is a real process death and a recovery really starts from durable state.
 ``workdir`` is the probe's own directory for the framework's files; ``store`` is a
 backend location the harness created (an SQLite path or a PostgreSQL DSN) or ``None``.
 

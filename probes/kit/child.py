@@ -1,4 +1,4 @@
-"""One adapter operation in a fresh interpreter (``run_child`` target ``probes.kit.child:op``).
+"""One adapter operation in a process of its own (``run_child`` target ``probes.kit.child:op``).
 
 The parent (a protocol) chooses the operation, the incarnation label, the crash point
 and, for a race, the barrier. Here the oracles and the history are installed, the

@@ -1,7 +1,7 @@
 """The protocols of the contract, written once, against any adapter.
 
 Each protocol drives the kit's two-step workflow through adapter operations, every one
-in a fresh interpreter (``probes.kit.child``), records what it drives (start, answer,
+in a process of its own (``probes.kit.child``), records what it drives (start, answer,
 crash, recover, tamper) into the probe's history next to what the workflow recorded
 (steps, effects, pauses, consumes, refusals, saves), and hands the history to
 ``probes.kit.judge``. A protocol that needs a capability the adapter lacks returns
