@@ -109,3 +109,22 @@ def test_each_way_of_forking_an_answered_pause_is_judged_against_the_new_answers
     assert replay.label.value == "✓" and "s2 served 'no'" in replay.summary
     assert "s2 served 'yes'" in api_verdicts[("FD", "fork:resume-map")].summary  # #6663 with a resume map too
     assert api_verdicts[("FD", "fork:update-state")].label.value == "✗"
+
+
+def test_the_save_kill_cells_are_one_state_each_run(tmp_path, outside_basetemp) -> None:
+    """Each save-kill cell kills at one state: LangGraph's pending writes submitted before a checkpoint
+    ``put`` are durable when the hooked ``put`` is entered (``hook_checkpoint_put``), and a park point
+    dies without letting another thread move (``nemesis.die_here``). Before both, the same cell gave ✓
+    in one run and D in another (about one run in six for ``save.enter#3``): three runs agree."""
+    from tests.kit_checks import run_probes
+
+    camp = campaigns.get("langgraph")
+    params = {**camp.resolve(), "backends": ["sqlite"]}
+    (spec,) = [s for s in camp.plan(params) if s.id == "savekill.sqlite.rep1"]
+    runs = []
+    for n in range(3):
+        (tmp_path / str(n)).mkdir()
+        (outside_basetemp / str(n)).mkdir()
+        ((_, result),) = run_probes(camp.run_probe, [spec], params, tmp_path / str(n), outside_basetemp / str(n))
+        runs.append(sorted((v.property.value, v.path, v.label.value) for v in result.verdicts))
+    assert runs[0] == runs[1] == runs[2] and any(path == "save-kill:save.enter#3" for _, path, _ in runs[0])

@@ -1,9 +1,10 @@
 """Crash injection: exceptions inside tasks, and SIGKILL at named park points.
 
-SIGKILL is synchronised with a barrier, never with a sleep: the victim runs until it
-reaches the named park point, writes the point's name to a readiness pipe and blocks
-reading a pipe the parent never writes. The parent waits for that line, sends SIGKILL
-and reaps the process. Recovery then runs in a fresh interpreter (``run_child``).
+SIGKILL is synchronised with the point, never with a sleep: the victim runs until it
+reaches the named park point, writes the point's name to a readiness pipe and sends
+SIGKILL to itself, both without releasing the interpreter lock (``die_here``), so none of
+its other threads moves on in between. The parent reads that line, reaps the process, and
+recovery runs in a process of its own (``run_child``).
 
 Park points are addressed as ``name`` (first hit) or ``name#n`` (n-th hit), through
 the environment variable ``RC_PARK_AT`` of the child.
@@ -12,6 +13,7 @@ the environment variable ``RC_PARK_AT`` of the child.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import select
@@ -69,19 +71,34 @@ def _parse_targets(spec: str | None) -> dict[str, int]:
 
 
 def park(name: str) -> None:
-    """A named place where the parent may kill this process. No-op unless targeted."""
+    """A named place where this process is killed (``die_here``) when the parent targets it. No-op
+    unless targeted."""
     targets = _parse_targets(os.environ.get("RC_PARK_AT"))
     if name not in targets:
         return
     _hits[name] += 1
     if _hits[name] != targets[name]:
         return
-    ready_fd = int(os.environ["RC_READY_FD"])
-    hold_fd = int(os.environ["RC_HOLD_FD"])
-    os.write(ready_fd, f"{name}#{targets[name]}\n".encode())
-    # Block until killed. If the parent died instead, the pipe reaches EOF: leave.
-    os.read(hold_fd, 1)
-    os._exit(70)
+    die_here(f"{name}#{targets[name]}")
+
+
+def die_here(point: str) -> None:
+    """Tell the parent the point reached (the readiness pipe) and SIGKILL this process, holding the
+    interpreter lock throughout (``ctypes.PyDLL`` calls do not release it), so no other thread of the
+    framework runs a line of Python between the point and the death: a background writer finishing
+    a save, the main loop starting the next step (measured: with the parent's SIGKILL a few
+    milliseconds later, the same LangGraph save-kill cell gave ✓ in one run and U in another).
+    The parent's own SIGKILL, on reading the line, finds the process dead or dying."""
+    line = f"{point}\n".encode()
+    try:
+        libc = ctypes.PyDLL(None)
+    except OSError:  # no C library to call with the lock held: the same, with a window
+        os.write(int(os.environ["RC_READY_FD"]), line)
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:
+        libc.write(int(os.environ["RC_READY_FD"]), line, len(line))
+        libc.kill(libc.getpid(), signal.SIGKILL)
+    os._exit(70)  # not reached: the signal cannot be caught
 
 
 # --- running a protocol step in a fresh interpreter (parent side) ---------------------
@@ -196,7 +213,8 @@ def run_child(
                         buf += chunk
                         if b"\n" in buf:
                             parked = buf.split(b"\n", 1)[0].decode()
-                            os.kill(proc.pid, signal.SIGKILL)
+                            with contextlib.suppress(ProcessLookupError):  # it killed itself (die_here)
+                                os.kill(proc.pid, signal.SIGKILL)
                             status = "killed"
                             break
                         continue

@@ -52,6 +52,46 @@ def sqlite_saver(location: str) -> Any:
     return SqliteSaver(sqlite3.connect(location, check_same_thread=False))
 
 
+SETTLE_S = 30.0  # at most this long a hooked put waits for the pending writes submitted before it
+
+
+def hook_checkpoint_put(saver_cls: type) -> None:
+    """Hook the save the save-kill protocol counts, a checkpointer's ``put`` (``runtime.hook_save``),
+    and let it settle first.
+
+    LangGraph writes a finished task's pending writes (``put_writes``) from a background thread, so
+    at a ``put`` they may or may not be durable yet: the same save-kill cell gave ✓ in one run and D
+    in the next (same versions, ``durability="sync"``). That is a thread race inside one process,
+    not a behaviour of recovery, so the hooked ``put`` first waits for every ``put_writes`` submitted
+    before it: each kill point is then one state (the task's writes durable, the checkpoint not). A
+    kill before those writes are durable is the crash protocol's kill after the step's effect."""
+    import concurrent.futures
+    import functools
+
+    from langgraph.pregel._executor import BackgroundExecutor
+
+    runtime.hook_save(saver_cls, "put")
+    pending: list[concurrent.futures.Future] = []
+    submit = BackgroundExecutor.submit
+
+    @functools.wraps(submit)
+    def tracked(self: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        future = submit(self, fn, *args, **kwargs)
+        if getattr(fn, "__name__", "") == "put_writes":
+            pending.append(future)
+        return future
+
+    hooked = saver_cls.put
+
+    @functools.wraps(hooked)
+    def settled(self: Any, *args: Any, **kwargs: Any) -> Any:
+        concurrent.futures.wait(list(pending), timeout=SETTLE_S)
+        return hooked(self, *args, **kwargs)
+
+    BackgroundExecutor.submit = tracked
+    saver_cls.put = settled
+
+
 def _factory() -> Any:
     module, _, name = os.environ.get("RC_KIT_SAVER", "probes.kit.langgraph_saver:sqlite_saver").partition(":")
     return getattr(importlib.import_module(module), name)
@@ -85,7 +125,7 @@ class SaverAdapter(Adapter):
 
     def hook(self) -> None:
         self._saver = _factory()(self.store)
-        runtime.hook_save(type(self._saver), "put")
+        hook_checkpoint_put(type(self._saver))
 
     def _graph(self) -> Any:
         """The kit's workflow as a ``StateGraph`` chain, one node per step of ``runtime.shape()``

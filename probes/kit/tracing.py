@@ -9,10 +9,9 @@ SIGKILL). The exhaustive protocol (``probes.kit.exhaustive``) reads the traces.
 
 Two faults are addressed by occurrence, ``name#n`` (the n-th time this process reaches it):
 
-* ``RC_PARK_AT`` (set by ``nemesis.run_child``): the process dies there by SIGKILL. It signals
-  the point on the readiness pipe as ``park`` does and then sends SIGKILL to itself, both while
-  holding the interpreter lock, so no other thread of the framework (a background checkpoint
-  writer) runs a line of Python between the point and the death; the parent's SIGKILL follows.
+* ``RC_PARK_AT`` (set by ``nemesis.run_child``): the process dies there by SIGKILL, as at any
+  park point (``nemesis.die_here``: no other thread runs a line of Python between the point and
+  the death).
 * ``fail_at``: ``InjectedCrash`` is raised there once (a marker file, ``nemesis.FailOnce``), at
   a point inside the framework's code only (not at ``kit.paused``, reached after it returned).
 
@@ -22,15 +21,13 @@ in a framework's side environment too.
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from probes.core.nemesis import FailOnce
+from probes.core.nemesis import FailOnce, die_here
 
 TRACE_DIR = ".trace"
 
@@ -54,16 +51,6 @@ def _address(spec: str | None) -> tuple[str, int] | None:
     return (name, int(nth or 1)) if name else None
 
 
-def _die_here(point: str) -> None:
-    """Tell the parent (the readiness pipe, as ``nemesis.park`` does) and SIGKILL this process,
-    holding the interpreter lock throughout (``ctypes.PyDLL`` calls do not release it)."""
-    libc = ctypes.PyDLL(None)
-    line = f"{point}\n".encode()
-    libc.write(int(os.environ["RC_READY_FD"]), line, len(line))
-    libc.kill(libc.getpid(), signal.SIGKILL)
-    os._exit(70)  # not reached: the signal cannot be caught
-
-
 class Tracer:
     """Counts, traces and faults the points of one process."""
 
@@ -83,7 +70,7 @@ class Tracer:
                 main = threading.current_thread() is threading.main_thread()
                 self.out.write(f"{name}\t{'raise' if raisable else 'kill'}\t{'main' if main else 'thread'}\n")
                 if self.kill_at == (name, nth):
-                    _die_here(f"{name}#{nth}")
+                    die_here(f"{name}#{nth}")
             if raisable and self.fail_at == (name, nth):
                 self.fail.maybe_fail(f"{name}#{nth}")
         return traced

@@ -14,9 +14,8 @@ import os
 from typing import Any, Callable
 
 from probes.citations import doc
-from probes.kit import runtime
 from probes.kit.adapter import Capability
-from probes.kit.langgraph_saver import SaverAdapter
+from probes.kit.langgraph_saver import SaverAdapter, hook_checkpoint_put
 from probes.langgraph_kit import invalid_write
 from probes.langgraph_kit.shapes import ResumeMap, build_fanout, build_sequential
 from probes.langgraph_kit.intent import NO_INTENT_ON_THE_WIRE
@@ -49,7 +48,7 @@ class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's re
 
     def hook(self) -> None:
         self._saver = stock_saver(self.backend, self.store)
-        runtime.hook_save(type(self._saver), "put")
+        hook_checkpoint_put(type(self._saver))
 
     def _build(self) -> Any:
         """The workflow a LangGraph protocol of this package asked for (``WORKFLOW_ENV``), else the kit's."""

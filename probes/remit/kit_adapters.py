@@ -37,8 +37,8 @@ from typing import Any, Mapping
 
 from probes.citations import doc
 from probes.core.checker import DocRef
-from probes.kit import runtime
 from probes.kit.adapter import Capability
+from probes.kit.langgraph_saver import hook_checkpoint_put
 from probes.langgraph_kit import invalid_write
 from probes.langgraph_kit.adapter import WORKFLOW_ENV, StockSaverAdapter
 from probes.langgraph_kit.invalid_write import INVALID_WRITE
@@ -69,7 +69,7 @@ class RemitAdapter(StockSaverAdapter):
 
     def hook(self) -> None:
         stock = stock_saver(self.backend, self.store)
-        runtime.hook_save(type(stock), "put")  # beneath the wrapper: a save kill hits the store
+        hook_checkpoint_put(type(stock))  # beneath the wrapper: a save kill hits the store
         self._saver = self.wrap(stock)
 
     def declare(self, handle: Any, answer: Any, intent: str) -> dict[str, Any]:
