@@ -34,6 +34,7 @@ def _trace_campaigns() -> tuple[str, ...]:
 
 TRACE_CAMPAIGNS: tuple[str, ...] = _trace_campaigns()
 
+
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """Trace validation: the known-behaviour corpus and every history the campaigns recorded.
 
