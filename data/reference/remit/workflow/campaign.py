@@ -39,7 +39,7 @@ from probes.core.errors import HarnessError, UsageError
 from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
 from probes.core.race import RaceRule, stop_reason, trial_record
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
-from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only
+from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only, where_not_conformant
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
@@ -503,6 +503,10 @@ def remit_row_headline(contract: dict[str, str], reimpl: dict[str, str], theirs:
         return "no REMIT verdicts in the receipts"
     scope = ("'EO/PC crash (saver only)' are the wrapper without an effect ledger on the crash path (not part of "
              "the published row; a checkpointer cannot prevent a task's code from re-running)")
+    scored = theirs if contract else ours
+    where = where_not_conformant(scored, CONTRACT if contract else FRAMEWORK)
+    if where:
+        scope += f"; where a label other than ✓ comes from: {where}"
     if contract:
         value: dict[str, Any] = dict(contract)
         if reimpl:
