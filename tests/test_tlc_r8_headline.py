@@ -120,7 +120,7 @@ def test_a_clean_search_run_without_reduction_is_itself_the_compared_one() -> No
 
 
 @pytest.mark.parametrize("unreduced, reduction, expected", [
-    (True, "view+symmetry", ["scaled.clean", "scaled.unreduced", "scaled.ForkIgnore", "scaled.DoubleConsume"]),
+    (True, "view+symmetry", ["scaled.unreduced", "scaled.clean", "scaled.ForkIgnore", "scaled.DoubleConsume"]),
     (False, "view+symmetry", ["scaled.clean", "scaled.ForkIgnore", "scaled.DoubleConsume"]),
     (True, "none", ["scaled.clean", "scaled.ForkIgnore", "scaled.DoubleConsume"]),  # clean is already unreduced
 ])
@@ -130,6 +130,7 @@ def test_the_unreduced_cell_is_planned_once(unreduced: bool, reduction: str, exp
                                "scaled_reduction": reduction})
     specs = campaign.plan(params)
     assert [s.id for s in specs if s.id.startswith("scaled.")] == expected
+    assert specs[0].id == expected[0]  # the longest searches first: they run beside the other campaigns
     if unreduced and reduction != "none":
         from probes.tla.campaign import _configs
 
