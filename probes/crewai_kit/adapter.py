@@ -224,6 +224,13 @@ def _most_advanced(points: list[Any]) -> tuple[Any, dict[str, Any]]:
     return best, summaries[best]
 
 
+def _home(home: Path) -> dict[str, str]:
+    """``HOME`` and ``XDG_DATA_HOME`` (where CrewAI keeps its files) at ``home``, created."""
+    data = home / ".local" / "share"
+    data.mkdir(parents=True, exist_ok=True)
+    return {"HOME": str(home), "XDG_DATA_HOME": str(data)}
+
+
 class CrewAIAdapter(Adapter):
     framework = "crewai"
     packages = ("crewai", "pydantic")
@@ -260,13 +267,10 @@ class CrewAIAdapter(Adapter):
     def environment(cls, root: Path) -> dict[str, str]:
         """Telemetry and tracing off and a home inside the run from the start: importing
         CrewAI writes ``~/.local/share/crewai/credentials/secret.key``."""
-        home = root / "home"
-        (home / ".local" / "share").mkdir(parents=True, exist_ok=True)
-        return {**HERMETIC_ENV, "HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share")}
+        return {**HERMETIC_ENV, **_home(root / "home")}
 
-    def hook(self) -> None:  # first thing in every child: keep CrewAI hermetic, then hook its saves
-        home = self.workdir / "home"
-        os.environ.update(HERMETIC_ENV, HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"))
+    def hook(self) -> None:  # first thing in every child: the run's own home, then hook its saves
+        os.environ.update(_home(self.workdir / "home"))
         from crewai.flow.persistence.sqlite import SQLiteFlowPersistence as P
         for method in ("save_state", "save_pending_feedback"):
             runtime.hook_save(P, method, writes=((P, "_save_state_sql"),))

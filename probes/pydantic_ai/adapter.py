@@ -33,6 +33,14 @@ from probes.pydantic_ai.workflow import TOPIC, WID, workflow
 _ROW = "workflow_uuid=? AND function_id=?"
 
 
+def _own_dirs(root: Path) -> dict[str, str]:
+    """``HOME`` and ``TMPDIR`` in directories of their own under ``root``, created."""
+    env = {var: str((root / var.lower()).resolve()) for var in ("HOME", "TMPDIR")}
+    for path in env.values():
+        os.makedirs(path, exist_ok=True)
+    return env
+
+
 class PydanticAIAdapter(Adapter):
     framework = "pydantic-ai"
     packages = ("pydantic-ai-slim", "dbos")
@@ -56,17 +64,12 @@ class PydanticAIAdapter(Adapter):
     def environment(cls, root: Path) -> dict[str, str]:
         """Its home and temporary files inside the run from the start (before DBOS is
         imported)."""
-        env = {var: str((root / var.lower()).resolve()) for var in ("HOME", "TMPDIR")}
-        for path in env.values():
-            os.makedirs(path, exist_ok=True)
-        return env
+        return _own_dirs(root)
 
     def hook(self) -> None:
         """In each operation's own process (never the kit's): its home and temporary files in the run's
         own directory, then the save's write hooked."""
-        for var in ("HOME", "TMPDIR"):
-            os.environ[var] = str((self.workdir / var.lower()).resolve())
-            os.makedirs(os.environ[var], exist_ok=True)
+        os.environ.update(_own_dirs(self.workdir))
         from dbos._sys_db import SystemDatabase
         runtime.hook_save(SystemDatabase, "record_operation_result",
                           writes=((SystemDatabase, "_record_operation_result_txn"),))
