@@ -6,14 +6,13 @@ statements themselves (verbatim quotes with their sources, from ``../shared/DOCS
 are in ``probes.docs_statements``; this module says, per framework, which statement
 applies to which cell and with which stance, and for which version it was read.
 
-There is one lookup, ``lookup``, and one matching rule, used for every table: the paper
-campaigns' rows below (``doc_for``, which ``Subject.verdict`` consults for a subject without
-a table of its own) and each kit adapter's ``citations`` (``probes.kit.judge``, whose
-subjects carry their adapter's table and never fall back to these rows). Among the
-entries naming the property whose path glob matches, the longest glob wins; of equally
-long ones, the first declared. A cell no entry matches is ``U``, and the verdict says
-"no citation declared": the claim that the documentation is silent there (DOCS.md says
-where it looked).
+There is one lookup, ``probes.core.checker.lookup``, and one matching rule, used for every
+table: the rows below (``campaign_table`` makes a framework's rows a table; ``subject`` gives a
+study a subject labelled from it) and each kit adapter's ``citations`` (``probes.kit.judge``).
+Among the entries naming the property whose path glob matches, the longest glob wins; of
+equally long ones, the first declared. A cell no entry matches is ``U``, and the verdict says
+"no citation declared": the claim that the documentation is silent there (DOCS.md says where
+it looked).
 
 Every citation has a ``source`` and a ``version``: a DOCS.md statement (``doc``: its id,
 and the version the statement was read for, ``VERSIONS``), or a docstring of the
@@ -28,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from probes.core.checker import DocRef, Property
+from probes.core.checker import DocRef, Entry, Property, Subject, Table, lookup
 from probes.docs_statements import STATEMENTS
 
 # What each framework's statements were read for (DOCS.md "Sources").
@@ -166,42 +165,6 @@ def docstring(location: str, quote: str, stance: str, distribution: str, version
                   version=f"{distribution} {version}")
 
 
-# One entry of a citation table: the property names it labels, its path glob, the statement.
-Entry = tuple[frozenset[str], str, DocRef]
-# A kit adapter's table: "PROP path-glob" -> the statement (see probes.kit.adapter.Adapter.citations).
-Table = Mapping[str, DocRef]
-
-
-def entries(table: Table) -> list[Entry]:
-    """A kit adapter's table as lookup entries (its keys are "PROP path-glob"; no glob means "*")."""
-    out: list[Entry] = []
-    for key, ref in table.items():
-        name, _, pattern = key.partition(" ")
-        out.append((frozenset({Property(name).value}), pattern or "*", ref))
-    return out
-
-
-# Protocol families no statement speaks for unless it names them: a code change between a pause and
-# its answer (the kit's change protocol) is a deploy, which a statement about resuming the same code
-# ("EO *") does not cover. Their paths match only patterns that name the family ("EO change:*").
-EXPLICIT_FAMILIES = ("change",)
-
-
-def lookup(table: Iterable[Entry], prop: Property | str, path: str) -> DocRef | None:
-    """The one matching rule: the longest matching path glob naming ``prop`` wins (ties: the first
-    declared); a path of ``EXPLICIT_FAMILIES`` matches only the globs that name its family."""
-    name = Property(prop).value
-    family = path.partition(":")[0]
-    prefix = f"{family}:" if family in EXPLICIT_FAMILIES else ""
-    best: Entry | None = None
-    for entry in table:
-        names, pattern, _ref = entry
-        if (name in names and pattern.startswith(prefix) and fnmatchcase(path, pattern)
-                and (best is None or len(pattern) > len(best[1]))):
-            best = entry
-    return best[2] if best else None
-
-
 def campaign_entries(framework: str) -> list[Entry]:
     """The paper campaigns' rows for ``framework`` (``CELLS``), as lookup entries."""
     return [(frozenset(row.properties.split()), row.path, doc(row.statement, row.stance))
@@ -213,10 +176,21 @@ def doc_for(framework: str, prop: Property | str, path: str) -> DocRef | None:
     return lookup(campaign_entries(framework), prop, path)
 
 
-def cite_in(table: Table | None, framework: str, prop: Property | str, path: str) -> DocRef | None:
-    """The citation of a subject: from its own table when it has one (a kit adapter's), else the
-    paper campaigns' rows for its framework. A table that has no entry is silent: no other is consulted."""
-    return lookup(entries(table), prop, path) if table is not None else doc_for(framework, prop, path)
+def campaign_table(framework: str) -> Table:
+    """The rows for ``framework`` as a citation table (``"PROP glob" -> DocRef``): the same entries in
+    the same order (a repeated key keeps its first declaration, which the rule's tie-break takes anyway),
+    so a subject labelled from it is labelled as ``doc_for`` would."""
+    table: dict[str, DocRef] = {}
+    for names, pattern, ref in campaign_entries(framework):
+        for name in sorted(names):
+            table.setdefault(f"{name} {pattern}", ref)
+    return table
+
+
+def subject(framework: str, backend: str = "-") -> Subject:
+    """A study's subject, labelled from this module's rows for ``framework`` (a kit adapter's subject
+    carries its adapter's own table instead: ``probes.kit.judge``)."""
+    return Subject(framework, backend, citations=campaign_table(framework))
 
 
 def uncited_violations(view: Mapping[str, object]) -> list[tuple[str, str, str, str]]:

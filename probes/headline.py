@@ -3,8 +3,8 @@
 Published values come only from ``data/published.json`` (the one reference file); each
 entry names the line it was read from (``sources``: a line of ``paper-summary.txt``,
 ``CAMPAIGNS.md`` or ``CONTRACT.md`` in ``../shared``, with the words quoted). Measured
-values come only from receipts, through each campaign's ``headlines`` function, which
-returns ``Measured`` entries keyed by headline id. The status is computed here, over
+values come only from receipts, through the paper layer's function for the campaign
+(``probes.paper.EXTRACTORS``), which returns ``Measured`` entries keyed by headline id. The status is computed here, over
 **every** published key (a campaign cannot narrow the comparison to the keys that
 happen to agree), and never typed in:
 
@@ -115,7 +115,7 @@ class Measured:
     measured implementation as the receipts record it, compared with the entry's
     ``build``. ``compare_keys`` is kept for the campaigns' chapters (the keys they
     consider the claim); the status is computed over every published key regardless.
-    A campaign's ``headlines`` may map an id to a string instead: "not run here", and
+    An extractor may map an id to a string instead: "not run here", and
     why; or to ``NotMeasured``: it ran, and no protocol of it measures this.
     """
 
@@ -519,9 +519,9 @@ def measure_directory(name: str, directory: Path | None) -> dict[str, Measured |
     if directory is None or read_index(Path(directory)) is None:
         hint = "needs API keys: run with a provider key set" if name == "live" else f"run ./reproduce.sh --only {name}"
         return f"no complete results for {name} ({hint})"
-    extract = extractor(campaigns.get(name))
+    extract = extractor(name)
     if extract is None:
-        return f"campaign {name} defines no headline extractor"
+        return f"the paper layer has no extractor for campaign {name} (probes/paper)"
     return extract(load_campaign(Path(directory)))
 
 

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from probes import citations
 from probes.core import checker
-from probes.core.checker import UNSET, Check, DocRef, Expectation, Label, Property, Subject, Verdict
+from probes.core.checker import UNSET, Check, DocRef, Expectation, Label, Property, Verdict
 from probes.core.history import History, Kind
 from probes.core.receipt import Receipt, load_campaign
 
@@ -60,7 +61,7 @@ def _label(old: Verdict, holds: bool, doc: DocRef | None, prop: Property | None 
     if old.label.violates and old.doc is not None and (prop or old.property) is old.property:
         doc = old.doc
     if doc is None:
-        probe = Subject(old.framework, old.backend).verdict(prop or old.property, old.path, False, {}, "")
+        probe = citations.subject(old.framework, old.backend).verdict(prop or old.property, old.path, False, {}, "")
         return probe.label, probe.doc
     return checker.label_for(False, doc), doc
 
@@ -172,7 +173,7 @@ def _race_cell(campaign: str, receipt: Receipt) -> list[Verdict] | None:
     from probes.remit.race import rejudge
     from probes.remit.verdicts import FRAMEWORK
 
-    return rejudge(receipt, Subject(FRAMEWORK, receipt.args["backend"]))
+    return rejudge(receipt, citations.subject(FRAMEWORK, receipt.args["backend"]))
 
 
 def _one(campaign: str, receipt: Receipt, v: Verdict, adapter: Any | None) -> tuple[Verdict, str, list[Verdict]]:

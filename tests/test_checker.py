@@ -73,7 +73,9 @@ def test_docref_round_trip_and_validation() -> None:
 
 
 def test_violations_take_their_citation_from_the_table() -> None:
-    lg = Subject("langgraph", "sqlite")
+    from probes.citations import subject
+
+    lg = subject("langgraph", "sqlite")
     exit_eo = lg.verdict(Property.EO, "crash:A/durability=exit/recover=resubmit", False, {}, "")
     assert exit_eo.label is Label.DOC and exit_eo.doc.source == "LG-8"
     assert "langgraph 1.2.9" in exit_eo.doc.version and exit_eo.doc.quote.startswith("…intermediate state")
@@ -82,8 +84,8 @@ def test_violations_take_their_citation_from_the_table() -> None:
     assert lg.verdict(Property.CO, "cross-process k=2 jitter=0ms", False, {}, "").doc.source == "LG-28"
     assert lg.verdict(Property.CV, "pydantic:append-None", False, {}, "").label is Label.DOC
     # silent documentation stays U
-    assert Subject("llamaindex").verdict(Property.CO, "double-answer", False, {}, "").label is Label.UNDOC
-    assert Subject("autogen · tampered state").verdict(Property.CV, "tamper:x", False, {}, "").label is Label.UNDOC
+    assert subject("llamaindex").verdict(Property.CO, "double-answer", False, {}, "").label is Label.UNDOC
+    assert subject("autogen · tampered state").verdict(Property.CV, "tamper:x", False, {}, "").label is Label.UNDOC
     # an explicit citation wins over the table
     assert lg.verdict(Property.FD, "second-resume:bare-command", False, {}, "", doc=DEVIATION).label is Label.DOC
 

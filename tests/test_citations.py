@@ -134,9 +134,8 @@ import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from probes.citations import (campaign_entries, cite_in, entries, lookup,  # noqa: E402
-                              uncited_violations)
-from probes.core.checker import NO_CITATION, DocRef, Label, Subject  # noqa: E402
+from probes.citations import campaign_entries, campaign_table, subject, uncited_violations  # noqa: E402
+from probes.core.checker import NO_CITATION, DocRef, Label, Subject, entries, lookup  # noqa: E402
 
 REFERENCE = ROOT / "data" / "reference"
 
@@ -174,6 +173,17 @@ def test_the_one_lookup_takes_the_longest_matching_glob_then_the_first_declared(
                                                                          "crash:A/recover=none")
 
 
+@pytest.mark.parametrize("framework", sorted({row.framework for row in CELLS}))
+def test_a_frameworks_rows_as_a_table_cite_every_cell_as_the_rows_do(framework: str) -> None:
+    """``campaign_table`` (what a study's subject carries) labels every row's own path, and paths no row
+    names, exactly as the rows themselves (``doc_for``)."""
+    table = entries(campaign_table(framework))
+    paths = {row.path.replace("*", "x") for row in CELLS} | {"crash:kill@s1/resume", "change:rename", "nothing"}
+    for prop in Property:
+        for path in sorted(paths):
+            assert lookup(table, prop, path) == doc_for(framework, prop, path), (prop, path)
+
+
 def test_a_subject_with_a_table_is_labelled_from_it_alone() -> None:
     """No silent fallback: a kit subject whose adapter cites nothing for a cell gets U, visibly, even
     where the paper campaigns' rows for the same framework name would cite a statement."""
@@ -181,9 +191,11 @@ def test_a_subject_with_a_table_is_labelled_from_it_alone() -> None:
     assert doc_for("langgraph", "CO", path) is not None  # the campaign rows would label it (LG-15)
     kit = Subject("langgraph", "sqlite", citations={}).verdict(Property.CO, path, False, {"n": 2}, "s")
     assert kit.label is Label.UNDOC and kit.doc is None and kit.evidence == {"n": 2, "citation": NO_CITATION}
-    campaign = Subject("langgraph", "sqlite").verdict(Property.CO, path, False, {}, "s")
+    campaign = subject("langgraph", "sqlite").verdict(Property.CO, path, False, {}, "s")
     assert campaign.label is Label.FAIL and campaign.doc.source == "LG-15" and "citation" not in campaign.evidence
-    assert cite_in({"CO retry:*": doc("LG-28", "deviation")}, "langgraph", "CO", path).source == "LG-28"
+    own = Subject("langgraph", citations={"CO retry:*": doc("LG-28", "deviation")})
+    assert own.verdict(Property.CO, path, False, {}, "s").doc.source == "LG-28"
+    assert Subject("langgraph").verdict(Property.CO, path, False, {}, "s").label is Label.UNDOC  # no table: silent
     assert Subject("x", citations={}).verdict(Property.CO, path, True, {}, "s").evidence == {}
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from probes.consume_race import campaign as cr
+from probes.paper import consume_race as cr_paper
 from probes.consume_race.racer import Racer, gate_arm_available
 from probes.core.campaign import run_campaign
 from probes.core.receipt import view_bytes
@@ -72,7 +73,7 @@ def test_stock_sqlite_k2_jitter0_fires_twice_and_verdicts_are_stable(tmp_path: P
     second = _run(tmp_path, "b", jitter_ms=[0.0, 5.0, 25.0])
     assert second.harness_errors == []
     assert view_bytes(first.receipts) == view_bytes(second.receipts)
-    heads = cr.headlines(first.receipts)
+    heads = cr_paper.headlines(first.receipts)
     assert heads["consume_race.k2"].value["distribution"] == summary["distribution"]
     assert isinstance(heads["consume_race.k16_sqlite"], str)  # not in this grid: says so
     _render_chapter(first.directory.parent, tmp_path)
@@ -134,7 +135,7 @@ def test_gate_arm_fires_exactly_once_and_losers_fail_loudly(tmp_path: Path) -> N
                               "unfired_observed": False}
         stock = next(r for r in run.receipts if r.probe == f"grid.{backend}.stock.k4.j0.g0")
         assert stock.observations["summary"]["max_fires"] > 1
-    heads = cr.headlines(run.receipts)
+    heads = cr_paper.headlines(run.receipts)
     assert heads["consume_race.gate_fix"].value["distribution"] == {"1": 3}
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from probes.consume_race import campaign as cr
+from probes.paper import consume_race as cr_paper
 from probes.consume_race.verdict import concurrency_verdict
 from probes.core.backends import StoreFactory
 from probes.core.campaign import ProbeContext
@@ -48,17 +49,17 @@ def _cell(arm: str, backend: str, dup: int, n: int, lost: int = 0) -> dict:
 def test_headlines_score_the_papers_build_and_show_stock() -> None:
     cells = [_cell("stock", "sqlite", 5, 5), _cell("gate", "sqlite", 0, 5), _cell("contract", "sqlite", 0, 5),
              _cell("contract", "postgres", 1, 5, lost=1)]
-    out = cr.concurrency_headlines([], cells)
+    out = cr_paper.concurrency_headlines([], cells)
     conc = out["remit.concurrency"]
     assert conc.value["violations"] == 2 and conc.value["trials"] == 10
     assert conc.value["reimplementation"]["violations"] == 0 and conc.value["stock"]["violations"] == 5
     assert conc.build.startswith("remit-contract")
     stock = out["remit.stock_duplicates"].value
     assert stock["stock_duplicates"] is True and stock["duplicate_trials"] == 5
-    clean = cr.concurrency_headlines([], [_cell("stock", "sqlite", 0, 5), _cell("gate", "sqlite", 0, 5)])
+    clean = cr_paper.concurrency_headlines([], [_cell("stock", "sqlite", 0, 5), _cell("gate", "sqlite", 0, 5)])
     assert clean["remit.stock_duplicates"].value["stock_duplicates"] is False
     assert "remit_ref" in clean["remit.concurrency"].build  # without the contract arm: this project's build
-    assert isinstance(cr.concurrency_headlines([], [])["remit.concurrency"], str)
+    assert isinstance(cr_paper.concurrency_headlines([], [])["remit.concurrency"], str)
 
 
 def test_trials_parameter_is_range_checked() -> None:

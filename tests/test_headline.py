@@ -68,13 +68,11 @@ def test_headline_rows_report_a_campaign_string_and_a_missing_extractor(tmp_path
     monkeypatch.setattr(headline, "load_published", lambda *a: [r8])
     [row] = headline_rows(tmp_path)
     assert row.status in headline.STATUSES and row.status != "not run here" and row.measured is not None
-    from probes import campaigns
+    from probes import paper
 
-    real = campaigns.get("tlc")
-    monkeypatch.setattr(campaigns, "get", lambda name: type("C", (), {"headlines": None})() if name == "tlc"
-                        else real)
+    monkeypatch.delitem(paper.EXTRACTORS, "tlc")
     [row] = headline_rows(tmp_path)
-    assert row.why == "campaign tlc defines no headline extractor"
+    assert row.why == "the paper layer has no extractor for campaign tlc (probes/paper)"
 
 
 def test_published_file_is_the_one_reference() -> None:

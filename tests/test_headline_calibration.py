@@ -273,7 +273,7 @@ def test_autogen_sentence_counts_every_refused_and_accepted_kind() -> None:
 
 
 def test_tlc_conditions_are_read_from_the_run() -> None:
-    from probes.tla.campaign import _conditions
+    from probes.paper.tla import _conditions
 
     run = {"constants": {"N": 10, "IP": 5, "NV": 4, "MaxResumes": 5, "MaxCrashes": 4, "MaxStrays": 4, "Replay": False},
            "tags": {"reduction": "view+symmetry"}}

@@ -8,6 +8,7 @@ the headline module's mutants in ``./reproduce.sh mutate headline``).
 from __future__ import annotations
 
 import types
+from typing import Any
 
 import pytest
 
@@ -137,13 +138,14 @@ def test_chapter_rows_of_a_variant_name_the_changed_parameters(monkeypatch: pyte
     campaign = campaigns.get("consume_race")
     default = campaign.resolve()
     receipts = [object()]
-    fake = types.SimpleNamespace(name="consume_race", headlines=lambda rs: {}, resolve=campaign.resolve,
-                                 params=campaign.params)
+    fake = types.SimpleNamespace(name="consume_race", resolve=campaign.resolve, params=campaign.params)
+    measured: dict[str, Any] = {}
+    monkeypatch.setattr(H, "extractor", lambda c: lambda rs: measured)
     variant_params = {**default, "reps": 2, "seed": 9}
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=receipts, params=variant_params))
     assert rows and all(r.status == H.NOT_MEASURED for r in rows)   # {} -> no value; a variant is named when measured
-    got = {e["id"]: Measured(dict(e["published"])) for e in H.load_published() if e["campaign"] == "consume_race"}
-    fake.headlines = lambda rs: got
+    measured.update({e["id"]: Measured(dict(e["published"])) for e in H.load_published()
+                     if e["campaign"] == "consume_race"})
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=receipts, params=variant_params))
     assert rows and all(r.status == H.VARIANT for r in rows)
     assert "(reps=2, seed=9)" in rows[0].explanation
@@ -201,15 +203,15 @@ def test_edges_of_the_status_rules() -> None:
     assert H._text(1000.5) == "1,000"
 
 
-def test_a_variant_names_only_the_parameters_that_differ_in_value() -> None:
+def test_a_variant_names_only_the_parameters_that_differ_in_value(monkeypatch: pytest.MonkeyPatch) -> None:
     import copy
 
     from probes import campaigns
 
     campaign = campaigns.get("consume_race")
     got = {e["id"]: Measured(dict(e["published"])) for e in H.load_published() if e["campaign"] == "consume_race"}
-    fake = types.SimpleNamespace(name="consume_race", headlines=lambda rs: got, resolve=campaign.resolve,
-                                 params=campaign.params)
+    fake = types.SimpleNamespace(name="consume_race", resolve=campaign.resolve, params=campaign.params)
+    monkeypatch.setattr(H, "extractor", lambda c: lambda rs: got)
     params = {k: copy.deepcopy(v) for k, v in campaign.resolve().items()} | {"reps": 2}
     rows = H.chapter_rows(fake, types.SimpleNamespace(receipts=[object()], params=params))
     assert "(reps=2)" in rows[0].explanation

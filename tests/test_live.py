@@ -19,6 +19,7 @@ from probes.core.campaign import run_campaign
 from probes.core.checker import Label
 from probes.core.receipt import Receipt
 from probes.live import campaign as live
+from probes.paper import live as live_paper
 from probes.live.calls import Budget, BudgetExhausted, redact
 from probes.live.stats import Tally, pooled, tally_trials, wilson
 
@@ -119,7 +120,7 @@ def test_run_without_keys_never_touches_the_network(tmp_path: Path, no_network: 
         assert receipt.observations["status"] == "not run: no key"
         assert receipt.verdicts == [] and receipt.harness_errors == []
     assert len(run.receipts[0].observations["cells_not_run"]) == 6
-    got = live.headlines(run.receipts)
+    got = live_paper.headlines(run.receipts)
     assert got == {k: "not run here: needs API keys" for k in
                    ("live.claude_fork", "live.gpt_session_restore", "live.harness_errors")}
 
@@ -162,7 +163,7 @@ def test_scripted_model_reproduces_the_fork_violation_end_to_end(tmp_path: Path,
     assert session["messages_restored"] == session["messages_after_turn_1"] > 0
 
     # scripted runs are plumbing, never live results
-    assert live.headlines(run.receipts)["live.claude_fork"] == "not run here: needs API keys"
+    assert live_paper.headlines(run.receipts)["live.claude_fork"] == "not run here: needs API keys"
     # the verdict view is deterministic: a second run elsewhere gives the same bytes
     again = run_campaign(live.CAMPAIGN, params, receipts_root=tmp_path / "b")
     assert again.ran and (tmp_path / "a/live/verdicts.json").read_bytes() == \
@@ -230,7 +231,7 @@ def test_headlines_compare_measured_counts_with_published() -> None:
 
     receipts = [_cell("anthropic", "c1", "fork", 40, 40), _cell("anthropic", "c2", "fork", 40, 40),
                 _cell("openai", "g1", "session", 0, 40), _cell("openai", "g2", "session", 0, 39, errors=1)]
-    got = live.headlines(receipts)
+    got = live_paper.headlines(receipts)
     published = {e["id"]: e for e in load_published()}
     row = compare(published["live.claude_fork"], got["live.claude_fork"], "")
     assert row.status == "reproduced", row

@@ -21,6 +21,7 @@ import pytest
 from probes.core.campaign import run_campaign
 from probes.core.checker import Label
 from probes.live import campaign as live
+from probes.paper import live as live_paper
 
 SECRET = "sk-local-FAKESECRET-9f8e7d6c5b4a"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -117,7 +118,7 @@ def test_openai_compatible_endpoint_runs_the_protocols_through_the_real_client(
     fork = next(r for r in run.receipts if r.probe.startswith("fork."))
     assert fork.observations["live"] is True and fork.observations["base_url"] == base_url
     assert fork.metrics["calls"] == 4 and fork.metrics["input_tokens"] > 0  # usage came back over HTTP
-    heads = live.headlines(run.receipts)
+    heads = live_paper.headlines(run.receipts)
     assert heads["live.claude_fork"] == "not run here: needs API keys"  # not an Anthropic model
     assert heads["live.harness_errors"].value == {"runs": 3, "harness_errors": 0}
     captured = capfd.readouterr()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from probes.paper import remit as remit_paper
 from probes.remit import campaign as rc
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
 from tests.kit_checks import run_probes
@@ -80,12 +81,12 @@ def test_contract_row_on_sqlite(tmp_path: Path, outside_basetemp: Path) -> None:
 
 
 def test_remit_row_headline_scores_the_papers_build() -> None:
-    m = rc.remit_row_headline({"FD": "✓", "CV": "U"}, {"FD": "✓", "CV": "✓"}, [], [])
+    m = remit_paper.remit_row_headline({"FD": "✓", "CV": "U"}, {"FD": "✓", "CV": "✓"}, [], [])
     assert m.value["CV"] == "U" and m.value["reimplementation"] == {"FD": "✓", "CV": "✓"}
     assert m.build.startswith("remit-contract")
-    alone = rc.remit_row_headline({}, {"FD": "✓"}, [], [])
+    alone = remit_paper.remit_row_headline({}, {"FD": "✓"}, [], [])
     assert "remit_ref" in alone.build and "reimplementation" not in alone.value
-    assert isinstance(rc.remit_row_headline({}, {}, [], []), str)
+    assert isinstance(remit_paper.remit_row_headline({}, {}, [], []), str)
     assert FRAMEWORK != CONTRACT
 
 
@@ -119,10 +120,10 @@ def test_contract_row_on_the_papers_build_is_not_a_reimplementation() -> None:
                           manifest={"fingerprint_inputs": {"packages": {"remit-contract": "0.1.2"}, "code": "c0de"}})
     entry = next(e for e in load_published() if e["id"] == "remit.row")
     labels = {"FD": "✓", "CV": "✓", "CO": "✓", "EO": "✓", "PC": "✓", "RD": "✓"}
-    on_build = rc.remit_row_headline(labels, labels, [rec], [])
+    on_build = remit_paper.remit_row_headline(labels, labels, [rec], [])
     assert on_build.build == "remit-contract 0.1.2"
     assert compare(entry, on_build, "").status != REIMPLEMENTATION
-    ours = rc.remit_row_headline({}, labels, [], [rec])
+    ours = remit_paper.remit_row_headline({}, labels, [], [rec])
     assert compare(entry, ours, "").status == REIMPLEMENTATION
 
 

@@ -10,6 +10,7 @@ from probes import campaigns
 from probes.core.campaign import run_campaign
 from probes.core.errors import UsageError
 from probes.core.receipt import VIEW_NAME
+from probes.paper import tla as tla_paper
 
 
 def test_reference_row_is_deterministic(tmp_path: Path) -> None:
@@ -23,7 +24,7 @@ def test_reference_row_is_deterministic(tmp_path: Path) -> None:
         ("tla-reference", p, "✓") for p in ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV")}
     view_a = (tmp_path / "a" / "tlc" / VIEW_NAME).read_bytes()
     assert view_a == (tmp_path / "b" / "tlc" / VIEW_NAME).read_bytes()
-    heads = campaign.headlines(first.receipts)
+    heads = tla_paper.headlines(first.receipts)
     assert heads["tlc.r0"].value["result"] == "holds"
     assert heads["tlc.r6_liveness"].value["result"] == "holds"
     assert isinstance(heads["tlc.r8_scale"], str)  # not run: says why

@@ -5,7 +5,7 @@ complete search with no state-space reduction; the campaign's default R8_scaled 
 + value symmetry, whose counts are of equivalence classes and so are "not comparable". With
 ``scaled_unreduced`` the same search also runs without reduction, and the headline compares that
 run's counts at the published rounding. Most tests build the unreduced run's receipt by hand
-(no TLC: the real unreduced search takes minutes) and go through the campaign's ``headlines`` and
+(no TLC: the real unreduced search takes minutes) and go through the paper layer's ``headlines`` and
 ``probes.headline.compare``, so the wiring and the computed status are both checked; the last runs
 the cell with real TLC at small scaled bounds (seconds).
 """
@@ -20,6 +20,7 @@ import pytest
 
 from probes import campaigns
 from probes.core.receipt import Receipt, load_campaign
+from probes.paper import tla as tla_paper
 from probes.headline import (DIFFERS, MAGNITUDES, NOT_COMPARABLE, REPRODUCED, HeadlineRow, Measured, compare,
                              load_published)
 from probes.tla.campaign import R8_TOLERANCE, UNREDUCED_R8
@@ -52,7 +53,7 @@ def _unreduced(receipts: list[Receipt], generated: int, distinct: int, depth: in
 
 
 def _row(receipts: list[Receipt]) -> tuple[Measured, HeadlineRow]:
-    measured = campaigns.get("tlc").headlines(receipts)["tlc.r8_scale"]
+    measured = tla_paper.headlines(receipts)["tlc.r8_scale"]
     return measured, compare(_published("tlc.r8_scale"), measured, "")
 
 
@@ -172,7 +173,7 @@ def test_the_unreduced_cell_runs_tlc_and_records_its_counts(tmp_path: Path) -> N
     reduced = by_probe["scaled.clean"].observations["runs"]["R8_scaled"]
     assert reduced["tags"]["reduction"] == "view+symmetry"
     assert entry["distinct"] > reduced["distinct"]
-    measured = campaign.headlines(run.receipts)["tlc.r8_scale"]
+    measured = tla_paper.headlines(run.receipts)["tlc.r8_scale"]
     assert measured.value["distinct"] == entry["distinct"] and measured.value["generated"] == entry["generated"]
     row = compare(_published("tlc.r8_scale"), measured, "")
     assert row.status == NOT_COMPARABLE and "N: 4 here vs 10 published" in row.explanation

@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from probes.atlas.bugs import Bug
+from probes import citations
 from probes.core import checker
-from probes.core.checker import Label, Property, Subject, Verdict
+from probes.core.checker import Label, Property, Verdict
 
 PRESENT, ABSENT, NA, NOT_REPRODUCED = "present", "absent", "n/a", "not reproduced"
 STATUSES = (PRESENT, ABSENT, NA, NOT_REPRODUCED)
@@ -43,7 +44,7 @@ def path_of(bug: Bug, release: str) -> str:
 
 def verdict(bug: Bug, release: str, backend: str, cell: Mapping[str, Any]) -> Verdict:
     """The verdict of one cell run (``cell`` is the JSON ``cells.run_cell`` printed)."""
-    subject = Subject(bug.fw, backend)
+    subject = citations.subject(bug.fw, backend)
     prop = Property(bug.prop)
     path = path_of(bug, release)
     if cell["status"] == "n/a":

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from probes.core.checker import Expectation, Subject, Verdict, check_co, check_eo, check_lv, every
+from probes import citations
+from probes.core.checker import Expectation, Verdict, check_co, check_eo, check_lv, every
 from probes.core.history import History
 
 FRAMEWORK = {"stock": "langgraph", "gate": "langgraph+remit", "contract": "langgraph+remit-contract"}
@@ -51,7 +52,7 @@ def co_verdict(backend: str, arm: str, k: int, gate: float, histories: list[Hist
     else:
         text = f"{who}: the gated effect fired more than once"
     stable = replace(co, evidence={})  # how many reps fired twice is a race: not verdict evidence
-    return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
+    return stable.verdict(citations.subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
                           k=k, jitter_ms=0, reps=len(checks), duplicates_observed=dup, unfired_observed=lost)
 
 
@@ -68,7 +69,7 @@ def eo_verdict(backend: str, arm: str, k: int, gate: float, histories: list[Hist
                                                 "a repetition completed without firing the gated effect"
                                                 if skipped else "") if x)))
     stable = replace(eo, evidence={})
-    return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
+    return stable.verdict(citations.subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
                           k=k, jitter_ms=0, reps=len(checks), duplicates_observed=dup, skipped_observed=skipped)
 
 
@@ -82,7 +83,7 @@ def lv_verdict(backend: str, arm: str, k: int, gate: float, histories: list[Hist
     failing = next((c for c in checks if not c.holds), None)
     text = f"{who}: " + ("a racer completed in every repetition" if lv.holds else str(failing.evidence["why"]))
     stable = replace(lv, evidence={})
-    return stable.verdict(Subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
+    return stable.verdict(citations.subject(FRAMEWORK[arm], backend), _path(k, gate), text, witness_in_evidence=False,
                           k=k, jitter_ms=0, reps=len(checks), lost_answers_observed=lost)
 
 
@@ -110,6 +111,6 @@ def concurrency_verdict(backend: str, arm: str, k: int, histories: list[History]
     else:
         text = f"{who}, {n} trials: {dup} of {n} trials fired the gated effect more than once" + never
     stable = replace(co, evidence={})
-    return stable.verdict(Subject(FRAMEWORK[arm], backend), f"cross-process:concurrent-resume same-thread k={k}", text,
+    return stable.verdict(citations.subject(FRAMEWORK[arm], backend), f"cross-process:concurrent-resume same-thread k={k}", text,
                           witness_in_evidence=False, k=k, trials=n, duplicate_trials=dup, unfired_trials=unfired,
                           duplicate_rate_wilson95_upper=duplicate_bound)

@@ -149,8 +149,6 @@ class Campaign:
     plan: Callable[[Mapping[str, Any]], list[ProbeSpec]]
     run_probe: Callable[[ProbeSpec, ProbeContext], ProbeResult]
     description: str = ""
-    # receipts -> {headline id: Measured}; see probes/headline.py. Must not import frameworks.
-    headlines: Callable[[list[Receipt]], dict[str, Any]] | None = None
     # A campaign whose chapter is generated from a template (the kit's, ``probes.kit.chapter``):
     # the notebook is built when it runs (``probes.execute.notebook_path``), never committed.
     notebook: Callable[[], dict[str, Any]] | None = None

@@ -13,8 +13,9 @@ and the stable evidence. ``Check.verdict`` turns it into the label:
 * ``D``  violated, and the documentation states the weaker behaviour;
 * ``U``  violated, and the documentation is silent.
 
-The citation (``DocRef``: statement, source, version read) comes from
-``probes.citations``; a ``D`` or ``✗`` without one cannot be constructed.
+The citation (``DocRef``: statement, source, version read) comes from the subject's
+citation table (``probes.citations`` builds the tables; ``lookup`` below is the one
+matching rule); a ``D`` or ``✗`` without one cannot be constructed.
 
 Definitions (CONTRACT.md section 2 and the TLA+ model's invariants), each written once here:
 
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
+from fnmatch import fnmatchcase
 from typing import Any, Iterable, Mapping, Sequence
 
 from probes.core.errors import HarnessError
@@ -170,6 +172,41 @@ def label_for(holds: bool, doc: DocRef | None) -> Label:
     return {"deviation": Label.DOC, "claims": Label.FAIL}[doc.stance]
 
 
+# One entry of a citation table: the property names it labels, its path glob, the statement.
+Entry = tuple[frozenset[str], str, DocRef]
+# A citation table: "PROP path-glob" -> the statement (a kit adapter's ``citations``, or
+# ``probes.citations.campaign_table``).
+Table = Mapping[str, DocRef]
+# Protocol families no statement speaks for unless it names them: a code change between a pause and
+# its answer (the kit's change protocol) is a deploy, which a statement about resuming the same code
+# ("EO *") does not cover. Their paths match only patterns that name the family ("EO change:*").
+EXPLICIT_FAMILIES = ("change",)
+
+
+def entries(table: Table) -> list[Entry]:
+    """A citation table as lookup entries (its keys are "PROP path-glob"; no glob means "*")."""
+    out: list[Entry] = []
+    for key, ref in table.items():
+        name, _, pattern = key.partition(" ")
+        out.append((frozenset({Property(name).value}), pattern or "*", ref))
+    return out
+
+
+def lookup(table: Iterable[Entry], prop: Property | str, path: str) -> DocRef | None:
+    """The one matching rule: the longest matching path glob naming ``prop`` wins (ties: the first
+    declared); a path of ``EXPLICIT_FAMILIES`` matches only the globs that name its family."""
+    name = Property(prop).value
+    family = path.partition(":")[0]
+    prefix = f"{family}:" if family in EXPLICIT_FAMILIES else ""
+    best: Entry | None = None
+    for entry in table:
+        names, pattern, _ref = entry
+        if (name in names and pattern.startswith(prefix) and fnmatchcase(path, pattern)
+                and (best is None or len(pattern) > len(best[1]))):
+            best = entry
+    return best[2] if best else None
+
+
 # The evidence of a violation no documentation statement is declared for (its label is U).
 NO_CITATION = "no citation declared"
 
@@ -178,10 +215,10 @@ NO_CITATION = "no citation declared"
 class Subject:
     """Who a verdict is about: the framework (and arm) and the backend it ran on.
 
-    ``citations`` is the subject's own citation table (a kit adapter's, ``"PROP glob" ->
-    DocRef``); a subject without one (``None``) is a paper campaign's, labelled from the
-    rows of ``probes.citations`` for its framework. A subject with a table is labelled
-    from it alone: no other framework's or campaign's table is consulted.
+    ``citations`` is the subject's citation table (``"PROP glob" -> DocRef``: a kit adapter's,
+    or a study's from ``probes.citations.subject``); it alone labels the subject's violations,
+    no other framework's or campaign's table is consulted. A subject without one (``None``)
+    cites nothing: its violations are U.
     """
 
     framework: str
@@ -201,17 +238,15 @@ class Subject:
         """Label an observation: holds -> ✓; otherwise ✗ / D / U by the documentation.
 
         The documentation matters only for a violation: a holding cell carries no
-        citation. Without an explicit ``doc`` the subject's table is consulted
-        (``probes.citations.cite_in``, the one lookup); a violation nothing cites is U and
-        says so in its evidence ("no citation declared").
+        citation. Without an explicit ``doc`` the subject's table is consulted (``lookup``,
+        the one rule); a violation nothing cites is U and says so in its evidence ("no
+        citation declared").
         """
         evidence = dict(evidence)
         if holds:
             doc = None
-        elif doc is None:
-            from probes.citations import cite_in  # data about frameworks, kept out of the core
-
-            doc = cite_in(self.citations, self.framework, prop, path)
+        elif doc is None and self.citations is not None:
+            doc = lookup(entries(self.citations), prop, path)
         if not holds and doc is None:
             evidence["citation"] = NO_CITATION
         return Verdict(self.framework, self.backend, prop, path, label_for(holds, doc), evidence, summary, doc,

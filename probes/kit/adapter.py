@@ -91,7 +91,7 @@ class Adapter:
     answers: ClassVar[tuple[Any, Any]] = ("yes", "no")       # two answers the pause accepts; the first
     declines: ClassVar[tuple[Any, ...]] = ()                 # lets s2 run; answers here decline it (reject)
     # Documentation sentences, keyed "PROP path-pattern" (fnmatch), e.g. "EO crash:*"; the longest
-    # matching pattern wins (probes.citations.lookup). Each value has a source and a version:
+    # matching pattern wins (probes.core.checker.lookup). Each value has a source and a version:
     # probes.citations.doc("LG-8", stance) for a DOCS.md statement, or probes.citations.docstring(
     # "module:qualname", quote, stance, distribution, version) for the installed package's docstring.
     # The verdicts of this adapter are labelled from this table alone: a violation with no entry is U

@@ -15,9 +15,8 @@ import glob
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from probes.citations import entries, lookup
 from probes.core import checker
-from probes.core.checker import DocRef, Property, Subject, Verdict
+from probes.core.checker import DocRef, Property, Subject, Verdict, entries, lookup
 from probes.core.errors import HarnessError
 from probes.core.history import Event, History, Kind
 
@@ -32,7 +31,7 @@ def witness(history: History, kinds: tuple[Kind, ...] = _WITNESS_KINDS) -> list[
 
 
 def cite(citations: Mapping[str, DocRef], prop: Property, path: str) -> DocRef | None:
-    """The adapter's citation for ``prop`` on ``path`` (``probes.citations.lookup``, the one rule)."""
+    """The adapter's citation for ``prop`` on ``path`` (``probes.core.checker.lookup``, the one rule)."""
     return lookup(entries(citations), prop, path)
 
 

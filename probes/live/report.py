@@ -130,7 +130,7 @@ def comparison_table(receipts: list[Receipt]) -> Any:
     import pandas as pd
 
     from probes.headline import compare, load_published
-    from probes.live.campaign import headlines
+    from probes.paper.live import headlines
 
     measured = headlines(receipts)
     rows = []

@@ -7,8 +7,8 @@ one was not measured). The headline page and the chapters compare them with
 which of its cells the paper published, so the paper's reading of a cell can change without
 re-measuring it.
 
-Campaigns the engine port (issue 25) has not reached yet still carry their extractor as
-``Campaign.headlines``; ``extractor`` prefers this package's.
+Every campaign with published values has its module here (``EXTRACTORS``); a campaign without
+one publishes nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +28,11 @@ EXTRACTORS: dict[str, str] = {
     "dbos": "probes.paper.dbos:headlines",
     "crewai": "probes.paper.crewai:headlines",
     "langgraph": "probes.paper.langgraph:headlines",
+    "tlc": "probes.paper.tla:headlines",
+    "consume_race": "probes.paper.consume_race:headlines",
+    "remit": "probes.paper.remit:headlines",
+    "remit_bench": "probes.paper.remit_bench:headlines",
+    "live": "probes.paper.live:headlines",
 }
 
 
@@ -42,9 +47,9 @@ def sections(name: str) -> list[tuple[str, str]]:
 
 
 def extractor(campaign: Any) -> Extractor | None:
-    """The headline extractor of ``campaign`` (a ``Campaign``): this layer's, else its own, else None."""
-    spec = EXTRACTORS.get(getattr(campaign, "name", ""))
+    """The headline extractor of ``campaign`` (a ``Campaign``, or its name), or None: it publishes nothing."""
+    spec = EXTRACTORS.get(campaign if isinstance(campaign, str) else getattr(campaign, "name", ""))
     if spec is None:
-        return campaign.headlines
+        return None
     module, _, function = spec.partition(":")
     return getattr(importlib.import_module(module), function)
