@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING
 
 from probes.core.errors import UsageError
 
+# Campaigns about other releases than the pinned ones (the regression atlas, version drift, cross-version
+# resume): each has its own chapter, and none joins the conformance matrix or trace validation.
+OTHER_RELEASES = ("atlas", "drift", "mv")
+
 if TYPE_CHECKING:
     from probes.core.campaign import Campaign
 

@@ -36,11 +36,15 @@ def notebook_path(name: str) -> Path:
         return committed
     from probes import campaigns
 
-    make = getattr(campaigns.get(name), "notebook", None) if name in campaigns.available() else None
-    if make is None:
+    template = getattr(campaigns.get(name), "chapter_template", None) if name in campaigns.available() else None
+    if template is None:
         return committed  # absent: the caller says so
+    if template != "kit":
+        raise ValueError(f"campaign {name} names an unknown chapter template {template!r}")
+    from probes.kit.chapter import notebook
+
     generated = GENERATED_NOTEBOOKS / f"{name}.ipynb"
-    text = json.dumps(make(), indent=1, ensure_ascii=False) + "\n"
+    text = json.dumps(notebook(name), indent=1, ensure_ascii=False) + "\n"
     if not generated.exists() or generated.read_text() != text:
         atomic_write_bytes(generated, text.encode())
     return generated

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from probes import campaigns
 from probes.core import checker, race
 from probes.core.checker import DocRef, Label, Property
 from probes.core.receipt import load_campaign, read_index
@@ -14,7 +15,7 @@ from probes.core.receipt import load_campaign, read_index
 COLUMNS = [Property.PC, Property.EO, Property.FD, Property.CV, Property.CO, Property.RD, Property.FI, Property.LV]
 # Campaigns whose verdicts are about other releases than the pinned ones (the regression
 # atlas runs every LangGraph release): they have their own chapters, not matrix rows.
-NOT_IN_MATRIX = ("atlas", "drift", "mv")
+NOT_IN_MATRIX = campaigns.OTHER_RELEASES  # their own chapters
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,6 @@ def load_all_verdicts(receipts_root: Path | None = None) -> Cells:
     A campaign with no complete run (no ``_campaign.json`` index: interrupted, still
     running, or never run) is listed in ``Cells.missing`` with the reason.
     """
-    from probes import campaigns
 
     cells = Cells()
     if receipts_root is None:

@@ -143,7 +143,7 @@ REFERENCE = ROOT / "data" / "reference"
 def _kit_tables() -> dict[str, type]:
     """Every kit adapter a campaign names (and the generic --saver one): name -> class."""
     from probes import campaigns
-    from probes.kit.langgraph_saver import SaverAdapter
+    from probes.langgraph_kit.saver import SaverAdapter
     from probes.kit.suite import KIT_ADAPTERS, adapter_class
 
     for name in campaigns.available():

@@ -293,7 +293,7 @@ def test_every_probes_name_in_backticks_resolves() -> None:
     # the drift check must check something: the names the page is about
     for must in ("probes.kit.runtime", "probes.core.checker.RepeatSide", "probes.kit.adapter.required_fields",
                  "runtime.before_pause()", "self.nothing_durable(why)", "recover(mode, answer)",
-                 "Capability.CLIENT", "probes/kit/langgraph_saver.py"):
+                 "Capability.CLIENT", "probes/langgraph_kit/saver.py"):
         assert must in checked, must
 
 

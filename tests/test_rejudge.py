@@ -21,7 +21,7 @@ from probes.rejudge import main, rejudge_campaign, rejudge_receipt
 REFERENCE = Path(__file__).resolve().parent.parent / "data" / "reference"
 KIT_REFERENCE = sorted(p.name for p in REFERENCE.iterdir()
                        if (p / "_campaign.json").exists() and p.name in campaigns.available()
-                       and campaigns.get(p.name).notebook is not None)  # the kit's campaigns (template chapters)
+                       and campaigns.get(p.name).chapter_template == "kit")  # the kit's campaigns (template chapters)
 # receipts as the old checker judged them (the reference of 2026-12-01, before it was re-measured):
 # what re-judging changes in them is pinned here, whatever the reference holds now
 OLD_JUDGE = Path(__file__).resolve().parent / "fixtures" / "judged_before_issue_24"

@@ -149,9 +149,9 @@ class Campaign:
     plan: Callable[[Mapping[str, Any]], list[ProbeSpec]]
     run_probe: Callable[[ProbeSpec, ProbeContext], ProbeResult]
     description: str = ""
-    # A campaign whose chapter is generated from a template (the kit's, ``probes.kit.chapter``):
-    # the notebook is built when it runs (``probes.execute.notebook_path``), never committed.
-    notebook: Callable[[], dict[str, Any]] | None = None
+    # A campaign whose chapter is generated from a template at build time (``"kit"``: the kit's,
+    # ``probes.kit.chapter``; ``probes.execute.notebook_path``), never committed.
+    chapter_template: str | None = None
     # params -> True when complete receipts are nevertheless out of date for a reason the
     # fingerprint cannot see (e.g. an API key set after a keyless run).
     needs_rerun: Callable[[Mapping[str, Any]], bool] | None = None

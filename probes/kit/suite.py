@@ -263,7 +263,7 @@ def kit_campaign(name: str, title: str, adapter: str, *, packages: tuple[str, ..
         plan=kit_plan if not protocols else (lambda params: kit_plan(params, names)),
         run_probe=lambda spec, ctx: run_kit_probe(adapter, env, spec, ctx, timeout, services, protocols, environ),
         description=description, packages=packages, sources=("probes/kit",) + adapter_sources(adapter),
-        in_default_run=in_default_run, check=kit_check, notebook=lambda: _chapter_notebook(name),
+        in_default_run=in_default_run, check=kit_check, chapter_template="kit",
     )
 
 
@@ -275,13 +275,6 @@ def with_profiles(params: tuple[Param, ...], defaults: Mapping[str, Any], quick:
     return tuple(dataclasses.replace(p, default=p.validate(defaults[p.name]) if p.name in defaults else p.default,
                                      quick=p.validate(quick[p.name]) if p.name in quick else p.quick)
                  for p in params)
-
-
-def _chapter_notebook(name: str) -> dict[str, Any]:
-    """The campaign's chapter, from the kit's one template (``probes.kit.chapter``)."""
-    from probes.kit.chapter import notebook
-
-    return notebook(name)
 
 
 def adapter_sources(adapter: str) -> tuple[str, ...]:

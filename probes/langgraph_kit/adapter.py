@@ -1,6 +1,6 @@
 """LangGraph's stock checkpointers under the kit: ``SqliteSaver`` and ``PostgresSaver``.
 
-The kit's LangGraph adapter (``probes.kit.langgraph_saver``, the one ``--saver`` uses)
+The kit's LangGraph adapter (``probes.langgraph_kit.saver``, the one ``--saver`` uses)
 with the saver fixed by the probe's backend instead of ``RC_KIT_SAVER``: the same
 two-node graph, ``interrupt()`` in ``s2``, a pause addressed by its checkpoint id,
 recovery by ``invoke(None)`` or by sending the input again, kills inside the saver's own
@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from probes.citations import doc
 from probes.kit.adapter import Capability
-from probes.kit.langgraph_saver import SaverAdapter, hook_checkpoint_put
+from probes.langgraph_kit.saver import SaverAdapter, hook_checkpoint_put
 from probes.langgraph_kit import invalid_write
 from probes.langgraph_kit.shapes import ResumeMap, build_fanout, build_sequential
 from probes.langgraph_kit.intent import NO_INTENT_ON_THE_WIRE

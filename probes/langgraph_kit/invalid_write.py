@@ -31,7 +31,7 @@ from probes.core.history import Kind
 from probes.core.portable import portable_text
 from probes.kit import runtime
 from probes.kit.adapter import Capability
-from probes.kit.langgraph_saver import THREAD
+from probes.langgraph_kit.saver import THREAD
 from probes.kit.protocols import Probe, _needs, ended, on_variant
 
 if TYPE_CHECKING:

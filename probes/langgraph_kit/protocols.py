@@ -2,7 +2,7 @@
 
 * ``functional``: the kit's protocols on the same workflow written in LangGraph's functional API
   (``@entrypoint`` and ``@task``, ``interrupt()`` in the entrypoint: the adapter's ``RC_LG_API``
-  variant, ``probes.kit.langgraph_saver``), paths ``functional:<kit path>``. The paper's campaign
+  variant, ``probes.langgraph_kit.saver``), paths ``functional:<kit path>``. The paper's campaign
   measured both API shapes; on the functional one a crash inside a task is recovered from the tasks'
   checkpointed results.
 * ``answer_by_checkpoint``: on the functional API, the pause answered by ``Command(resume=v)``
@@ -29,7 +29,7 @@ from probes.core.campaign import ProbeSpec
 from probes.core.checker import Property, Verdict
 from probes.core.history import Kind
 from probes.kit.adapter import Capability
-from probes.kit.langgraph_saver import API_ENV, FORK_WAYS, FUNCTIONAL
+from probes.langgraph_kit.saver import API_ENV, FORK_WAYS, FUNCTIONAL
 from probes.kit.protocols import Probe, _isolated, _needs
 from probes.kit.suite import Protocol, kit_plan
 from probes.kit.variants import Variant

@@ -26,7 +26,7 @@ from probes.core.checker import Property, Verdict
 from probes.core.history import History, Kind
 from probes.kit import runtime
 from probes.kit.adapter import Capability
-from probes.kit.langgraph_saver import THREAD, SaverAdapter
+from probes.langgraph_kit.saver import THREAD, SaverAdapter
 from probes.kit.protocols import Probe, _needs, ended, on_variant
 
 SEQUENTIAL, FANOUT = "sequential", "fanout"  # the adapter's WORKFLOWS names (RC_LG_WORKFLOW)

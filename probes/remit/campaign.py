@@ -56,7 +56,7 @@ KIND_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "parkkill": ("parkkill",), "crash": ("crash", "savekill"), "rd": ("rd",)}
 # protocols measuring the wrapper alone on the crash path (the saver-only subject), repeated ``reps`` times
 SAVER_ONLY_PROTOCOLS = ("crash", "savekill")
-# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.kit.langgraph_saver)
+# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.langgraph_kit.saver)
 KIT_RECOVERY = {"none": "none-input", "resubmit": "resend-input"}
 # RD: the kit's rd protocol SIGKILLs in s2 before its effect and recovers two byte-identical copies
 RD_BOUNDS = {"rd_points": ["s2.begin"], "rd_copies": 2}

@@ -38,7 +38,7 @@ from typing import Any, Mapping
 from probes.citations import doc
 from probes.core.checker import DocRef
 from probes.kit.adapter import Capability
-from probes.kit.langgraph_saver import hook_checkpoint_put
+from probes.langgraph_kit.saver import hook_checkpoint_put
 from probes.langgraph_kit import invalid_write
 from probes.langgraph_kit.adapter import WORKFLOW_ENV, StockSaverAdapter
 from probes.langgraph_kit.invalid_write import INVALID_WRITE

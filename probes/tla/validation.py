@@ -26,10 +26,9 @@ def _trace_campaigns() -> tuple[str, ...]:
     then every framework campaign found beside them (the conformance kit's), not the
     campaigns about other releases (atlas, drift: their own chapters)."""
     from probes import campaigns
-    from probes.matrix import NOT_IN_MATRIX
 
     paper = ("langgraph", "crewai", "llamaindex", "autogen", "pydantic_graph", "dbos", "remit", "consume_race", "live")
-    return paper + tuple(n for n in campaigns.discovered() if n not in NOT_IN_MATRIX and n not in paper)
+    return paper + tuple(n for n in campaigns.discovered() if n not in campaigns.OTHER_RELEASES and n not in paper)
 
 
 TRACE_CAMPAIGNS: tuple[str, ...] = _trace_campaigns()

@@ -93,7 +93,7 @@ def hook_checkpoint_put(saver_cls: type) -> None:
 
 
 def _factory() -> Any:
-    module, _, name = os.environ.get("RC_KIT_SAVER", "probes.kit.langgraph_saver:sqlite_saver").partition(":")
+    module, _, name = os.environ.get("RC_KIT_SAVER", "probes.langgraph_kit.saver:sqlite_saver").partition(":")
     return getattr(importlib.import_module(module), name)
 
 
