@@ -9,7 +9,8 @@ import nbformat
 
 from probes.core.campaign import run_campaign
 from probes.remit.bench import CAMPAIGN as BENCH, concurrency_table, overhead_table
-from probes.remit.campaign import CAMPAIGN as REMIT, row
+from probes.remit.campaign import CAMPAIGN as REMIT
+from probes.remit.verdicts import row
 from tests.kit_checks import run_probes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -424,7 +424,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     return ProbeResult(observations, verdicts, metrics, errors)
 
 
-# --- headlines ---------------------------------------------------------------------------
+# --- summaries over receipts (the notebook's tables; the paper layer's headlines, probes.paper.consume_race) ---
 
 
 def cells(receipts: list[Receipt]) -> list[dict[str, Any]]:
