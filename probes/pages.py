@@ -37,7 +37,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from probes import PROJECT_ROOT, campaigns, cite
+from probes import campaigns, cite
 from probes.chapter import format_value, label_counts
 from probes.core.atomic import atomic_write_json
 from probes.core.receipt import VIEW_NAME

@@ -10,9 +10,7 @@ measurement.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any, Callable
 
 
