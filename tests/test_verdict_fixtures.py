@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from probes.citations import subject
 from probes.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
-from probes.core.checker import (Expectation, Label, Property, Subject, check_cv, check_eo, check_lv, check_pc, every,
+from probes.core.checker import (Expectation, Label, Property, check_cv, check_eo, check_lv, check_pc, every,
                                  tlc_checks)
 from probes.core.errors import HarnessError
 from probes.core.history import Event, History, Kind
@@ -97,7 +98,7 @@ def test_one_duplicate_rep_among_clean_ones_still_fails() -> None:
 
 # --- LangGraph crash path --------------------------------------------------------------------
 
-LG = Subject("langgraph", "sqlite")
+LG = subject("langgraph", "sqlite")
 
 
 def _lg(name: str) -> tuple[dict, list[History], list[dict]]:
@@ -147,7 +148,7 @@ def test_documented_recovery_after_a_kill_before_the_effect_conforms() -> None:
 
 # --- pydantic-graph ------------------------------------------------------------------------------
 
-PG = Subject("pydantic-graph", "file")
+PG = subject("pydantic-graph", "file")
 
 
 def test_pydantic_kill_after_effect_never_completes() -> None:
@@ -169,7 +170,7 @@ def test_pydantic_between_nodes_recovers() -> None:
 
 def test_pydantic_tampers_one_check() -> None:
     f = fixture("pydantic_tamper")["tampers"]
-    tampered = Subject("pydantic-graph · tampered state", "file")
+    tampered = subject("pydantic-graph · tampered state", "file")
     got = {k: check_cv(History.from_json(t["history"])).verdict(tampered, f"tamper:{k}", "s").label.value
            for k, t in f.items()}
     assert got == {k: t["recorded_label"] for k, t in f.items()} == {
