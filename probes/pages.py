@@ -41,7 +41,8 @@ from probes import campaigns, cite
 from probes.chapter import format_value, label_counts
 from probes.core.atomic import atomic_write_json
 from probes.core.receipt import VIEW_NAME
-from probes.core.runs import RunInfo, latest_local, local_runs, newer_unfinished, reference_run, shown_run
+from probes.core.runs import (RunInfo, campaign_fingerprint, latest_local, local_runs, newer_unfinished,
+                              reference_run, shown_run)
 from probes.headline import (BEHAVIOUR, CONTRADICTED, DIFFERS, DISAGREE, MAGNITUDES, NOT_COMPARABLE, NOT_MEASURED,
                              NOT_RUN, PARTIAL, REIMPLEMENTATION, REPRODUCED, STATUS_CLASS, STATUS_TEXT, UNSOURCED,
                              VARIANT, cite as cite_sources,
@@ -87,11 +88,27 @@ def provenance_banner(run: RunInfo, crate_link: str | None = None) -> str:
         lines.append(f' Machine-readable provenance (commit, parameters, package versions, machine, receipts, '
                      f'figures): <a class="rc-crate" href="{_e(crate_link)}">RO-Crate</a> '
                      f'(<code>ro-crate-metadata.json</code>, Workflow Run Crate profile).')
+    stale = stale_reason(run)
+    if stale:
+        lines.append(f" <strong>Measured by other code:</strong> {_e(stale)}.")
     pending = newer_unfinished(run.campaign, run)
     if pending:
         lines.append(" Newer runs on this machine that did not finish, not shown: " + _e("; ".join(pending)) + ".")
     lines.append("</div>")
     return "".join(lines)
+
+
+def stale_reason(run: RunInfo) -> str:
+    """Why a reference run no longer matches this checkout (its fingerprint against the one its
+    parameters give now: sources, package versions or the runs it reads changed), or "" if it does.
+    Its numbers stand as measured at its commit; the reader is told they are not this code's."""
+    if not run.is_reference or not run.fingerprint:
+        return ""
+    current = campaign_fingerprint(campaigns.get(run.campaign), run.params)
+    if current == run.fingerprint:
+        return ""
+    return (f"this reference's fingerprint is {run.fingerprint}, the current code's and versions' is {current}; "
+            f"./reproduce.sh --only {run.campaign} measures it again")
 
 
 def _sources_line(runs: Mapping[str, RunInfo | None]) -> str:

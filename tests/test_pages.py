@@ -141,7 +141,7 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
 def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeypatch, tmp_path) -> None:
     import types
 
-    from probes import pages
+    from probes import campaigns, pages
 
     rows = [{"name": "fw/crash.A/crash:A", "campaign": "fw", "explained_by": ["reference"], "observations": 3},
             {"name": "fw/fork/fork", "campaign": "fw", "explained_by": ["ForkIgnore"], "observations": 4},
@@ -155,3 +155,22 @@ def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeyp
     assert "4 histories; ForkIgnore: 1; no setting: 1; not mapped: 1; reference: 1." in section
     assert "<code>crash.A/crash:A</code></td><td>—</td><td>reference</td>" in section and "other/x" not in section
     assert pages.trace_section("nobody") == ""
+
+
+def test_a_reference_measured_by_other_code_says_so_in_its_banner() -> None:
+    """A reference whose fingerprint is not the one this checkout gives its parameters is shown with
+    both fingerprints; the banner of a matching one says nothing of the kind."""
+    import dataclasses
+
+    from probes import campaigns, pages
+    from probes.core.runs import campaign_fingerprint, reference_run
+
+    ref = reference_run("autogen")
+    assert ref is not None
+    current = campaign_fingerprint(campaigns.get("autogen"), ref.params)
+    matching = dataclasses.replace(ref, fingerprint=current)
+    assert pages.stale_reason(matching) == "" and "Measured by other code" not in pages.provenance_banner(matching)
+    old = dataclasses.replace(ref, fingerprint="0123456789abcdef")
+    assert pages.stale_reason(old) == (f"this reference's fingerprint is 0123456789abcdef, the current code's and "
+                                       f"versions' is {current}; ./reproduce.sh --only autogen measures it again")
+    assert "Measured by other code" in pages.provenance_banner(old)
