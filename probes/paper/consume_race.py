@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping
 
+from probes.consume_race.campaign import ARMS, BACKENDS, _num, cells, window_estimates
 from probes.core.receipt import Receipt
 from probes.headline import Measured, NotMeasured, own_build, recorded_build
-from probes.consume_race.campaign import ARMS, BACKENDS, _num, cells, window_estimates
 
 
 def _builds(receipts: list[Receipt], probes: set[str]) -> tuple[str, str]:
@@ -127,7 +127,6 @@ def _spread_sentence(grid: list[dict[str, Any]], windows: Mapping[tuple[str, flo
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-
     rows = cells(receipts)
     out: dict[str, Any] = {}
 

@@ -12,9 +12,6 @@ from probes.headline import Measured
 from probes.live.campaign import NOT_RUN_HEADLINE
 
 
-# --- headlines ---------------------------------------------------------------------
-
-
 def _cells(receipts: list[Receipt]) -> list[Receipt]:
     return [r for r in receipts if r.observations.get("status") == "ran" and r.observations.get("live")]
 

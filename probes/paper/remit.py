@@ -7,17 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from probes.core.checker import Property
 from probes.core.receipt import Receipt
 from probes.headline import Measured, own_build, recorded_build
-from probes.core.checker import Property
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only, where_not_conformant
 
 
-# ---- headline --------------------------------------------------------------------------------------
-
-
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-
     ours = [r for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts)]
     theirs = [r for r in receipts if any(v.framework in (CONTRACT, saver_only(CONTRACT)) for v in r.verdicts)]
     out: dict[str, Any] = {}

@@ -13,7 +13,6 @@ from probes.remit.bench import ARM_DOC, concurrency_table, overhead_table
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-
     out: dict[str, Any] = {}
     table = overhead_table(receipts, bootstrap=500)
     arms = table["arms"]

@@ -12,8 +12,6 @@ from probes.headline import Measured, tolerance_text
 from probes.tla.campaign import R8_TOLERANCE, UNREDUCED_R8
 
 
-# --- headlines -------------------------------------------------------------------
-
 _ORDER = ("EO", "PC", "FD", "CV", "CO", "RD")  # the order CONTRACT.md lists a footprint in
 
 
