@@ -25,8 +25,10 @@ the installed package and the quote against its docstring).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from types import MappingProxyType
 from typing import Any, Mapping
 
 from probes.core.checker import DocRef, Entry, Property, Subject, Table, lookup
@@ -176,15 +178,17 @@ def doc_for(framework: str, prop: Property | str, path: str) -> DocRef | None:
     return lookup(campaign_entries(framework), prop, path)
 
 
+@functools.cache
 def campaign_table(framework: str) -> Table:
     """The rows for ``framework`` as a citation table (``"PROP glob" -> DocRef``): the same entries in
     the same order (a repeated key keeps its first declaration, which the rule's tie-break takes anyway),
-    so a subject labelled from it is labelled as ``doc_for`` would."""
+    so a subject labelled from it is labelled as ``doc_for`` would. Built once per framework (a study
+    makes a subject per verdict), read-only."""
     table: dict[str, DocRef] = {}
     for names, pattern, ref in campaign_entries(framework):
         for name in sorted(names):
             table.setdefault(f"{name} {pattern}", ref)
-    return table
+    return MappingProxyType(table)
 
 
 def subject(framework: str, backend: str = "-") -> Subject:
