@@ -40,7 +40,7 @@ NAMES = ("base", "contract", "harness", "runner", "kit", "frameworks and studies
 LAYER_OF: dict[str, int] = {
     "probes": BASE, "probes.core.errors": BASE, "probes.docs_statements": BASE, "probes.layers": BASE,
     "probes.core.checker": CONTRACT, "probes.core.history": CONTRACT, "probes.core.stats": CONTRACT,
-    "probes.core.race": CONTRACT, "probes.citations": CONTRACT,
+    "probes.core.race": CONTRACT, "probes.core.visibility": CONTRACT, "probes.citations": CONTRACT,
     "probes.core": HARNESS,  # atomic, nemesis, forkserver, child, portable, oracle, barrier, backends, envs, ...
     "probes.core.campaign": RUNNER, "probes.core.receipt": RUNNER, "probes.core.runs": RUNNER,
     "probes.core.manifest": RUNNER, "probes.core.crate": RUNNER, "probes.campaigns": RUNNER,

@@ -36,7 +36,9 @@ def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdict
     assert sorted(receipts) == ["stall.s2.consumed.latest.file.rep1", "stall.s2.effect.latest.file.rep1"]
     for receipt in receipts.values():
         labels = {v.property: v.label.value for v in receipt.verdicts}
-        assert labels == {Property.EO: "U", Property.CO: "U", Property.LV: "✓"}
+        assert labels == {Property.EO: "U", Property.CO: "U", Property.LV: "✓", Property.VO: "U"}
+        vo = next(v for v in receipt.verdicts if v.property is Property.VO)
+        assert {a["anomaly"] for a in vo.evidence["anomalies"]} == {"superseded-write"}
         eo = next(v for v in receipt.verdicts if v.property is Property.EO)
         assert eo.evidence["effect_counts"] == {"e1": 1, "e2": 2}
         assert receipt.observations["stall"]["superseded"] == "completed"
@@ -51,12 +53,12 @@ def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdict
     assert first == second
 
 
-@pytest.mark.parametrize("factory, superseded", [
-    ("probes.langgraph_kit.saver:sqlite_saver", "completed"),
-    ("tests.fixtures.remit_savers:owned_sqlite", "raised WriteSuperseded"),
+@pytest.mark.parametrize("factory, superseded, vo", [
+    ("probes.langgraph_kit.saver:sqlite_saver", "completed", "U"),
+    ("tests.fixtures.remit_savers:owned_sqlite", "raised WriteSuperseded", "✓"),
 ])
 def test_on_langgraph_only_write_ownership_refuses_the_superseded_worker(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, factory: str, superseded: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, factory: str, superseded: str, vo: str) -> None:
     require("langgraph.checkpoint.sqlite")
     monkeypatch.setenv("RC_KIT_SAVER", factory)
     receipts = _stall("saver_stall", "probes.langgraph_kit.saver:SaverAdapter", tmp_path,
@@ -66,3 +68,5 @@ def test_on_langgraph_only_write_ownership_refuses_the_superseded_worker(
     assert (observed["takeover"], observed["superseded"], observed["after"]) == ("completed", superseded, "completed")
     eo = next(v for v in receipt.verdicts if v.property is Property.EO)
     assert eo.evidence["effect_counts"] == {"e1": 1, "e2": 2}  # the stopped worker had fired e2; the takeover again
+    # its late checkpoint write lands on the stock saver (a superseded write); ownership refuses it
+    assert next(v for v in receipt.verdicts if v.property is Property.VO).label.value == vo

@@ -172,8 +172,8 @@ def test_cli_text_exactly() -> None:
     cols = "    |     ".join(p.value for p in COLUMNS)
     assert render_text(cs).splitlines() == [
         "framework        " + cols + "   ",
-        "fw                     |     D     |           |           |           |           |           |          ",
-        "longer-name            |           |           |           |           |           |           |    n/a   ",
+        "fw                     |     D     |           |           |           |           |           |           |          ",
+        "longer-name            |           |           |           |           |           |           |    n/a    |          ",
         "",
         "worst label per cell shown (? = a race undecided within its budget, never ✓); per-path detail: the book's "
         "matrix page or the receipts.",

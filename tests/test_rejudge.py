@@ -91,7 +91,7 @@ def test_a_kit_campaign_is_re_judged_byte_identically_from_its_receipts(tmp_path
         replayed += len(again)
     assert replayed == sum(len(r.verdicts) for r in receipts) > 20
     [savekill] = [r for r in receipts if r.args["protocol"] == "savekill"]
-    assert len(savekill.verdicts) == 3, savekill.verdicts  # smoke: one save killed (EO, PC, LV)
+    assert len(savekill.verdicts) == 4, savekill.verdicts  # smoke: one save killed (EO, PC, LV, VO)
     # a record that does not fit the stored histories is refused, not silently re-labelled
     tampered = next(r for r in receipts if "judged" in r.observations and r.histories)
     tampered.histories.clear()

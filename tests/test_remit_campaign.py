@@ -61,7 +61,7 @@ def test_the_langgraph_arm_gives_the_remit_row(tmp_path: Path, outside_basetemp:
         assert [v.to_json() for v in again] == [v.to_json() for v in res.verdicts], s.id
         receipts.append(SimpleNamespace(probe=s.id, verdicts=res.verdicts))
     measured = row(receipts)
-    assert set(measured) == {"CO", "EO", "FD", "FI", "LV"}
+    assert set(measured) == {"CO", "EO", "FD", "FI", "LV", "VO"}
     assert set(measured.values()) <= {"✓", "✗", "D", "U"}
     assert measured["CO"] == "✓" and measured["EO"] == "✓"  # a stray is inert; a clean run fires each effect once
 

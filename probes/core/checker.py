@@ -52,6 +52,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from probes.core.errors import HarnessError
 from probes.core.history import Event, History, Kind
+from probes.core.visibility import anomalies
 
 
 class Property(str, Enum):
@@ -63,6 +64,7 @@ class Property(str, Enum):
     RD = "RD"  # recovery determinism
     FI = "FI"  # fork intent (protocol obligation)
     LV = "LV"  # liveness
+    VO = "VO"  # effect visibility order (beyond the paper: probes.core.visibility)
 
     @property
     def title(self) -> str:
@@ -78,6 +80,7 @@ PROPERTY_TITLES = {
     Property.RD: "recovery determinism",
     Property.FI: "fork intent",
     Property.LV: "liveness",
+    Property.VO: "visibility order",
 }
 
 
@@ -625,8 +628,18 @@ def check_fi(history: History, expect: Expectation) -> Check:
                   "honoured": holds}, history=history)
 
 
+def check_vo(history: History, expect: Expectation | None = None) -> Check:
+    """VO: no ordering anomaly (``probes.core.visibility``): no effect seen before the durable record
+    that caused it, no write by a superseded owner, no read from a superseded branch. The witness is
+    every event an anomaly names; the evidence names each anomaly with its events' sequence numbers."""
+    found = anomalies(history)
+    seqs = sorted({e.seq for a in found for e in a.events})
+    witness = tuple(e for e in history.events if e.seq in seqs)
+    return Check(Property.VO, not found, witness, {"anomalies": [a.to_json() for a in found]}, history=history)
+
+
 CHECKS = {Property.EO: check_eo, Property.CO: check_co, Property.PC: check_pc, Property.LV: check_lv,
-          Property.FD: check_fd, Property.CV: check_cv, Property.FI: check_fi}
+          Property.FD: check_fd, Property.CV: check_cv, Property.FI: check_fi, Property.VO: check_vo}
 
 
 def check(prop: Property, history: History, expect: Expectation) -> Check:

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 from probes.core.checker import Label, cell_text  # the matrix's own cell text
 from probes.core.receipt import Receipt
 
-PROPS = ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV")
+PROPS = ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV", "VO")
 SIDES = ("pin", "patch", "newest")
 Key = tuple[str, str, str, str, str]  # probe, verdict framework, backend, property, path
 

@@ -195,6 +195,16 @@ class Judge:
             out.append(self._live(path, h, "after the edit", result, witness=True))
         return out
 
+    def visibility(self, path: str, h: History) -> Verdict:
+        """VO (``checker.check_vo``): no effect seen ahead of the durable record that caused it, no write
+        by a superseded owner, no read from a superseded branch; each anomaly named with its events."""
+        self._note("visibility", path=path)
+        check = checker.check_vo(h)
+        found = check.evidence["anomalies"]
+        summary = ("; ".join(f"{a['anomaly']}: {a['explanation']}" for a in found) if found else
+                   f"no ordering anomaly in {len(h)} events")
+        return self._label(check, path, summary, witness=False)
+
     def same_decision(self, path: str, h: History, what: str, copies: Sequence[str]) -> Verdict:
         """RD (``checker.same_decision``): byte-identical copies of one crashed store, each recovered
         by processes of its own (incarnations ``<copy>/...``), made the same recovery decision. The
@@ -269,7 +279,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
             continue
         prop = {"effects_once": Property.EO, "gated_once": Property.CO, "prefix": Property.PC,
                 "live": Property.LV, "fork": Property.FD, "tampered": Property.CV,
-                "valid_state": Property.CV, "same_decision": Property.RD, "intent": Property.FI}[name]
+                "valid_state": Property.CV, "same_decision": Property.RD, "intent": Property.FI,
+                "visibility": Property.VO}[name]
         path = args.get("path", FORK_PATH)
         stored = histories.get(f"{path}#{prop.value}", histories.get(path))
         if stored is None:
@@ -295,6 +306,8 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
                 out.append(judge.same_decision(path, h, args["what"], tuple(args["copies"])))
             case "intent":
                 out.append(judge.intent(path, h, args["expected"]))
+            case "visibility":
+                out.append(judge.visibility(path, h))
     return out
 
 
@@ -306,6 +319,23 @@ def forgery_subject(subject: Subject) -> Subject:
     table is empty (its citation is given explicitly: the adapter's "CV forgery:..." entry), so the
     paper campaigns' rows for the framework's name are never consulted for it."""
     return Subject(f"{subject.framework} · {FORGERY_ROW}", subject.backend, citations={})
+
+
+def visibility_verdicts(judge: Judge, verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """VO on every path a protocol decided with a recorded history, over that path's longest one.
+
+    A race's verdicts are the race rule's over many trials (``probes.core.race``), not one
+    history's: its paths get no VO verdict here rather than a ✓ from one trial."""
+    by_path: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        by_path.setdefault(v.path, []).append(v)
+    out: list[Verdict] = []
+    for path, group in by_path.items():
+        recorded = [v.history for v in group if v.history is not None]
+        if not recorded or any("race_decision" in v.evidence for v in group):
+            continue
+        out.append(judge.visibility(path, max(recorded, key=len)))
+    return out
 
 
 def durable_prefix(h: History, crash: Event) -> list[str]:

@@ -21,6 +21,7 @@ from probes.core.envs import SideEnv
 from probes.core.errors import HarnessError, UsageError
 from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
+from probes.kit.judge import visibility_verdicts
 from probes.kit.partition import PARTITION_POINTS
 from probes.kit.protocols import PROTOCOLS, STALL_POINTS, Probe, Target
 from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
@@ -196,6 +197,7 @@ def run_kit_probe(adapter: str, env: SideEnv | None, spec: ProbeSpec, ctx: Probe
         if environ:
             result.observations["environ"] = dict(sorted(environ.items()))
         result.verdicts = {**PROTOCOLS, **(protocols or {})}[spec.args["protocol"]](probe, dict(spec.args))
+        result.verdicts += visibility_verdicts(probe.judge, result.verdicts)  # VO: one checker, every protocol
         if "runs" not in result.observations:  # a protocol of isolated runs keeps each one's history there
             result.observations["history"] = probe.read().to_json()
         # for trace validation: the kit's workflow, unless the protocol ran another and said which (a variant's)
