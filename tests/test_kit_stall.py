@@ -49,6 +49,9 @@ def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdict
     rows = chapter.stall_rows(SimpleNamespace(receipts=list(receipts.values())))  # the chapter's stall table
     assert [(r["stopped at"], r["superseded worker"], r["EO"]) for r in rows] == [
         ("s2.consumed", "completed", "U"), ("s2.effect", "completed", "U")]
+    anomalies = chapter.visibility_rows(SimpleNamespace(receipts=list(receipts.values())))  # the chapter's VO table
+    assert {(r["path"].split("/")[0], r["anomaly"]) for r in anomalies} == {
+        ("stall:s2.consumed", "superseded-write"), ("stall:s2.effect", "superseded-write")}
     first, second = ((d / "plain_stall" / "verdicts.json").read_bytes() for d in (tmp_path / "1", tmp_path / "2"))
     assert first == second
 

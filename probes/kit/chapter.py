@@ -49,6 +49,15 @@ def stall_rows(run: Any) -> list[dict[str, Any]]:
                          f"effects {seen.get('after_effects') or 'none'}"})
 
 
+def visibility_rows(run: Any) -> list[dict[str, Any]]:
+    """Every ordering anomaly the VO checker named (``probes.core.visibility``): one row per anomaly,
+    with the path, the backend and the history events (sequence numbers in the receipt's history)."""
+    return [{"path": v.path, "backend": v.backend, "anomaly": a["anomaly"],
+             "events": " ".join(f"#{seq}" for seq in a["events"]), "what happened": a["explanation"]}
+            for r in run.receipts for v in r.verdicts if v.property.value == "VO"
+            for a in v.evidence.get("anomalies", [])]
+
+
 def change_rows(run: Any) -> list[dict[str, Any]]:
     """The change protocol's cells: what the process running the changed code did with the paused run
     (``observations["change"]``: refused loudly, continued, or how it ended), beside the verdicts."""
@@ -212,6 +221,16 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("markdown", "## Every verdict"),
                 _cell("code", "import pandas as pd\npd.set_option('display.max_colwidth', 160)\n"
                               "pd.DataFrame(chapter.verdict_rows(run)).style.hide(axis='index')"),
+                _cell("markdown", "## Effect visibility order (VO)\n\nEvery history a protocol decided on is "
+                                  "read for ordering anomalies, in the manner of Elle: an effect seen before the "
+                                  "durable record that caused it (effect-before-cause, effect-ahead-of-record), a "
+                                  "write or effect by an owner another process had taken the run from "
+                                  "(superseded-write), a read of the superseded branch after a fork (stale-read). "
+                                  "No documentation statement speaks to the order, so a violation is U. Race paths "
+                                  "get no VO verdict: they are decided over trials, not one history."),
+                _cell("code", "rows = chapter.visibility_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('No ordering anomaly in any history of this run.'))"),
                 _cell("markdown", "## A paused worker (stall)\n\nThe worker answering the run is frozen by SIGSTOP "
                                   "inside the answered step; another process takes the run over and finishes it; "
                                   "then the frozen worker goes on, and a last recovery looks at what is durable. "

@@ -599,8 +599,16 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
             continue
         frameworks = sorted({v.framework for v in receipt.verdicts}) or [campaign]
         workflow = obs.get("workflow") if isinstance(obs.get("workflow"), Mapping) else {}
+        # one history decided on several properties of a path (``<path>#<prop>`` keys) is validated once,
+        # with the labels of every verdict decided on it
+        same: dict[str, list[str]] = {}
         for key, events in sorted(found.items()):
-            decided = [v for v in receipt.verdicts if not key or v.path == key]  # "": the whole probe's
+            first = next((k for k in same if found[k] == events), key)
+            same.setdefault(first, []).append(key)
+        for key, keys in same.items():
+            events = found[key]
+            decided = [v for v in receipt.verdicts  # "": the whole probe's
+                       if not key or v.path in keys or f"{v.path}#{v.property.value}" in keys]
             labels: dict[str, str] = {}
             for v in sorted(decided, key=lambda v: WORST_FIRST.index(v.label)):
                 labels.setdefault(v.property.value, v.label.value)
