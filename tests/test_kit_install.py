@@ -55,13 +55,16 @@ def test_pip_install_gives_the_kit_the_command_and_the_ci_job(tmp_path: Path) ->
                          "--quick", "-p", 'protocols=["baseline","crash","fork"]', "-p", 'crash_hows=["kill"]',
                          "--fail-on", "x,U", "--junit-xml", "report.xml"],
                         cwd=work, env=env, capture_output=True, text=True, timeout=600)
-    assert ci.returncode == 3, ci.stderr[-3000:]  # the two EO crash verdicts are U
-    assert "2 verdict(s) labelled U/✗ (--fail-on)" in ci.stderr
+    assert ci.returncode == 3, ci.stderr[-3000:]  # the two EO crash verdicts are U, and VO after the s2 kill
+    assert "3 verdict(s) labelled U/✗ (--fail-on)" in ci.stderr
     suites = ET.parse(work / "report.xml").getroot()
-    assert (suites.get("tests"), suites.get("failures"), suites.get("errors")) == ("11", "2", "0")
+    assert (suites.get("tests"), suites.get("failures"), suites.get("errors")) == ("15", "3", "0")  # 11 + 4 VO
     failed = [c for c in suites.iter("testcase") if c.find("failure") is not None]
+    # the answer e2 fired on was not durable when the kill came (the adapter saves only at the pause): VO names it
     assert sorted(c.get("name") for c in failed) == ["EO crash:kill@s1.effect/latest [file]",
-                                                     "EO crash:kill@s2.effect/latest [file]"]
+                                                     "EO crash:kill@s2.effect/latest [file]",
+                                                     "VO crash:kill@s2.effect/latest [file]"]
+    assert "effect-before-cause" in next(c for c in failed if c.get("name").startswith("VO")).find("failure").text
     assert "witness:" in failed[0].find("failure").text and "citation:" in failed[0].find("failure").text
     bad = subprocess.run([str(venv / "bin" / "resume-contract"), "run", "mine", "--adapter", "my_adapter:PlainAdapter",
                           "--fail-on", "maybe"], cwd=work, env=env, capture_output=True, text=True, timeout=120)
