@@ -347,7 +347,10 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
            "a ✓ that rests on races states the largest such bound (`✓ race < 9.9 %`); n/a no operation the property "
            "speaks about. A cell whose paths disagree shows each "
            "label with its number of paths, worst first (`U×3 · ✓×2`). Tampered-state probes and REMIT without "
-           "its effect ledger have rows of their own.", ""]
+           "its effect ledger have rows of their own. The columns are the six properties, fork intent (FI) and "
+           "liveness (LV) of [the contract](../contract.md), and visibility order (VO, beyond the paper: an effect "
+           "seen before the durable record that caused it, a write by a superseded owner, a read of a superseded "
+           "branch), read off every recorded history but a race's.", ""]
     missing = list(getattr(cells, "missing", []))
     if missing:  # a campaign without a complete run is named, never silently absent
         out += ["**Not in the matrix:** " + "; ".join(_e(m) for m in missing), ""]
