@@ -209,8 +209,10 @@ def schedule(names: list[str], jobs: int) -> list[list[str]]:
     """The order ``--jobs`` runs campaigns in, as waves: the campaigns of one wave may run side by
     side (at most ``jobs`` at once), a wave starts when the one before it ended. A campaign that
     reads others' results comes in a wave after theirs; a timing-sensitive one
-    (``Campaign.runs_alone``) is a wave of its own. With ``jobs == 1`` every wave has one campaign,
-    in the sequential order."""
+    (``Campaign.runs_alone``) is a wave of its own. A campaign beyond the paper (``--all`` only)
+    joins no wave before a timing-sensitive one placed ahead of it: otherwise the paper's benchmarks
+    and races would wait behind hours of atlas, drift and kit campaigns. With ``jobs == 1`` every
+    wave has one campaign, in the sequential order."""
     if jobs <= 1:
         return [[n] for n in names]
     waves: list[list[str]] = []
@@ -222,6 +224,8 @@ def schedule(names: list[str], jobs: int) -> list[list[str]]:
             waves.append([name])
             placed[name] = len(waves) - 1
             continue
+        if not getattr(campaign, "in_default_run", True):
+            after = max([after] + [i for i, wave in enumerate(waves) if campaigns.get(wave[0]).runs_alone])
         # the first shared wave after what it reads (a wave after a solo one opens anew)
         at = next((i for i in range(after + 1, len(waves))
                    if not campaigns.get(waves[i][0]).runs_alone), None)

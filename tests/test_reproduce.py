@@ -363,6 +363,20 @@ def test_jobs_schedule_keeps_readers_after_what_they_read_and_timing_sensitive_o
     assert reproduce.schedule(["b", "a"], 4) == [["b"], ["a"]]
 
 
+def test_campaigns_beyond_the_paper_wait_for_its_timing_sensitive_ones(monkeypatch) -> None:
+    """--all: the paper's benchmarks run alone right after the paper's shared wave, not after hours of
+    campaigns beyond the paper that would otherwise join that wave."""
+    from types import SimpleNamespace
+
+    from probes import reproduce
+
+    spec = {"a": ((), "", True), "b": ((), "times things", True), "c": ((), "", True), "x": ((), "", False),
+            "y": ((), "", False), "r": (("a", "x"), "", True)}
+    monkeypatch.setattr(reproduce.campaigns, "get", lambda n: SimpleNamespace(
+        reads=spec[n][0], runs_alone=spec[n][1], in_default_run=spec[n][2]))
+    assert reproduce.schedule(list(spec), 2) == [["a", "c"], ["b"], ["x", "y"], ["r"]]
+
+
 def test_jobs_two_measures_both_campaigns_side_by_side(sandbox: dict) -> None:
     proc = _run(["--only", BOTH, "--jobs", "2", "--no-book"], sandbox)
     assert proc.returncode == 0, proc.stderr[-2000:]
