@@ -25,7 +25,7 @@ Both join the ``langgraph`` row of the matrix.
 import dataclasses
 from typing import Any, Mapping
 
-from probes.kit.langgraph_saver import DURABILITY_ENV
+from probes.langgraph_kit.saver import DURABILITY_ENV
 from probes.kit.suite import PROTOCOL_NAMES, kit_campaign
 from probes.langgraph_kit.protocols import PROTOCOLS, plan
 
