@@ -22,13 +22,14 @@ ERROR "hung" and judged), a hang of a same-release control a harness error.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from itertools import product
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.checker import Property
 from probes.core.errors import HarnessError
-from probes.core.history import Kind
 from probes.core.receipt import ProbeResult
 
 PROPS = (Property.EO, Property.CO, Property.LV)
@@ -92,9 +93,6 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 def _python(campaign: str, release: str) -> tuple[str | None, list[str]]:
     """The interpreter holding ``release`` for the campaign's adapter, and what of ``needs`` it lacks;
     a harness error if it holds another release."""
-    import subprocess
-    import sys
-
     from probes.drift.campaign import missing_api, side_env
     from probes.drift.targets import by_campaign
     from probes.kit.suite import KIT_ENVS, operations_python
@@ -111,7 +109,8 @@ def _python(campaign: str, release: str) -> tuple[str | None, list[str]]:
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     from probes.drift.targets import CHECKED, by_campaign
     from probes.kit.protocols import Probe, Run, Target
-    from probes.kit.suite import KIT_ADAPTERS, KIT_SERVICES, adapter_class
+    from probes.kit.runtime import STEPS
+    from probes.kit.suite import KIT_ADAPTERS, KIT_SERVICES, adapter_class, store_factory
 
     fw, a, b = spec.args["campaign"], spec.args["from"], spec.args["to"]
     target = by_campaign(fw)
@@ -119,28 +118,25 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     cls = adapter_class(adapter)
     backend = cls.backends[0]
     result = ProbeResult()
-
-    def store(label: str) -> str | None:
-        return ctx.stores.fresh(backend, label).location if backend in ("sqlite", "postgres") else None
-
+    store = store_factory(ctx, backend)
     path = f"mv:{a}->{b}"
     probe = Probe(Target(adapter, cls, backend), ctx.workdir, store)
     result.observations = probe.observations
-    if spec.args.get("na"):
-        why = (f"{target.dist} has no release other than the pin {a} (newest on {CHECKED}): "
-               "no pair to resume across")
+
+    def not_applicable(why: str) -> ProbeResult:
         result.verdicts = [probe.judge.not_applicable(prop, path, why) for prop in PROPS]
         result.observations["judged"] = probe.judge.calls
         return result
+
+    if spec.args.get("na"):
+        return not_applicable(f"{target.dist} has no release other than the pin {a} (newest on {CHECKED}): "
+                              "no pair to resume across")
     try:
         pythons = {}
         for release in (a, b):
             python, missing = _python(fw, release)
             if missing:
-                why = f"not in {target.dist} {release}: {', '.join(missing)}. {target.gone}".strip()
-                result.verdicts = [probe.judge.not_applicable(prop, path, why) for prop in PROPS]
-                result.observations["judged"] = probe.judge.calls
-                return result
+                return not_applicable(f"not in {target.dist} {release}: {', '.join(missing)}. {target.gone}".strip())
             pythons[release] = python
         services = KIT_SERVICES.get(fw)
         environ = tuple(sorted((services(ctx) if services else {}).items()))
@@ -151,17 +147,11 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         answer = cls.answers[0]
         paused = first.start()
         ran = {"start": dict(probe.observations.pop("framework_versions", {}))}
-        try:
-            done = second.answer("answer", paused.get("handle"), answer)
-        except HarnessError:
-            # The other release's process never ended (DBOS 2.27.0 answering a run 3.4.0 paused logs a
-            # TypeError in its recovery thread and waits): silent, a behaviour of the pair, not of the
-            # harness -- unless the same release hangs too (the control is then a harness error).
-            if a == b or probe.observations["children"].get("run/answer", {}).get("status") != "timeout":
-                raise
-            second.note(Kind.ERROR, value="hung", detail={"then": "the answering process did not end within "
-                                                                  f"{second.target.timeout:g} s and was killed"})
-            done = {"status": "hung"}
+        # The other release's process that never ends (DBOS 2.27.0 answering a run 3.4.0 paused logs a
+        # TypeError in its recovery thread and waits) is silent: a behaviour of the pair, not of the
+        # harness -- unless the same release hangs too (the control is then a harness error).
+        second.hang_is_behaviour = a != b
+        done = second.answer("answer", paused.get("handle"), answer)
         ran["answer"] = dict(probe.observations.pop("framework_versions", {}))
         probe.observations["mv"] = {"from": a, "to": b, "dist": target.dist, "ran": ran,
                                     "status": done.get("status"), "error": done.get("error")}
@@ -170,7 +160,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         result.verdicts = [probe.judge.effects_once(path, h, what), probe.judge.gated_once(path, h, what),
                            probe.judge.live(path, h, what, cls.result(answer))]
         result.observations["history"] = h.to_json()
-        result.observations["workflow"] = {"steps": ["s1", "s2"], "gate": "s2"}
+        result.observations["workflow"] = {"steps": list(STEPS), "gate": STEPS[-1]}
         result.observations["judged"] = probe.judge.calls
     except HarnessError as exc:
         result.harness_errors.append(str(exc))
