@@ -12,8 +12,7 @@ from probes.core import checker, race
 from probes.core.checker import DocRef, Label, Property
 from probes.core.receipt import load_campaign, read_index
 
-COLUMNS = [Property.PC, Property.EO, Property.FD, Property.CV, Property.CO, Property.RD, Property.FI, Property.LV,
-           Property.VO]
+COLUMNS = list(Property)  # the contract's properties in their declared order, VO last
 # Campaigns whose verdicts are about other releases than the pinned ones (the regression
 # atlas runs every LangGraph release): they have their own chapters, not matrix rows.
 NOT_IN_MATRIX = campaigns.OTHER_RELEASES  # their own chapters

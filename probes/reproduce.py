@@ -224,7 +224,7 @@ def schedule(names: list[str], jobs: int) -> list[list[str]]:
             waves.append([name])
             placed[name] = len(waves) - 1
             continue
-        if not getattr(campaign, "in_default_run", True):
+        if not campaign.in_default_run:
             after = max([after] + [i for i, wave in enumerate(waves) if campaigns.get(wave[0]).runs_alone])
         # the first shared wave after what it reads (a wave after a solo one opens anew)
         at = next((i for i in range(after + 1, len(waves))

@@ -356,7 +356,8 @@ def test_jobs_schedule_keeps_readers_after_what_they_read_and_timing_sensitive_o
     from probes import reproduce
 
     spec = {"a": ((), ""), "b": ((), "times things"), "c": ((), ""), "r": (("a", "c"), ""), "d": ((), "")}
-    monkeypatch.setattr(reproduce.campaigns, "get", lambda n: SimpleNamespace(reads=spec[n][0], runs_alone=spec[n][1]))
+    monkeypatch.setattr(reproduce.campaigns, "get", lambda n: SimpleNamespace(reads=spec[n][0], runs_alone=spec[n][1],
+                                                                              in_default_run=True))
     assert reproduce.schedule(list(spec), 1) == [["a"], ["b"], ["c"], ["r"], ["d"]]
     # c and d share a's wave (they read nothing); r reads a and c, so it follows their wave
     assert reproduce.schedule(list(spec), 2) == [["a", "c", "d"], ["b"], ["r"]]
