@@ -134,4 +134,4 @@ def test_a_step_whose_agent_asks_twice_runs_each_answer_once(tmp_path: Path) -> 
     continuing after the second answer does not run the first tool again."""
     receipt = pause_twice("agno", tmp_path)  # no harness error, on Agno 3.1.10
     assert receipt.observations["pause_twice"] == EACH_ANSWER_ONCE
-    assert {v.property.value: v.label.value for v in receipt.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}
+    assert {v.property.value: v.label.value for v in receipt.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓", "VO": "✓"}

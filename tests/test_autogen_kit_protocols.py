@@ -42,8 +42,8 @@ def _rep(run: CampaignRun, rep: int) -> dict[tuple[str, str, str], Verdict]:
 
 def test_the_verdicts_are_deterministic_and_re_judged_from_the_receipt(run: CampaignRun) -> None:
     first, second = _rep(run, 1), _rep(run, 2)
-    # restore: EO; each forgery: CV, and LV where it was accepted (five of the nine)
-    assert sorted(first) == sorted(second) and len(first) == 1 + len(FORGERIES) + 5
+    # restore: EO; each forgery: CV, and LV where it was accepted (five of the nine); VO on each of those paths
+    assert sorted(first) == sorted(second) and len(first) == 1 + len(FORGERIES) + 5 + (1 + len(FORGERIES))
     assert all(stable(first[k]) == stable(second[k]) for k in first)
     for receipt in run.receipts:
         again = kit_verdicts(receipt, AutoGenAdapter)
