@@ -79,4 +79,4 @@ def test_two_approvals_answered_one_at_a_time_run_each_tool_once(tmp_path) -> No
     approval keeps ``s2`` done, so the first answer's effect is not fired again."""
     got = pause_twice("openai_agents", tmp_path)
     assert got.observations["pause_twice"] == EACH_ANSWER_ONCE
-    assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}
+    assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓", "VO": "✓"}

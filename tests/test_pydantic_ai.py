@@ -81,4 +81,4 @@ def test_two_approvals_answered_one_at_a_time_run_each_tool_once(tmp_path) -> No
     run paused at the second approval, and DBOS's recorded ``s2`` is not run again by the second."""
     got = pause_twice("pydantic_ai", tmp_path)
     assert got.observations["pause_twice"] == EACH_ANSWER_ONCE
-    assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓"}
+    assert {v.property.value: v.label.value for v in got.verdicts} == {"EO": "✓", "CO": "✓", "LV": "✓", "VO": "✓"}

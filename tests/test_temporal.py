@@ -90,7 +90,7 @@ def test_a_step_that_pauses_twice_waits_for_the_signal_twice_and_takes_each_answ
     assert got.observations["pause_twice"] == EACH_ANSWER_ONCE
     path = "pause-twice:one-answer-at-a-time"
     assert {(v.property.value, v.path): v.label.value for v in got.verdicts} == {
-        ("EO", path): "✓", ("CO", path): "✓", ("LV", path): "✓"}
+        ("EO", path): "✓", ("CO", path): "✓", ("LV", path): "✓", ("VO", path): "✓"}
     pauses = [e.incarnation for e in got.verdicts[0].history if e.kind.value == "pause"]
     assert pauses == ["run/start", "run/first"]  # the first answer's process saw the second wait
 
