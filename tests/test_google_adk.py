@@ -75,4 +75,4 @@ def test_a_node_that_asks_twice_is_rerun_and_fires_the_first_answers_effect_agai
                                                "effects": {"e1": 1, "e2": 2, "e2b": 1}}
     labels = {v.property.value: (v.label.value, v.doc.source if v.doc else None) for v in got.verdicts}
     rerun = "google.adk.workflow._function_node:FunctionNode.__init__"
-    assert labels == {"EO": ("D", rerun), "CO": ("D", rerun), "LV": ("✓", None)}
+    assert labels == {"EO": ("D", rerun), "CO": ("D", rerun), "LV": ("✓", None), "VO": ("✓", None)}

@@ -50,14 +50,16 @@ def test_an_engine_resuming_by_position_skips_or_repeats_and_the_verdicts_repeat
     assert {kind: got[kind].observations["change"]["outcome"] for kind in CODE_CHANGES} == {
         "step-appended": "continued", "step-inserted": "continued", "paused-step-renamed": "continued",
         "done-step-removed": "ended completed", "steps-swapped": "ended completed"}
+    # the code change ends VO's window of evidence (probes.core.visibility): its ✓ says only that
+    # nothing was out of order before the change
     for kind in ("step-appended", "step-inserted", "paused-step-renamed"):
-        assert _labels(got[kind]) == {Property.EO: "✓", Property.LV: "✓"}, kind
+        assert _labels(got[kind]) == {Property.EO: "✓", Property.LV: "✓", Property.VO: "✓"}, kind
     # the step that ran is gone: position 1 is past the end, the run completes without the answered
     # step (a silent skip); swapped: position 1 is now s1, which fires e1 again. The adapter's
     # "EO *"/"LV *" statements are about resuming the same code: U, not ✗
-    assert _labels(got["done-step-removed"]) == {Property.EO: "U", Property.LV: "U"}
+    assert _labels(got["done-step-removed"]) == {Property.EO: "U", Property.LV: "U", Property.VO: "✓"}
     assert got["done-step-removed"].observations["change"]["effects"] == {"e1": 1}
-    assert _labels(got["steps-swapped"]) == {Property.EO: "U", Property.LV: "U"}
+    assert _labels(got["steps-swapped"]) == {Property.EO: "U", Property.LV: "U", Property.VO: "✓"}
     assert got["steps-swapped"].observations["change"]["effects"] == {"e1": 2}
     assert got["step-appended"].observations["change"]["effects"] == {"e1": 1, "e2": 1, "e_s3": 1}
     first, second = ((d / "by_index" / "verdicts.json").read_bytes() for d in (tmp_path / "1", tmp_path / "2"))
@@ -72,10 +74,11 @@ def test_an_engine_resuming_by_name_refuses_loudly_and_a_change_citation_labels_
                   ("paused-step-renamed", "steps-swapped", "step-appended"))
     renamed = got["paused-step-renamed"]
     assert renamed.observations["change"]["outcome"] == "refused loudly (LookupError)"
-    assert _labels(renamed) == {Property.EO: "✓"}  # refused: no LV verdict, the refusal is its answer
+    # refused: no LV verdict, the refusal is its answer
+    assert _labels(renamed) == {Property.EO: "✓", Property.VO: "✓"}
     # by name, s2 is found again; the swapped code then runs s1 after it: e1 twice, and the
     # adapter's "EO change:*" statement makes it ✗ (LV keeps U: no change statement for it)
-    assert _labels(got["steps-swapped"]) == {Property.EO: "✗", Property.LV: "U"}
+    assert _labels(got["steps-swapped"]) == {Property.EO: "✗", Property.LV: "U", Property.VO: "✓"}
     assert {v.label.value for v in got["step-appended"].verdicts} == {"n/a"}  # not in its code_changes
     history = History.from_json(renamed.observations["history"])
     assert Recorded("x", "by_name", "step-engine", "change", history).outside_model.startswith(
@@ -88,9 +91,9 @@ def test_on_langgraph_a_renamed_paused_node_is_skipped_silently_and_swapped_step
                   ("paused-step-renamed", "steps-swapped", "step-appended"))
     renamed = got["paused-step-renamed"].observations["change"]
     assert (renamed["status"], renamed["effects"]) == ("completed", {"e1": 1})
-    assert _labels(got["paused-step-renamed"]) == {Property.EO: "U", Property.LV: "U"}
+    assert _labels(got["paused-step-renamed"]) == {Property.EO: "U", Property.LV: "U", Property.VO: "✓"}
     assert got["steps-swapped"].observations["change"]["effects"] == {"e1": 2, "e2": 1}
-    assert _labels(got["step-appended"]) == {Property.EO: "✓", Property.LV: "✓"}
+    assert _labels(got["step-appended"]) == {Property.EO: "✓", Property.LV: "✓", Property.VO: "✓"}
 
 
 @pytest.mark.parametrize("adapter", ["tests.fixtures.plain_adapter:PlainAdapter"])

@@ -34,14 +34,14 @@ def test_a_step_that_goes_on_after_its_first_pause_fires_each_effect_once(tmp_pa
     got = _twice("keeps_place", "tests.fixtures.step_adapter:ByIndexAdapter", tmp_path)
     assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
                                                "effects": {"e1": 1, "e2": 1, "e2b": 1}}
-    assert _labels(got) == {Property.EO: "✓", Property.CO: "✓", Property.LV: "✓"}
+    assert _labels(got) == {Property.EO: "✓", Property.CO: "✓", Property.LV: "✓", Property.VO: "✓"}
 
 
 def test_a_step_that_starts_again_fires_the_first_answers_effect_twice(tmp_path: Path) -> None:
     got = _twice("restarts", "tests.fixtures.step_adapter:RestartingAdapter", tmp_path)
     assert got.observations["pause_twice"]["effects"] == {"e1": 1, "e2": 2, "e2b": 1}
     # the adapter's "EO *" claim (LG-15) labels the repeated effect; no CO statement: U
-    assert _labels(got) == {Property.EO: "✗", Property.CO: "U", Property.LV: "✓"}
+    assert _labels(got) == {Property.EO: "✗", Property.CO: "U", Property.LV: "✓", Property.VO: "✓"}
     # the TLA+ model has one pause per run: trace validation says so instead of failing the history
     history = History.from_json(next(iter(got.histories.values())))
     assert "pauses more than once" in Recorded("restarts/p", "restarts", "step-engine", "pause_twice",
@@ -68,4 +68,5 @@ def test_langgraph_reruns_a_node_with_two_interrupts_from_its_top(tmp_path: Path
     assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
                                                "effects": {"e1": 1, "e2": 2, "e2b": 1}}
     labels = {v.property: (v.label.value, v.doc.source if v.doc else None) for v in got.verdicts}
-    assert labels == {Property.EO: ("D", "LG-14"), Property.CO: ("D", "LG-14"), Property.LV: ("✓", None)}
+    assert labels == {Property.EO: ("D", "LG-14"), Property.CO: ("D", "LG-14"), Property.LV: ("✓", None),
+                      Property.VO: ("✓", None)}

@@ -88,4 +88,4 @@ def test_a_step_that_waits_twice_replays_once_per_wait_on_the_second_answer(rece
     assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",
                                                "effects": {"e1": 1, "e2": 3, "e2b": 1}}
     labels = {v.property.value: (v.label.value, v.doc.source if v.doc else None) for v in got.verdicts}
-    assert labels == {"EO": ("D", "LI-3"), "CO": ("D", "LI-3"), "LV": ("✓", None)}
+    assert labels == {"EO": ("D", "LI-3"), "CO": ("D", "LI-3"), "LV": ("✓", None), "VO": ("✓", None)}

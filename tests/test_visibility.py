@@ -99,17 +99,25 @@ def test_an_owner_nobody_took_over_from_is_not_superseded() -> None:
     assert names(stall(takeover_runs=False)) == []
 
 
-def fork(read: str) -> History:
+def fork(read: Any, first: Any = "yes", second: Any = "no") -> History:
     return History.of_events(run_to_pause() + [
-        ev(Kind.CONSUME, "run/first", "s2", value="yes"), ev(Kind.EFFECT, "run/first", "s2", "e2"),
-        ev(Kind.COMPLETE, "run/first", value="yes"),
-        ev(Kind.FORK, value="no", at="the answered pause", intent="fork"), ev(Kind.ANSWER, value="no", addressed=True),
+        ev(Kind.CONSUME, "run/first", "s2", value=first), ev(Kind.EFFECT, "run/first", "s2", "e2"),
+        ev(Kind.COMPLETE, "run/first", value=first),
+        ev(Kind.FORK, value=second, at="the answered pause", intent="fork"),
+        ev(Kind.ANSWER, value=second, addressed=True),
         ev(Kind.CONSUME, "run/fork", "s2", value=read), ev(Kind.COMPLETE, "run/fork", value=read)])
 
 
 def test_a_fork_that_reads_the_superseded_branch() -> None:
     assert names(fork(read="yes")) == [STALE_READ]
     assert names(fork(read="no")) == []
+
+
+def test_structured_answers_are_compared_without_hashing() -> None:
+    """Frameworks answer with dicts (tool approvals, ADK's function responses): unhashable values."""
+    first, second = {"approve": True}, {"approve": False}
+    assert names(fork(read=dict(first), first=first, second=second)) == [STALE_READ]
+    assert names(fork(read=dict(second), first=first, second=second)) == []
 
 
 def test_check_vo_witness_and_evidence_name_the_events() -> None:
