@@ -14,15 +14,17 @@ probe by probe.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
+import signal
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from probes import campaigns
 from probes.core.atomic import atomic_write_json
@@ -237,6 +239,25 @@ def schedule(names: list[str], jobs: int) -> list[list[str]]:
     return waves
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM are ignored while the kernels are being stopped, then restored.
+
+    Why: a second signal raised inside ``stop_kernels``' grace period cut it short before its
+    SIGKILL of the kernels that had not stopped, and the run then waited on them for good (seen
+    with TLC's kernel and its JVM after two SIGTERMs). Only the main thread may set handlers.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+
+
 def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1) -> list[str]:
     """Run each campaign's notebook into its own run directory, ``jobs`` at a time (timing-sensitive
     campaigns alone; see ``schedule``); returns the failed ones."""
@@ -255,10 +276,13 @@ def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1) -
         except BaseException:
             # Ctrl-C or SIGTERM (raised here by _exit_on_sigterm): the campaigns run in threads, their
             # kernels in sessions of their own -- stop those, or the threads (and the run) go on
-            pool.shutdown(wait=False, cancel_futures=True)
-            stopped = stop_kernels()
-            print(f"interrupted: stopped {len(stopped)} running campaign kernel(s); every complete probe is kept, "
-                  "rerun to continue", file=sys.stderr, flush=True)
+            with _signals_held():
+                print("interrupted: stopping the running campaigns' kernels (up to 20 s; a second Ctrl-C or "
+                      "SIGTERM waits for this)", file=sys.stderr, flush=True)
+                pool.shutdown(wait=False, cancel_futures=True)
+                stopped = stop_kernels()
+                print(f"interrupted: stopped {len(stopped)} running campaign kernel(s); every complete probe is "
+                      "kept, rerun to continue", file=sys.stderr, flush=True)
             raise
         finally:
             pool.shutdown(wait=True)
@@ -355,8 +379,6 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import signal
-
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:

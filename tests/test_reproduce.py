@@ -419,11 +419,13 @@ def _processes_with_environ(needle: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how, jobs", [("SIGTERM", "2"), ("SIGINT", "2"), ("SIGTERM", "1")])
+@pytest.mark.parametrize("how, jobs", [("SIGTERM", "2"), ("SIGINT", "2"), ("SIGTERM", "1"), ("SIGTERM twice", "2")])
 def test_sigterm_or_ctrl_c_stops_the_run_and_every_process_it_started(sandbox: dict, how: str, jobs: str) -> None:
     """Campaigns run in threads and their kernels in sessions of their own: a SIGTERM to the driver
-    (or Ctrl-C, SIGINT to the terminal's foreground group) must still end the run and its kernels."""
-    env = dict(sandbox, RC_SELFTEST_BLOCK_AT="b2")
+    (or Ctrl-C, SIGINT to the terminal's foreground group) must still end the run and its kernels.
+    ``SIGTERM twice``: the kernel takes 3 s to stop and a second SIGTERM comes meanwhile; it must not
+    cut the stopping short (it once did, and the run then waited on a TLC kernel for good)."""
+    env = dict(sandbox, RC_SELFTEST_BLOCK_AT="b2", **({"RC_SELFTEST_SLOW_STOP": "3"} if how.endswith("twice") else {}))
     # As from a terminal: Ctrl-C's default action. A test runner started in the background (``cmd &``
     # in a non-interactive shell) ignores SIGINT, and a child inherits that; Python then never
     # raises KeyboardInterrupt, and the run would rightly go on.
@@ -432,8 +434,11 @@ def test_sigterm_or_ctrl_c_stops_the_run_and_every_process_it_started(sandbox: d
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         _wait_for(Path(sandbox["RC_SELFTEST_MARKER"]), proc)
-        if how == "SIGTERM":
+        if how.startswith("SIGTERM"):
             os.kill(proc.pid, signal.SIGTERM)  # reproduce.sh execs the driver: this is the driver alone
+            if how.endswith("twice"):
+                time.sleep(1)  # inside the kernel's 3 s of stopping
+                os.kill(proc.pid, signal.SIGTERM)
         else:
             os.killpg(proc.pid, signal.SIGINT)
         out, _ = proc.communicate(timeout=120)
