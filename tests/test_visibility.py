@@ -113,6 +113,13 @@ def test_a_fork_that_reads_the_superseded_branch() -> None:
     assert names(fork(read="no")) == []
 
 
+def test_structured_answers_are_compared_without_hashing() -> None:
+    """Frameworks answer with dicts (tool approvals, ADK's function responses): unhashable values."""
+    first, second = {"approve": True}, {"approve": False}
+    assert names(fork(read=dict(first), first=first, second=second)) == [STALE_READ]
+    assert names(fork(read=dict(second), first=first, second=second)) == []
+
+
 def test_check_vo_witness_and_evidence_name_the_events() -> None:
     check = checker.check(Property.VO, crash_in_s2(), checker.Expectation())
     assert not check.holds

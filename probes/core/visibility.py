@@ -46,7 +46,6 @@ EFFECT_BEFORE_CAUSE = "effect-before-cause"
 EFFECT_AHEAD_OF_RECORD = "effect-ahead-of-record"
 SUPERSEDED_WRITE = "superseded-write"
 STALE_READ = "stale-read"
-ANOMALIES = (EFFECT_BEFORE_CAUSE, EFFECT_AHEAD_OF_RECORD, SUPERSEDED_WRITE, STALE_READ)
 RESENDS_INPUT = "resend-input"  # the recovery mode that invokes the run with its input again (a restart asked for)
 
 
@@ -158,14 +157,17 @@ def superseded_writes(h: History) -> list[Anomaly]:
 
 def stale_reads(h: History) -> list[Anomaly]:
     out: list[Anomaly] = []
-    branches = [e for e in h.events if e.kind is Kind.FORK
-                or (e.kind is Kind.RESUME and e.detail.get("mode") == "fork")]
-    for branch in branches:
+    branch_at = [i for i, e in enumerate(h.events) if e.kind is Kind.FORK
+                 or (e.kind is Kind.RESUME and e.detail.get("mode") == "fork")]
+    for n, at in enumerate(branch_at):
+        branch = h.events[at]
         if branch.value is None:
             continue
-        before = {e.value for e in h.events[: h.events.index(branch)] if e.kind is Kind.CONSUME}
-        later = h.events[h.events.index(branch) + 1:]
-        stop = next((i for i, e in enumerate(later) if e in branches or e.kind is Kind.TAMPER), len(later))
+        # answers may be unhashable (dicts), so the earlier reads stay a list
+        before = [e.value for e in h.events[:at] if e.kind is Kind.CONSUME]
+        end = branch_at[n + 1] if n + 1 < len(branch_at) else len(h.events)
+        later = h.events[at + 1:end]
+        stop = next((i for i, e in enumerate(later) if e.kind is Kind.TAMPER), len(later))
         read = next((e for e in later[:stop] if e.kind is Kind.CONSUME), None)
         if read is not None and read.value != branch.value and read.value in before:
             out.append(Anomaly(STALE_READ, (branch, read),

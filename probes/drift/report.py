@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Iterator
 
-from probes.core.checker import Label, cell_text  # the matrix's own cell text
+from probes.core.checker import Label, Property, cell_text  # the matrix's own cell text
 from probes.core.receipt import Receipt
 
-PROPS = ("PC", "EO", "FD", "CV", "CO", "RD", "FI", "LV", "VO")
+PROPS = tuple(p.value for p in Property)
 SIDES = ("pin", "patch", "newest")
 Key = tuple[str, str, str, str, str]  # probe, verdict framework, backend, property, path
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Callable
 
+from probes.core.checker import Property
+
 
 LABEL_ORDER = ("✓", "D", "✗", "U", "n/a")
 LABEL_COLOURS = {"✓": "#cfe8cf", "D": "#f3e3a6", "U": "#f2b8a8", "✗": "#e88a8a", "n/a": "#e6e6e6", "": "#ffffff"}
@@ -54,7 +56,7 @@ def visibility_rows(run: Any) -> list[dict[str, Any]]:
     with the path, the backend and the history events (sequence numbers in the receipt's history)."""
     return [{"path": v.path, "backend": v.backend, "anomaly": a["anomaly"],
              "events": " ".join(f"#{seq}" for seq in a["events"]), "what happened": a["explanation"]}
-            for r in run.receipts for v in r.verdicts if v.property.value == "VO"
+            for r in run.receipts for v in r.verdicts if v.property is Property.VO
             for a in v.evidence.get("anomalies", [])]
 
 
