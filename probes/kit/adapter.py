@@ -57,6 +57,10 @@ class Capability(str, Enum):
     # The pausing step can ask twice, one answer at a time, built from ``runtime.shape()`` role
     # "pause-twice" (``first_answer`` between the pauses, ``second_answer`` after): the pause-twice protocol.
     TWO_PAUSES = "two-pauses"
+    # The pausing step can run inside a nested workflow of the framework's own (a subgraph, a child
+    # workflow, a sub-agent), built from ``runtime.shape()`` role "nested-pause" with the same bodies as
+    # "pause": the nested protocol runs the baseline, crash and stray cells on that workflow.
+    NESTED = "nested"
     # The durable state can be copied byte for byte (``copy_store``): the rd protocol recovers copies of a
     # crashed store. Declared by default (the kit copies what it made: the run's directory and its SQLite
     # or PostgreSQL store); an adapter whose state a server holds names it in ``missing`` with the reason.

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable
 
 from probes.core.checker import Property
+from probes.kit.protocols import NESTED_PREFIX
 
 
 LABEL_ORDER = ("✓", "D", "✗", "U", "n/a")
@@ -75,6 +76,17 @@ def pause_twice_rows(run: Any) -> list[dict[str, Any]]:
     return _observed_rows(run, "pause_twice", lambda seen: {
         "after the first answer": seen["after_first"], "after the second": seen["after_second"],
         "effects": seen["effects"]})
+
+
+def nested_rows(run: Any) -> list[dict[str, Any]]:
+    """The nested protocol's paths (``nested:<path>``): each backend's label per property, n/a with the
+    adapter's reason where it builds no nested workflow."""
+    labels: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for r in run.receipts:
+        for v in r.verdicts:
+            if v.path.startswith(NESTED_PREFIX):
+                labels[(v.path, v.backend)][v.property.value] = v.label.value
+    return [{"path": path, "backend": backend, **found} for (path, backend), found in sorted(labels.items())]
 
 
 def partition_rows(run: Any) -> list[dict[str, Any]]:
@@ -259,6 +271,15 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.pause_twice_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The pause-twice protocol was not run here.'))"),
+                _cell("markdown", "## The pause inside a nested workflow (nested)\n\nThe pausing step runs inside "
+                                  "a nested workflow of the framework's own (a subgraph, a child workflow, a "
+                                  "sub-agent); the baseline, crash, park-kill, stray and fork cells run on it with "
+                                  "the same steps, effects and checkers as on the two-step workflow. A framework "
+                                  "that resumes the nested pause from the outer record alone shows it here. n/a "
+                                  "where the adapter builds no nested workflow (the reason says why)."),
+                _cell("code", "rows = chapter.nested_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The nested protocol was not run here.'))"),
                 _cell("markdown", "## A partition in the middle of a consume (partition)\n\nTwo racers in "
                                   "network namespaces of their own answer the run's current pause on PostgreSQL; "
                                   "racer A's link to the store is cut inside the answered step, racer B answers "

@@ -17,7 +17,6 @@ from typing import Any, Mapping, Sequence
 
 from probes.core import checker
 from probes.core.checker import DocRef, Property, Subject, Verdict, entries, lookup
-from probes.core.errors import HarnessError
 from probes.core.history import Event, History, Kind
 
 FORK_PATH = "fork:same-pause"  # the kit's fork protocol's path (a framework's own fork names its own)
@@ -258,8 +257,8 @@ class VariantJudge(Judge):
     def intent(self, path: str, *args: Any, **kw: Any) -> Verdict:
         return super().intent(self.variant + path, *args, **kw)
 
-    def fork(self, *args: Any, **kw: Any) -> Verdict:
-        raise HarnessError("the kit's fork verdict has a fixed path: the fork protocol does not run on a variant")
+    def fork(self, h: History, expected: Any, path: str = FORK_PATH) -> Verdict:
+        return super().fork(h, expected, self.variant + path)
 
 
 def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], framework: str, backend: str,

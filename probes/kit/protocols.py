@@ -212,9 +212,12 @@ class Probe:
         self.ledger = Ledger(self.root / "ledger.sqlite")
         self.observations: dict[str, Any] = {}
         self.judge = Judge(target.cls.framework, target.backend, target.cls.citations)
+        self.workflow = "v1"  # the workflow every run builds (``runtime.WORKFLOWS``; ``on_workflow`` sets it)
 
     def run(self, name: str) -> Run:
-        return Run(self.target, self.root, name, self.store(name), self.history, self.ledger, self.observations)
+        run = Run(self.target, self.root, name, self.store(name), self.history, self.ledger, self.observations)
+        run.code = self.workflow
+        return run
 
     def read(self) -> History:
         return self.history.read()
@@ -225,6 +228,7 @@ def _isolated(p: Probe, name: str) -> tuple[Probe, Run]:
     sub = Probe(p.target, p.root / name, p.store)
     sub.observations = p.observations.setdefault("runs", {}).setdefault(name, {})
     sub.judge = p.judge  # one log of the probe's deciding calls (``Judge.calls``)
+    sub.workflow = p.workflow
     return sub, sub.run("run")
 
 
@@ -237,6 +241,17 @@ def on_variant(p: Probe, env: str, workflow: str, prefix: str = "") -> Probe:
     q.observations = p.observations
     q.observations["workflow_variant"] = workflow
     q.judge = VariantJudge(p.judge, prefix) if prefix else p.judge
+    return q
+
+
+def on_workflow(p: Probe, workflow: str, prefix: str) -> Probe:
+    """``p`` with every run it makes building the kit's workflow ``workflow`` (``runtime.WORKFLOWS``: each
+    ANSWER it records names it) and its verdict paths named after it, so they never mix with the two-step
+    workflow's paths."""
+    q = Probe(p.target, p.root, p.store)
+    q.observations, q.workflow = p.observations, workflow
+    q.observations["workflow_shape"] = workflow
+    q.judge = VariantJudge(p.judge, prefix)
     return q
 
 
@@ -731,6 +746,30 @@ def pause_twice(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             p.judge.live(path, h, what, p.target.cls.result(answer))]
 
 
+# The protocols the nested protocol runs on the nested workflow, and the properties each decides (its
+# n/a verdicts, where the adapter declares no nested workflow).
+NESTED_RUNS: dict[str, tuple[Property, ...]] = {
+    "baseline": (Property.EO, Property.LV), "crash": (Property.EO, Property.PC, Property.LV),
+    "parkkill": (Property.EO, Property.PC, Property.LV), "stray": (Property.CO, Property.EO),
+    "fork": (Property.FD,)}
+NESTED_PREFIX = "nested:"
+
+
+def nested(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """A protocol's cell (``args["of"]``: baseline, crash, parkkill, stray or fork) on the kit's workflow
+    with its pausing step inside a nested workflow of the framework's own (a subgraph, a child
+    workflow, a sub-agent: ``runtime.SHAPES["nested"]``). The bodies, effects and checkers are the
+    two-step workflow's; what changes is where the framework keeps the nested run's state, so a
+    framework that resumes a nested pause from the outer workflow's record alone shows it here: the
+    outer step begun again (PC), ``e1`` again (EO), the answer lost (LV)."""
+    of = args["of"]
+    if of not in NESTED_RUNS:
+        raise HarnessError(f"the nested protocol runs {', '.join(NESTED_RUNS)}, not {of!r}")
+    if why := _needs(p, Capability.NESTED):
+        return [p.judge.not_applicable(prop, f"{NESTED_PREFIX}{of}", why) for prop in NESTED_RUNS[of]]
+    return PROTOCOLS[of](on_workflow(p, "nested", NESTED_PREFIX), args)
+
+
 def _count(p: Probe) -> int:
     return len(p.read().of(Kind.PERSIST))
 
@@ -738,7 +777,7 @@ def _count(p: Probe) -> int:
 PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
-    "change": change, "pause_twice": pause_twice,
+    "change": change, "pause_twice": pause_twice, "nested": nested,
 }
 
 

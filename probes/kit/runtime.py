@@ -48,8 +48,11 @@ SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     # pausing step asks twice, one answer at a time (``before_pause``, pause, ``first_answer``,
     # pause, ``second_answer``), an effect after each answer.
     "pause-twice": (("s1", "first"), ("s2", "pause-twice")),
+    # Another workflow of its own (the nested protocol): the pausing step runs inside a nested workflow
+    # of the framework's (a subgraph, a child workflow, a sub-agent), the same bodies as "pause".
+    "nested": (("s1", "first"), ("s2", "nested-pause")),
 }
-WORKFLOWS = ("pause-twice",)  # shapes a run has from its start, not code a change deploys
+WORKFLOWS = ("pause-twice", "nested")  # shapes a run has from its start, not code a change deploys
 CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1" and kind not in WORKFLOWS)
 CODE_ENV = "RC_KIT_CODE"  # the code version a process runs (set by the kit's child from the protocol's choice)
 

@@ -162,6 +162,13 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
             elif proto == "rd":
                 cells += [(f"rd.{pt}.{mode}", {"point": pt, "mode": mode, "copies": params["rd_copies"]})
                           for pt in STEP_POINTS if pt in params["rd_points"] for mode in params["recovery_modes"]]
+            elif proto == "nested":  # the same cells as those protocols', on the nested workflow
+                cells += [("nested.baseline.a0", {"of": "baseline", "answer": 0}),
+                          *[(f"nested.crash.{how}.{pt}.{mode}", {"of": "crash", "how": how, "point": pt, "mode": mode})
+                            for pt in STEP_POINTS if pt in params["crash_points"] and pt.startswith("s2.")
+                            for how in params["crash_hows"] for mode in params["recovery_modes"]],
+                          ("nested.parkkill", {"of": "parkkill"}), ("nested.stray", {"of": "stray"}),
+                          ("nested.fork", {"of": "fork"})]
             elif proto == "savekill":
                 cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                            "cap": params["savekill_cap"]}))

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from probes.citations import doc
 from probes.kit.adapter import Capability
-from probes.langgraph_kit.saver import SaverAdapter, hook_checkpoint_put
+from probes.langgraph_kit.saver import SaverAdapter, hook_checkpoint_put, on_variants
 from probes.langgraph_kit import invalid_write
 from probes.langgraph_kit.shapes import ResumeMap, build_fanout, build_sequential
 from probes.langgraph_kit.intent import NO_INTENT_ON_THE_WIRE
@@ -30,6 +30,14 @@ WORKFLOWS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+# as the paper's campaign cites them: a fork at an answered pause (LG-16, the claim #6663
+# breaks) and answers racing from other processes (LG-28, the documented deviation: a second
+# invocation of a thread before the first has finished) -- which a racer cut off from the
+# store by a partition is, too
+STOCK_CITATIONS = {"FD fork:*": doc("LG-16", "claims"), "CO race:*": doc("LG-28", "deviation"),
+                   "CO partition:*": doc("LG-28", "deviation"), "EO partition:*": doc("LG-28", "deviation")}
+
+
 class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's resume map
     packages = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
     imports = (*SaverAdapter.imports, "langgraph.checkpoint.postgres")
@@ -38,13 +46,7 @@ class StockSaverAdapter(ResumeMap, SaverAdapter):  # ResumeMap: the fan-out's re
                                   "LangGraph instead (its CV probes)",
                Capability.INTENT: NO_INTENT_ON_THE_WIRE}
 
-    # as the paper's campaign cites them: a fork at an answered pause (LG-16, the claim #6663
-    # breaks) and answers racing from other processes (LG-28, the documented deviation: a second
-    # invocation of a thread before the first has finished) -- which a racer cut off from the
-    # store by a partition is, too
-    citations = {**SaverAdapter.citations, "FD fork:*": doc("LG-16", "claims"),
-                 "CO race:*": doc("LG-28", "deviation"), "CO partition:*": doc("LG-28", "deviation"),
-                 "EO partition:*": doc("LG-28", "deviation")}
+    citations = {**SaverAdapter.citations, **STOCK_CITATIONS, **on_variants(STOCK_CITATIONS)}
 
     def hook(self) -> None:
         self._saver = stock_saver(self.backend, self.store)

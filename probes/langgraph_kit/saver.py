@@ -97,6 +97,15 @@ def _factory() -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def on_variants(citations: Mapping[str, Any]) -> dict[str, Any]:
+    """The same statements for the same paths on the functional API's workflow (``functional:<path>``) and on
+    the workflow whose pausing node is a subgraph's (``nested:<path>``, the kit's nested protocol): LG-4,
+    LG-14 and LG-16 speak of "the node", and a subgraph's node is one. Catch-all keys (``EO *``) cover them
+    already."""
+    return {f"{key.split(' ', 1)[0]} {variant}:{key.split(' ', 1)[1]}": ref
+            for key, ref in citations.items() if not key.endswith(" *") for variant in ("functional", "nested")}
+
+
 class SaverAdapter(Adapter):
     framework = "langgraph"
     packages = ("langgraph", "langgraph-checkpoint")
@@ -104,7 +113,7 @@ class SaverAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
-                              Capability.CODE_CHANGE, Capability.TWO_PAUSES})
+                              Capability.CODE_CHANGE, Capability.TWO_PAUSES, Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     # invoke(None): the documented resume of a thread; resend-input: the original input invoked again on
@@ -119,9 +128,7 @@ class SaverAdapter(Adapter):
         # a node with two interrupts re-runs from its top on the second answer (the code between them too)
         "EO pause-twice:*": doc("LG-14", "deviation"), "CO pause-twice:*": doc("LG-14", "deviation"),
     }
-    # the same statements for the same paths on the functional API's workflow (its paths ``functional:<path>``)
-    citations.update({f"{key.split(' ', 1)[0]} functional:{key.split(' ', 1)[1]}": ref
-                      for key, ref in list(citations.items()) if not key.endswith(" *")})
+    citations.update(on_variants(citations))
 
     def hook(self) -> None:
         self._saver = _factory()(self.store)
@@ -153,8 +160,17 @@ class SaverAdapter(Adapter):
         def extra(name: str) -> Any:
             return lambda state: {"out": runtime.extra_step(name, state["out"])}
 
+        def nested(name: str) -> Any:
+            """The pausing step as the one node of a subgraph, the subgraph a node of the outer graph (it
+            shares the outer graph's checkpointer, as LangGraph's subgraph documentation builds one)."""
+            inner = StateGraph(State)
+            inner.add_node(name, s2)
+            inner.add_edge(START, name)
+            inner.add_edge(name, END)
+            return inner.compile()
+
         bodies = {"first": lambda name: s1, "pause": lambda name: s2, "pause-twice": lambda name: s2_twice,
-                  "extra": extra}
+                  "extra": extra, "nested-pause": nested}
         graph = StateGraph(State)
         previous = START
         for name, role in runtime.shape():
