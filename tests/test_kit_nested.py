@@ -65,3 +65,17 @@ def test_langgraph_pauses_inside_a_subgraph_and_the_cells_are_judged_on_that_wor
     fork = next(v for r in run.receipts for v in r.verdicts if v.path == "nested:fork:same-pause" and
                 v.property.value == "FD")
     assert (fork.label.value, fork.doc.source) == ("✗", "LG-16") and "retry: ignored" in fork.summary
+
+
+def test_a_nested_pause_is_one_pause_to_the_model_and_trace_validation_takes_it() -> None:
+    """The model has one pause per task; a pause inside a nested workflow is one (the pause-twice
+    workflow is what it has no step for)."""
+    from probes.core.history import Event
+    from probes.tla.trace import Recorded
+
+    def answered(workflow: str) -> History:
+        return History.of_events([Event(Kind.START, "harness"), Event(Kind.PAUSE, "run/start", "s2"),
+                                  Event(Kind.ANSWER, "harness", value="yes", detail={"workflow": workflow})])
+
+    assert Recorded("x", "c", "f", "nested", answered("nested")).outside_model is None
+    assert "pauses more than once" in Recorded("x", "c", "f", "pause_twice", answered("pause-twice")).outside_model

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from probes.core.errors import UsageError
+from probes.kit.runtime import SHAPES
 from probes.tla import configs
 from probes.tla.configs import TLA_DIR, TlcConfig
 
@@ -491,10 +492,11 @@ class Recorded:
             return "a process cut off from the store went on beside another that answered (concurrent resumes)"
         if any((e.detail or {}).get("code") for e in self.history.of(Kind.ANSWER)):
             return "the workflow's code changed between the pause and the answer (the model has one workflow)"
-        if workflow := next((e.detail["workflow"] for e in self.history.of(Kind.ANSWER)
-                             if (e.detail or {}).get("workflow")), None):
+        workflow = next((e.detail["workflow"] for e in self.history.of(Kind.ANSWER) if (e.detail or {}).get("workflow")),
+                        None)
+        if workflow is not None and any(role == "pause-twice" for _, role in SHAPES.get(workflow, ())):
             return f"the run's workflow ({workflow}) pauses more than once in a step (the model has one pause)"
-        return None
+        return None  # a nested pause is one pause of one task to the model: the nesting is the framework's
 
     @property
     def gap(self) -> str:
