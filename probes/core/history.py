@@ -33,6 +33,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 
+HARNESS = "harness"  # the incarnation of the events the harness itself records (starts, answers, crashes)
+
+
 class Kind(str, Enum):
     # driven by the harness
     START = "start"          # a run was started with its input
@@ -42,6 +45,7 @@ class Kind(str, Enum):
     RECOVER = "recover"      # a recovery was issued after a crash (detail: mode)
     FORK = "fork"            # a fork was requested at an explicit earlier pause
     TAMPER = "tamper"        # the harness edited durable state (detail: edit)
+    DELETE = "delete"        # the harness deleted the run through the framework's API (detail: while)
     # produced by the workflow
     STEP_BEGIN = "step_begin"
     EFFECT = "effect"        # the non-idempotent external effect fired

@@ -27,6 +27,13 @@ became visible. Four anomalies follow, each named with the events that make it:
     A fork (or a resume declared a fork) gave the pause a new answer; the next process that
     consumed the pause read an earlier answer instead: a reader saw state from the superseded
     branch.
+``write-after-delete``
+    The run was deleted through the framework's own API while a process that held it was frozen
+    (the delete protocol); that process then went on, and a later recovery found the run again
+    (paused, or run on): the late writes of a process that no longer owned anything brought a
+    deleted run back. (A run found again although nothing went on after the delete is the
+    delete's own failure, not an ordering one; a recovery that begins the first step found nothing
+    and started the run over: no anomaly either.)
 
 A window ends at a fork, a tamper, a code change, a fresh start or a recovery that hands the
 run its input again (``resend-input``): there the harness itself changed what the durable state
@@ -38,14 +45,15 @@ from a stored receipt.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
-from probes.core.history import Event, History, Kind
+from probes.core.history import HARNESS, Event, History, Kind
 
 EFFECT_BEFORE_CAUSE = "effect-before-cause"
 EFFECT_AHEAD_OF_RECORD = "effect-ahead-of-record"
 SUPERSEDED_WRITE = "superseded-write"
 STALE_READ = "stale-read"
+WRITE_AFTER_DELETE = "write-after-delete"
 RESENDS_INPUT = "resend-input"  # the recovery mode that invokes the run with its input again (a restart asked for)
 
 
@@ -176,6 +184,38 @@ def stale_reads(h: History) -> list[Anomaly]:
     return out
 
 
+def found_after_delete(h: History, recovering: Sequence[Event], holder: str | None) -> Event | None:
+    """What a recovery after a delete found of the run: its first decision (a pause asked, a step run
+    on, a completion), or ``None`` when it found nothing -- it did nothing, or began the workflow's
+    first step (it started the run over)."""
+    first_step = next(iter(_step_order(h)), None)
+    found = next((e for e in recovering if e.incarnation not in (holder, HARNESS)
+                  and e.kind in (Kind.PAUSE, Kind.STEP_BEGIN, Kind.EFFECT, Kind.COMPLETE)), None)
+    if found is None or (found.kind is Kind.STEP_BEGIN and found.step == first_step):
+        return None
+    return found
+
+
+def writes_after_delete(h: History) -> list[Anomaly]:
+    out: list[Anomaly] = []
+    for at, delete in ((i, e) for i, e in enumerate(h.events) if e.kind is Kind.DELETE):
+        holder = delete.detail.get("while")  # the process that held the run, frozen when it was deleted
+        later = h.events[at + 1:]
+        late = next((e for e in later if e.incarnation == holder and e.kind in (Kind.STEP_BEGIN, Kind.EFFECT,
+                     Kind.PERSIST, Kind.STEP_END, Kind.COMPLETE)), None)
+        look = next((i for i, e in enumerate(later) if e.kind is Kind.RECOVER and e.incarnation != holder), None)
+        if late is None or look is None:
+            continue
+        found = found_after_delete(h, later[look + 1:], holder)
+        if found is not None:
+            what = "asked again" if found.kind is Kind.PAUSE else f"ran it on ({found.kind.value})"
+            out.append(Anomaly(WRITE_AFTER_DELETE, (delete, late, found),
+                               f"the run was deleted while {holder} held it; {holder} went on, and "
+                               f"{found.incarnation} then found the run again and {what}"))
+    return out
+
+
 def anomalies(h: History) -> list[Anomaly]:
     """Every ordering anomaly in ``h``, by kind then history order."""
-    return [*effects_before_cause(h), *effects_ahead_of_record(h), *superseded_writes(h), *stale_reads(h)]
+    return [*effects_before_cause(h), *effects_ahead_of_record(h), *superseded_writes(h), *stale_reads(h),
+            *writes_after_delete(h)]

@@ -61,6 +61,9 @@ class Capability(str, Enum):
     # workflow, a sub-agent), built from ``runtime.shape()`` role "nested-pause" with the same bodies as
     # "pause": the nested protocol runs the baseline, crash and stray cells on that workflow.
     NESTED = "nested"
+    # The run can be deleted through the framework's own API (``delete``: its thread, workflow or
+    # session): the delete protocol deletes it while a process that holds it is frozen.
+    DELETE = "delete"
     # The durable state can be copied byte for byte (``copy_store``): the rd protocol recovers copies of a
     # crashed store. Declared by default (the kit copies what it made: the run's directory and its SQLite
     # or PostgreSQL store); an adapter whose state a server holds names it in ``missing`` with the reason.
@@ -143,6 +146,11 @@ class Adapter:
     def nothing_durable(self, why: str) -> dict[str, Any]:
         """The status of a recovery that finds no durable state (the kit starts the run over)."""
         return {"status": NOTHING_DURABLE, "why": why}
+
+    def delete(self) -> dict[str, Any]:
+        """Delete the run through the framework's own API (with DELETE), as a user deleting a
+        conversation or a workflow would; return ``{"status": "deleted"}``."""
+        raise NotImplementedError
 
     # --- executor and clients (with CLIENT) ---------------------------------------------
     def serve(self) -> dict[str, Any]:

@@ -24,15 +24,14 @@ from typing import Any, Callable, Iterator
 
 from probes.core.checker import UNSET, Property, Verdict
 from probes.core.errors import HarnessError
-from probes.core.history import History, HistoryLog, Kind
+from probes.core.history import HARNESS, History, HistoryLog, Kind
 from probes.core.nemesis import ChildOutcome, PausedChild, run_child
 from probes.core.oracle import Ledger, cross_check
 from probes.core.portable import portable_text, tail
+from probes.core.visibility import found_after_delete
 from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
 from probes.kit.judge import Judge, VariantJudge
 from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
-
-HARNESS = "harness"
 
 
 @dataclass(frozen=True)
@@ -669,6 +668,42 @@ def stall(p: Probe, args: dict[str, Any]) -> list[Verdict]:
             p.judge.live(path, h, what, p.target.cls.result(answer))]
 
 
+def delete(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """Delete the run while a process that holds it is frozen inside the answered step (SIGSTOP at
+    ``point``), then let that process go on; last, a recovery looks for the run.
+
+    A user deletes a conversation while a worker still runs its last answer (LangGraph #8796's
+    write-ownership clauses: a superseded owner's writes must not land). The worker may finish
+    what is inside its step's body, but its late writes must not bring the deleted run back: the
+    recovery must find nothing to resume. What it found is in the history (a pause asked again, a
+    step run on: VO's ``write-after-delete``); EO and CO are judged over the whole history, so a
+    resurrected run that fires an effect again shows there too.
+    """
+    point, mode = args["point"], args["mode"]
+    path = f"delete:{point}/{mode}"
+    props = (Property.EO, Property.CO)
+    if why := _needs(p, Capability.PAUSE, Capability.RECOVER, Capability.DELETE):
+        return [p.judge.not_applicable(prop, path, why) for prop in props]
+    answer = p.target.cls.answers[0]
+    run = p.run("run")
+    handle = run.start().get("handle")
+    run.note(Kind.ANSWER, value=answer, detail={"addressed": handle is not None})
+    with run.stopped("answer", "resume", point, handle=handle, answer=answer) as go_on:
+        run.note(Kind.DELETE, detail={"while": f"{run.name}/answer", "at": point})
+        deleted = run.op("delete", "delete")
+        late = go_on()
+    run.note(Kind.RECOVER, detail={"mode": mode, "after": "the run was deleted"})
+    mark = len(p.read())
+    status = run.op("after", "recover", mode=mode, answer=answer)
+    h = p.read()
+    found = found_after_delete(h, h.events[mark:], f"{run.name}/answer")
+    seen = ended(status) if found is not None else "nothing to resume"
+    p.observations["delete"] = {"point": point, "mode": mode, "deleted": deleted.get("status"),
+                                "holder": ended(late), "recovery found": seen, "recovery": ended(status)}
+    what = f"deleted while frozen at {point}; the holder then {ended(late)}; a recovery then found {seen}"
+    return [p.judge.effects_once(path, h, what), p.judge.gated_once(path, h, what)]
+
+
 def change(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     """The code changed between the pause and its answer (a deploy while a run waits for a human):
     the run is paused under the original workflow, then answered by a process running the changed
@@ -777,7 +812,7 @@ def _count(p: Probe) -> int:
 PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
-    "change": change, "pause_twice": pause_twice, "nested": nested,
+    "change": change, "pause_twice": pause_twice, "nested": nested, "delete": delete,
 }
 
 

@@ -89,8 +89,8 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         # exhaustive: one probe per crash_hows x recovery_modes, each over the points a traced baseline
         # reached; with more than the cap, that many spread evenly from the first point to the last
         Param("stall_points", "list[str]", list(STALL_POINTS), ["s2.consumed"],
-              "where in the answered step the stall protocol freezes the worker (SIGSTOP) before another "
-              "process takes the run over", STALL_POINTS),
+              "where in the answered step the stall and delete protocols freeze the worker (SIGSTOP) before "
+              "another process takes the run over or the run is deleted", STALL_POINTS),
         Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
               "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
         Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
@@ -151,8 +151,8 @@ def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NA
             elif proto == "exhaustive":
                 cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
                           for how in params["crash_hows"] for mode in params["recovery_modes"]]
-            elif proto == "stall":
-                cells += [(f"stall.{pt}.{mode}", {"point": pt, "mode": mode})
+            elif proto in ("stall", "delete"):  # both freeze the worker inside the answered step
+                cells += [(f"{proto}.{pt}.{mode}", {"point": pt, "mode": mode})
                           for pt in STALL_POINTS if pt in params["stall_points"] for mode in params["recovery_modes"]]
             elif proto == "change":
                 cells += [(f"change.{kind}", {"kind": kind}) for kind in CODE_CHANGES if kind in params["code_changes"]]

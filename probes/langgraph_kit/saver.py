@@ -113,7 +113,8 @@ class SaverAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
-                              Capability.CODE_CHANGE, Capability.TWO_PAUSES, Capability.NESTED})
+                              Capability.CODE_CHANGE, Capability.TWO_PAUSES, Capability.NESTED,
+                              Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     # invoke(None): the documented resume of a thread; resend-input: the original input invoked again on
@@ -250,6 +251,11 @@ class SaverAdapter(Adapter):
         if os.environ.get(API_ENV) == FUNCTIONAL and handle == self._current():
             handle = None
         return self._invoke(Command(resume=answer), handle)
+
+    def delete(self) -> dict[str, Any]:
+        """``delete_thread``, the checkpointer's own deletion of every checkpoint and write of the thread."""
+        self._saver.delete_thread(THREAD["configurable"]["thread_id"])
+        return {"status": "deleted"}
 
     def _current(self) -> Any:
         """The id of the thread's newest checkpoint."""
