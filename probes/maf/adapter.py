@@ -8,6 +8,11 @@ and the request id; resuming is ``run(checkpoint_id=..., responses={request_id: 
 For the pause-twice workflow the pausing executor asks twice through the same mechanism: its
 response handler, given the answer to the first request, runs ``first_answer`` and issues a
 second ``request_info``, whose answer it finishes the step with.
+For the nested workflow (the kit's nested protocol) the pausing executor is the one executor of a
+sub-workflow that ``WorkflowExecutor`` wraps as an executor of the outer workflow, agent_framework's
+own nesting: with ``propagate_request`` the sub-workflow's request surfaces as the outer workflow's,
+under the same request id, and the outer checkpoint embeds the sub-workflow's own checkpoint
+(``WorkflowExecutor.on_checkpoint_save``), so the handle, the resume and the recovery stay as they are.
 """
 
 
@@ -20,18 +25,20 @@ from probes.kit.adapter import Adapter, Capability, required_fields
 
 NAME = "kit"
 FIRST, SECOND = "first answer?", "second answer?"  # the two requests of the step that asks twice
+INNER = "inner"  # the pausing executor's id inside the nested workflow's sub-workflow
 
 
 def _workflow(storage: Any) -> Any:
     """The steps of ``runtime.shape()`` as executors in a chain (the original two, or the code a change
     protocol deployed); each sends its result on, the last one yields it as the workflow's output."""
-    from agent_framework import Executor, WorkflowBuilder, WorkflowContext, handler, response_handler
+    from agent_framework import (Executor, WorkflowBuilder, WorkflowContext, WorkflowExecutor, handler,
+                                 response_handler)
 
     shape = runtime.shape()
     last = shape[-1][0]
 
     async def forward(name: str, value: str, ctx: WorkflowContext[str, str]) -> None:
-        await (ctx.yield_output(value) if name == last else ctx.send_message(value))
+        await (ctx.yield_output(value) if name in (last, INNER) else ctx.send_message(value))
 
     class First(Executor):
         @handler
@@ -72,7 +79,16 @@ def _workflow(storage: Any) -> Any:
         async def go(self, msg: str, ctx: WorkflowContext[str, str]) -> None:
             await forward(self.id, runtime.extra_step(self.id, msg), ctx)
 
-    kinds = {"first": First, "pause": Second, "pause-twice": SecondTwice, "extra": Extra}
+    def nested(id: str) -> Any:
+        """The pausing step as the one executor of a sub-workflow (no checkpoint storage of its own: the
+        outer workflow checkpoints it, as ``WorkflowExecutor``'s docstring says), wrapped as the outer
+        workflow's executor ``id``. Its request goes up to the caller as the outer workflow's own
+        (``propagate_request``); its output is the outer workflow's when it is the last step
+        (``allow_direct_output``), else a message to the next step."""
+        inner = WorkflowBuilder(start_executor=Second(id=INNER), name=f"{NAME}-{id}").build()
+        return WorkflowExecutor(inner, id=id, allow_direct_output=id == last, propagate_request=True)
+
+    kinds = {"first": First, "pause": Second, "pause-twice": SecondTwice, "extra": Extra, "nested-pause": nested}
     executors = [kinds[role](id=name) for name, role in shape]
     builder = WorkflowBuilder(start_executor=executors[0], checkpoint_storage=storage, name=NAME)
     for before, after in zip(executors, executors[1:]):
@@ -87,7 +103,8 @@ class MafAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
+                              Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")
