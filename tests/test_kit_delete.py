@@ -87,3 +87,18 @@ def test_langgraph_late_writes_of_a_frozen_worker_bring_a_deleted_thread_back(la
     assert labels == {"EO": "✓", "CO": "✓", "VO": "U"}
     vo = next(v for v in receipt.verdicts if v.property.value == "VO")
     assert [a["anomaly"] for a in vo.evidence["anomalies"]] == [WRITE_AFTER_DELETE]
+
+
+def test_the_chapter_lists_each_delete_cell_and_the_model_names_the_deletion() -> None:
+    from types import SimpleNamespace
+
+    from probes.kit import chapter
+    from probes.tla.trace import Recorded
+
+    seen = {"point": "s2.consumed", "holder": "completed", "recovery found": "nothing to resume"}
+    receipt = SimpleNamespace(observations={"delete": seen}, args={"backend": "sqlite"}, verdicts=[])
+    assert chapter.delete_rows(SimpleNamespace(receipts=[receipt])) == [
+        {"frozen at": "s2.consumed", "the holder then": "completed", "a recovery found": "nothing to resume",
+         "backend": "sqlite"}]
+    history = _history(holder_goes_on=True, found=None)
+    assert "deleted the run" in Recorded("x", "c", "f", "delete", history).outside_model

@@ -78,6 +78,13 @@ def pause_twice_rows(run: Any) -> list[dict[str, Any]]:
         "effects": seen["effects"]})
 
 
+def delete_rows(run: Any) -> list[dict[str, Any]]:
+    """The delete protocol's cells: what the frozen holder did once it went on and what a recovery then
+    found of the deleted run (``observations["delete"]``), beside the verdicts."""
+    return _observed_rows(run, "delete", lambda seen: {
+        "frozen at": seen["point"], "the holder then": seen["holder"], "a recovery found": seen["recovery found"]})
+
+
 def nested_rows(run: Any) -> list[dict[str, Any]]:
     """The nested protocol's paths (``nested:<path>``): each backend's label per property, n/a with the
     adapter's reason where it builds no nested workflow."""
@@ -253,6 +260,15 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.stall_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The stall protocol was not run here.'))"),
+                _cell("markdown", "## The run deleted under a worker that holds it (delete)\n\nThe run is deleted "
+                                  "through the framework's own API while the worker answering it is frozen (SIGSTOP) "
+                                  "inside the answered step; the worker then goes on, and a recovery looks for the "
+                                  "run. The worker may finish its step, but its late writes must not bring the "
+                                  "deleted run back (VO's write-after-delete), nor fire anything twice (EO, CO). n/a "
+                                  "where the adapter declares no delete."),
+                _cell("code", "rows = chapter.delete_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The delete protocol was not run here.'))"),
                 _cell("markdown", "## Code changed between the pause and the answer (change)\n\nThe run pauses "
                                   "under the original workflow; the answer comes from a process running changed "
                                   "code (a deploy while the run waits). A correct continuation or a loud refusal "

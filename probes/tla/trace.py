@@ -486,6 +486,8 @@ class Recorded:
 
         if self.history.of(Kind.TAMPER):
             return "the harness edited durable state"
+        if self.history.of(Kind.DELETE):
+            return "the harness deleted the run while a process held it (the model has no deletion)"
         if any((e.detail or {}).get("stopped") for e in self.history.of(Kind.RECOVER)):
             return "a stopped worker went on beside the process that took its run over (concurrent resumes)"
         if any((e.detail or {}).get("partitioned") for e in self.history.of(Kind.ANSWER)):
