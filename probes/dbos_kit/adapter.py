@@ -30,6 +30,14 @@ One operation for DBOS's own protocol (``probes.dbos_kit.protocols``), which the
 calls: ``fork_workflow``, DBOS's documented way to give an answered pause another answer
 (DB-10) -- the completed workflow forked from its ``recv`` step into a new workflow, and the
 fork answered.
+
+The nested workflow (the kit's nested protocol, role "nested-pause") runs the pausing step as a DBOS
+child workflow: the parent runs ``s1``, then calls the child workflow ``kit_nested`` (``ask``,
+``recv``, ``s2``) under ``SetWorkflowID`` with the id ``<parent's id>-<step name>`` and returns its
+result. A workflow called from a workflow is its child (DBOS records the child's id among the
+parent's operations and, on replay, awaits the recorded child instead of starting it again); both
+are pending while the child waits in ``recv``, and a launch recovers each. The pause's handle names
+the child (``_pausing``), where ``recv`` waits; the run's outcome is the parent's result.
 """
 
 import json
@@ -48,12 +56,20 @@ WID, TOPIC = "kit-run", "answer"
 _registered: list[Any] = []
 
 
+def _pausing() -> str:
+    """The id of the workflow whose ``recv`` is the pause: the nested workflow's child (its id derived
+    from the parent's and the step's name, as the parent sets it), else the workflow itself."""
+    nested = [name for name, role in runtime.shape() if role == "nested-pause"]
+    return f"{WID}-{nested[0]}" if nested else WID
+
+
 def _workflow() -> Any:
     """Register the workflow once per process, before launch (recovery finds it by name): the steps
     of ``runtime.shape()`` in order (the original ``s1``, ``ask``, ``recv``, ``s2``, or the code a
-    change protocol deployed, or the step that asks twice); it returns the answered step's result."""
+    change protocol deployed, or the step that asks twice, or the nested workflow's parent, whose pausing
+    step is a child workflow); it returns the answered step's result."""
     if not _registered:
-        from dbos import DBOS
+        from dbos import DBOS, SetWorkflowID
         first = {name: DBOS.step(name=name)(lambda: {"s1": runtime.step1()})
                  for name, role in runtime.shape() if role == "first"}
         answered = {name: DBOS.step(name=name)(lambda answer: runtime.step2(answer))
@@ -67,6 +83,17 @@ def _workflow() -> Any:
         second_of_two = {name: DBOS.step(name=f"{name}b")(lambda answer: runtime.second_answer(answer))
                          for name, role in runtime.shape() if role == "pause-twice"}
         ask = DBOS.step(name="ask")(lambda: runtime.before_pause())  # a step: replay never re-runs it
+        # The nested workflow's pausing step: a child workflow of its own (ask, recv, s2), registered
+        # only for that workflow; the parent calls it under an id derived from its own.
+        inner = {name: DBOS.step(name=name)(lambda answer: runtime.step2(answer))
+                 for name, role in runtime.shape() if role == "nested-pause"}
+        nested = {}
+        for name, answered_inside in inner.items():
+            @DBOS.workflow(name="kit_nested")
+            def kit_nested() -> str:
+                ask()
+                return answered_inside(DBOS.recv(TOPIC, timeout_seconds=3600))
+            nested[name] = kit_nested
 
         @DBOS.workflow(name="kit_workflow")
         def kit_workflow() -> str:
@@ -81,6 +108,9 @@ def _workflow() -> Any:
                     ask()
                     first_of_two[name](DBOS.recv(TOPIC, timeout_seconds=3600))
                     result = second_of_two[name](DBOS.recv(TOPIC, timeout_seconds=3600))
+                elif role == "nested-pause":  # the child workflow, called: the parent waits for its result
+                    with SetWorkflowID(f"{DBOS.workflow_id}-{name}"):
+                        result = nested[name]()
                 else:
                     extra[name](result)
             return result
@@ -98,6 +128,12 @@ def _recvs(steps: list[Any]) -> tuple[int, bool]:
     return len(consumed), bool(deadlines - consumed)
 
 
+def _run(wid: str) -> str:
+    """The workflow whose result is the run's, given the one an answer is sent to: the parent when that
+    is the nested workflow's child (``_pausing``), else that workflow."""
+    return WID if wid == _pausing() else wid
+
+
 def _until_answered(handle: Any, steps: Callable[[], list[Any]], consumed_before: int) -> dict[str, Any]:
     """After an answer was sent: the run's status once the workflow has ended (its result, or the
     framework's error from ``get_result``), or once it consumed a message it had not consumed
@@ -107,7 +143,7 @@ def _until_answered(handle: Any, steps: Callable[[], list[Any]], consumed_before
     while handle.get_status().status in ("PENDING", "ENQUEUED", "DELAYED"):
         consumed, waiting = _recvs(steps())
         if consumed > consumed_before and waiting:
-            return {"status": "paused", "handle": [WID, TOPIC]}
+            return {"status": "paused", "handle": [_pausing(), TOPIC]}
         time.sleep(0.02)
     return {"status": "completed", "outcome": handle.get_result(polling_interval_sec=0.02)}
 
@@ -127,7 +163,7 @@ class DBOSAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE,
-                              Capability.TWO_PAUSES})
+                              Capability.TWO_PAUSES, Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("launch",)
     answers = ("yes", "no")
@@ -138,6 +174,12 @@ class DBOSAdapter(Adapter):
         # ...and where the kit's path is another situation
         "LV crash:raise@*": _doc("DB-3", "deviation"),  # a workflow that raised is ERROR, never recovered
         "FD fork:same-pause": _doc("DB-10", "deviation"),  # another answer needs a fork (new id), not a resend
+        # The same two situations on the nested workflow (``nested:<path>``): the raise inside the child
+        # workflow ends the child ERROR and, through its recorded result, the parent (DB-3 speaks of any
+        # workflow that raises); the answered pause is the completed child's recv, given another answer
+        # by a resend to the child's id, not a fork (DB-10)
+        "LV nested:crash:raise@*": _doc("DB-3", "deviation"),
+        "FD nested:fork:same-pause": _doc("DB-10", "deviation"),
     }
 
     def hook(self) -> None:  # the write: the transaction's body (pollers commit meanwhile on other threads)
@@ -166,18 +208,18 @@ class DBOSAdapter(Adapter):
         return self.recover("launch", None)  # on a fresh store nothing is pending: the run starts
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
-        wid, topic = handle or (WID, TOPIC)
+        wid, topic = handle or (_pausing(), TOPIC)
         DBOS, _ = self._launch()  # recovers the pending workflow, which then receives the answer
         if runtime.asks_twice():  # the workflow may wait in its next recv after this answer: paused again
             before, _ = _recvs(DBOS.list_workflow_steps(wid))
             DBOS.send(wid, answer, topic)
-            status = _until_answered(DBOS.retrieve_workflow(wid), lambda: DBOS.list_workflow_steps(wid), before)
+            status = _until_answered(DBOS.retrieve_workflow(_run(wid)), lambda: DBOS.list_workflow_steps(wid), before)
             if status["status"] == "paused":  # the executor thread waits in recv
                 return _paused_in_recv(status)
             DBOS.destroy()
             return status
         DBOS.send(wid, answer, topic)
-        outcome = DBOS.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)
+        outcome = DBOS.retrieve_workflow(_run(wid)).get_result(polling_interval_sec=0.02)
         DBOS.destroy()
         return {"status": "completed", "outcome": outcome}
 
@@ -191,15 +233,16 @@ class DBOSAdapter(Adapter):
     def send(self, handle: Any, answer: Any) -> dict[str, Any]:
         """A client (``DBOSClient``, no DBOS launched): send the answer, wait for the workflow's result."""
         from dbos import DBOSClient, DBOSPortableJSONSerializer
-        wid, topic = handle or (WID, TOPIC)
+        wid, topic = handle or (_pausing(), TOPIC)
         client = DBOSClient(system_database_url=f"sqlite:///{self.store}", serializer=DBOSPortableJSONSerializer())
         try:
             if runtime.asks_twice():  # the executor's workflow may wait in its next recv: paused again
                 before, _ = _recvs(client.list_workflow_steps(wid))
                 client.send(wid, answer, topic)
-                return _until_answered(client.retrieve_workflow(wid), lambda: client.list_workflow_steps(wid), before)
+                return _until_answered(client.retrieve_workflow(_run(wid)), lambda: client.list_workflow_steps(wid),
+                                       before)
             client.send(wid, answer, topic)
-            outcome = client.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)
+            outcome = client.retrieve_workflow(_run(wid)).get_result(polling_interval_sec=0.02)
         finally:
             client.destroy()
         return {"status": "completed", "outcome": outcome}
@@ -224,7 +267,7 @@ class DBOSAdapter(Adapter):
         if "outcome" in box:
             DBOS.destroy()
             return {"status": "completed", "outcome": box["outcome"]}
-        return _paused_in_recv({"status": "paused", "handle": [WID, TOPIC]})
+        return _paused_in_recv({"status": "paused", "handle": [_pausing(), TOPIC]})
 
     def fork_workflow(self, answer: Any) -> dict[str, Any]:
         """``DBOS.fork_workflow`` of the completed workflow from its first ``recv`` step (the steps
