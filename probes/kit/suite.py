@@ -23,7 +23,7 @@ from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
 from probes.kit.judge import visibility_verdicts
 from probes.kit.partition import PARTITION_POINTS
-from probes.kit.protocols import PROTOCOLS, STALL_POINTS, Probe, Target
+from probes.kit.protocols import NESTED_RUNS, PROTOCOLS, STALL_POINTS, Probe, Target
 from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
@@ -91,6 +91,9 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("stall_points", "list[str]", list(STALL_POINTS), ["s2.consumed"],
               "where in the answered step the stall and delete protocols freeze the worker (SIGSTOP) before "
               "another process takes the run over or the run is deleted", STALL_POINTS),
+        Param("nested_runs", "list[str]", list(NESTED_RUNS), list(NESTED_RUNS),
+              "the protocols whose cells the nested protocol runs on the workflow with a nested pausing step",
+              tuple(NESTED_RUNS)),
         Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
               "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
         Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
@@ -115,7 +118,7 @@ SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], 
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
                          "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"],
-                         "rd_points": ["s2.begin"], "rd_copies": 2}
+                         "rd_points": ["s2.begin"], "rd_copies": 2, "nested_runs": ["crash"]}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -125,55 +128,59 @@ def kit_check(params: Mapping[str, Any]) -> None:
                          f"({params['race_max_trials']})")
 
 
+def _cells(params: Mapping[str, Any], protocols: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    """The cells (id, arguments) of the selected ``protocols`` on one backend, one repetition."""
+    cells: list[tuple[str, dict[str, Any]]] = []
+    for proto in protocols:
+        if proto not in params["protocols"]:
+            continue
+        if proto == "baseline":
+            cells += [(f"baseline.a{i}", {"answer": i}) for i in (0, 1)]
+        elif proto == "crash":
+            cells += [(f"crash.{how}.{pt}.{mode}", {"how": how, "point": pt, "mode": mode})
+                      for pt in STEP_POINTS if pt in params["crash_points"]
+                      for how in params["crash_hows"] for mode in params["recovery_modes"]]
+        elif proto == "answers":
+            cells += [(f"answers.n{n}", {"n": n}) for n in params["answers_n"]]
+        elif proto == "race":
+            cells += [(f"race.k{k}", {"k": k, "threshold": params["race_threshold"],
+                                      "min_trials": params["race_min_trials"],
+                                      "max_trials": params["race_max_trials"],
+                                      "max_seconds": params["race_max_seconds"]}) for k in params["race_k"]]
+        elif proto == "tamper":
+            cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
+                      for kind in ("structural", "typed")]
+        elif proto == "exhaustive":
+            cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
+                      for how in params["crash_hows"] for mode in params["recovery_modes"]]
+        elif proto in ("stall", "delete"):  # both freeze the worker inside the answered step
+            cells += [(f"{proto}.{pt}.{mode}", {"point": pt, "mode": mode})
+                      for pt in STALL_POINTS if pt in params["stall_points"] for mode in params["recovery_modes"]]
+        elif proto == "change":
+            cells += [(f"change.{kind}", {"kind": kind}) for kind in CODE_CHANGES if kind in params["code_changes"]]
+        elif proto == "partition":
+            cells += [(f"partition.{pt}", {"point": pt, "seconds": params["partition_seconds"]})
+                      for pt in PARTITION_POINTS if pt in params["partition_points"]]
+        elif proto == "rd":
+            cells += [(f"rd.{pt}.{mode}", {"point": pt, "mode": mode, "copies": params["rd_copies"]})
+                      for pt in STEP_POINTS if pt in params["rd_points"] for mode in params["recovery_modes"]]
+        elif proto == "nested":  # the same cells as those protocols', on the nested workflow
+            runs = params["nested_runs"]
+            cells += [(f"nested.{cid}", {**args, "of": cid.split(".")[0]})
+                      for cid, args in _cells({**params, "protocols": runs, "crash_points": [
+                          pt for pt in params["crash_points"] if pt.startswith("s2.")]}, tuple(runs))]
+        elif proto == "savekill":
+            cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
+                                       "cap": params["savekill_cap"]}))
+        else:
+            cells.append((proto, {}))
+    return cells
+
+
 def kit_plan(params: Mapping[str, Any], protocols: tuple[str, ...] = PROTOCOL_NAMES) -> list[ProbeSpec]:
     specs: list[ProbeSpec] = []
     for backend in params["backends"]:
-        cells: list[tuple[str, dict[str, Any]]] = []
-        for proto in protocols:
-            if proto not in params["protocols"]:
-                continue
-            if proto == "baseline":
-                cells += [(f"baseline.a{i}", {"answer": i}) for i in (0, 1)]
-            elif proto == "crash":
-                cells += [(f"crash.{how}.{pt}.{mode}", {"how": how, "point": pt, "mode": mode})
-                          for pt in STEP_POINTS if pt in params["crash_points"]
-                          for how in params["crash_hows"] for mode in params["recovery_modes"]]
-            elif proto == "answers":
-                cells += [(f"answers.n{n}", {"n": n}) for n in params["answers_n"]]
-            elif proto == "race":
-                cells += [(f"race.k{k}", {"k": k, "threshold": params["race_threshold"],
-                                          "min_trials": params["race_min_trials"],
-                                          "max_trials": params["race_max_trials"],
-                                          "max_seconds": params["race_max_seconds"]}) for k in params["race_k"]]
-            elif proto == "tamper":
-                cells += [(f"tamper.{kind}", {"kind": kind, "limit": params["tamper_limit"]})
-                          for kind in ("structural", "typed")]
-            elif proto == "exhaustive":
-                cells += [(f"exhaustive.{how}.{mode}", {"how": how, "mode": mode, "cap": params["exhaustive_cap"]})
-                          for how in params["crash_hows"] for mode in params["recovery_modes"]]
-            elif proto in ("stall", "delete"):  # both freeze the worker inside the answered step
-                cells += [(f"{proto}.{pt}.{mode}", {"point": pt, "mode": mode})
-                          for pt in STALL_POINTS if pt in params["stall_points"] for mode in params["recovery_modes"]]
-            elif proto == "change":
-                cells += [(f"change.{kind}", {"kind": kind}) for kind in CODE_CHANGES if kind in params["code_changes"]]
-            elif proto == "partition":
-                cells += [(f"partition.{pt}", {"point": pt, "seconds": params["partition_seconds"]})
-                          for pt in PARTITION_POINTS if pt in params["partition_points"]]
-            elif proto == "rd":
-                cells += [(f"rd.{pt}.{mode}", {"point": pt, "mode": mode, "copies": params["rd_copies"]})
-                          for pt in STEP_POINTS if pt in params["rd_points"] for mode in params["recovery_modes"]]
-            elif proto == "nested":  # the same cells as those protocols', on the nested workflow
-                cells += [("nested.baseline.a0", {"of": "baseline", "answer": 0}),
-                          *[(f"nested.crash.{how}.{pt}.{mode}", {"of": "crash", "how": how, "point": pt, "mode": mode})
-                            for pt in STEP_POINTS if pt in params["crash_points"] and pt.startswith("s2.")
-                            for how in params["crash_hows"] for mode in params["recovery_modes"]],
-                          ("nested.parkkill", {"of": "parkkill"}), ("nested.stray", {"of": "stray"}),
-                          ("nested.fork", {"of": "fork"})]
-            elif proto == "savekill":
-                cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
-                                           "cap": params["savekill_cap"]}))
-            else:
-                cells.append((proto, {}))
+        cells = _cells(params, protocols)
         for rep in range(1, params["reps"] + 1):
             for cid, args in cells:
                 specs.append(ProbeSpec(f"{cid}.{backend}.rep{rep}", {"protocol": cid.split(".")[0],
