@@ -32,8 +32,8 @@ became visible. Four anomalies follow, each named with the events that make it:
     (the delete protocol); that process then went on, and a later recovery found the run again
     (paused, or run on): the late writes of a process that no longer owned anything brought a
     deleted run back. (A run found again although nothing went on after the delete is the
-    delete's own failure, not an ordering one; a recovery that begins the first step found nothing
-    and started the run over: no anomaly either.)
+    delete's own failure, not an ordering one; a recovery that begins the first step and asks the
+    question again found nothing and started the run over: no anomaly either.)
 
 A window ends at a fork, a tamper, a code change, a fresh start or a recovery that hands the
 run its input again (``resend-input``): there the harness itself changed what the durable state
@@ -186,14 +186,17 @@ def stale_reads(h: History) -> list[Anomaly]:
 
 def found_after_delete(h: History, recovering: Sequence[Event], holder: str | None) -> Event | None:
     """What a recovery after a delete found of the run: its first decision (a pause asked, a step run
-    on, a completion), or ``None`` when it found nothing -- it did nothing, or began the workflow's
-    first step (it started the run over)."""
+    on, a completion), or ``None`` when it found nothing -- it did nothing, or started the run over:
+    began the workflow's first step and then paused as a new run does. A recovery that began the
+    first step and then completed without asking found the late writes' answer: that completion."""
     first_step = next(iter(_step_order(h)), None)
-    found = next((e for e in recovering if e.incarnation not in (holder, HARNESS)
-                  and e.kind in (Kind.PAUSE, Kind.STEP_BEGIN, Kind.EFFECT, Kind.COMPLETE)), None)
-    if found is None or (found.kind is Kind.STEP_BEGIN and found.step == first_step):
-        return None
-    return found
+    mine = [e for e in recovering if e.incarnation not in (holder, HARNESS)]
+    found = next((e for e in mine if e.kind in (Kind.PAUSE, Kind.STEP_BEGIN, Kind.EFFECT, Kind.COMPLETE)), None)
+    if found is None or not (found.kind is Kind.STEP_BEGIN and found.step == first_step):
+        return found
+    if any(e.kind is Kind.PAUSE for e in mine):
+        return None  # started over: a new run, asking its question
+    return next((e for e in mine if e.kind is Kind.COMPLETE), None)
 
 
 def writes_after_delete(h: History) -> list[Anomaly]:
