@@ -152,7 +152,8 @@ class AgnoAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
+                              Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("continue-run",)
     answers = ("yes", "no")
@@ -194,6 +195,12 @@ class AgnoAdapter(Adapter):
         if last is None:
             return self.nothing_durable("no run stored yet (Agno saves the run at the pause)")
         return self.resume(last.run_id, answer) if last.is_paused else self._status(last)
+
+    def delete(self) -> dict[str, Any]:
+        """``Workflow.delete_session``, the workflow's own deletion of its session: the database's
+        ``delete_session`` deletes the session's row and, in the same transaction, its runs."""
+        _workflow(self._db()).delete_session(session_id=SESSION)
+        return {"status": "deleted"}
 
     # The durable documents: each run's run_data (WorkflowRunOutput as JSON), by run id.
     def _sql(self, query: str, *args: Any) -> list[Any]:

@@ -13,6 +13,11 @@ form, one node that both asks and handles the answer: ``rerun_on_resume=True``, 
 from ``ctx.resume_inputs`` by interrupt id, a ``RequestInput`` yielded for each one still missing.
 ADK reruns such a node from scratch on each answer, so the code between the two questions runs
 again when the second answer arrives.
+
+The nested workflow (the kit's nested protocol, role "nested-pause") puts the paused step's two nodes,
+``ask`` and ``s2``, into a ``Workflow`` of their own, which is a node of the outer one after ``s1``: a
+``Workflow`` is a ``BaseNode``, ADK's own nesting of graph workflows. Its ``RequestInput`` surfaces as the
+outer invocation's ``adk_request_input`` call, so the handle, the answer and the recovery stay as they are.
 """
 
 import asyncio
@@ -80,6 +85,9 @@ def _app() -> Any:
             nodes += [named(ask, "ask" if name == "s2" else f"ask_{name}"), named(s2, name)]
         elif role == "pause-twice":  # one node that asks, is rerun with the answer, and asks again
             nodes.append(node(s2_twice, name=name, rerun_on_resume=True))
+        elif role == "nested-pause":  # the paused step's two nodes as a Workflow of their own, a node of this one
+            asks, answered = named(ask, "ask"), named(s2, "s2")
+            nodes.append(Workflow(name=name, edges=[(START, asks), (asks, answered)]))
         else:
             nodes.append(extra(name))
     workflow = Workflow(name=APP, edges=list(zip([START] + nodes, nodes)))
@@ -93,7 +101,8 @@ class GoogleAdkAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
+                              Capability.DELETE, Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
@@ -154,6 +163,12 @@ class GoogleAdkAdapter(Adapter):
         if mode == "resend-input":
             return self.start()
         return self._send(invocation=invocation)
+
+    def delete(self) -> dict[str, Any]:
+        """``delete_session``, the session service's own deletion of a session (``BaseSessionService``;
+        ``SqliteSessionService`` and ``DatabaseSessionService`` delete its row, and its events with it)."""
+        asyncio.run(self._service().delete_session(app_name=APP, user_id=USER, session_id=SESSION))
+        return {"status": "deleted"}
 
     # The durable state is the session's event log; each event is a JSON document.
     def state_paths(self) -> list[Any]:

@@ -104,7 +104,7 @@ class MafAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED})
+                              Capability.NESTED, Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")
@@ -151,6 +151,17 @@ class MafAdapter(Adapter):
         if checkpoint is None:
             return self.nothing_durable("no checkpoint written yet")
         return self._run(checkpoint_id=checkpoint)
+
+    def delete(self) -> dict[str, Any]:
+        """The run's durable state is its workflow's checkpoints; ``FileCheckpointStorage`` deletes one
+        by id (``delete``, agent_framework's ``CheckpointStorage`` protocol) and lists a workflow's ids
+        (``list_checkpoint_ids``): every checkpoint of the workflow, each through the storage's own delete."""
+        async def go() -> None:
+            storage = self._storage()
+            for checkpoint in await storage.list_checkpoint_ids(workflow_name=NAME):
+                await storage.delete(checkpoint)
+        asyncio.run(go())
+        return {"status": "deleted"}
 
     def state_paths(self) -> list[Any]:
         files = list((self.workdir / "checkpoints").glob("*.json"))

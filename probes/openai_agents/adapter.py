@@ -15,6 +15,12 @@ tool calls, answered one at a time: ``s2`` (approved: ``before_pause`` and ``fir
 ``s2b``, which the scripted model calls after ``s2``'s output (approved: ``second_answer``). Each
 pause is a stored RunState answered in a fresh process, so the second answer shows whether the
 restored state keeps ``s2`` done or runs it again.
+
+The nested workflow (the kit's nested protocol, role "nested-pause"): the approval-gated tool ``s2`` belongs
+to an agent of its own (with a scripted model of its own), which the outer agent calls as its tool ``s2``
+(``Agent.as_tool``, the SDK's agents-as-tools). The nested run's approval interruption is the outer
+result's, and ``to_state()`` serializes the nested run's state inside the outer one (the pending function
+call's ``agent_run_state``), so approving it on the restored outer state resumes the nested run.
 """
 
 import asyncio
@@ -31,6 +37,11 @@ def _tools() -> tuple[str, ...]:
     return ("s1", "s2", "s2b") if runtime.asks_twice() else ("s1", "s2")
 
 
+def _nested() -> tuple[str, ...]:
+    """The outer agent's tools that are agents (the nested workflow's pausing step, ``Agent.as_tool``)."""
+    return tuple(name for name, role in runtime.shape() if role == "nested-pause")
+
+
 def _respond(call: Any) -> list[Any]:
     """The scripted model: each of ``_tools()``, then a final message echoing the last one's result. A
     tool that failed is called again, as the SDK's error output asks ("... Please try again.")."""
@@ -42,8 +53,23 @@ def _respond(call: Any) -> list[Any]:
     for tool in _tools():
         mine = [out for cid, out in outs if cid.rsplit("-", 1)[0] == tool]
         if not mine or mine[-1].startswith("An error occurred while running the tool"):
-            return [function_call(tool, {}, call_id=f"{tool}-{len(mine)}")]
+            args = {"input": "go"} if tool in _nested() else {}  # an agent tool takes its agent's input
+            return [function_call(tool, args, call_id=f"{tool}-{len(mine)}")]
     return [assistant_message(f"final: {mine[-1]}")]
+
+
+def _respond_inner(call: Any) -> list[Any]:
+    """The nested agent's scripted model (the nested workflow): its one tool, the approval-gated ``s2``,
+    under a call id of its own (the SDK refuses one shared with the outer run), then a final message that
+    is that tool's result, which the agent tool hands back to the outer agent as its output."""
+    from agents.testing import assistant_message, function_call
+
+    items = call.input if isinstance(call.input, list) else []
+    outs = [str(i.get("output")) for i in items if isinstance(i, dict) and i.get("type") == "function_call_output"
+            and str(i.get("call_id")).startswith("inner-s2-")]
+    if not outs or outs[-1].startswith("An error occurred while running the tool"):
+        return [function_call("s2", {}, call_id=f"inner-s2-{len(outs)}")]
+    return [assistant_message(outs[-1])]
 
 
 def _agent() -> Any:
@@ -69,6 +95,11 @@ def _agent() -> Any:
         return runtime.second_answer("approve")
 
     tools = [s1, s2, s2b] if runtime.asks_twice() else [s1, s2]
+    nested = [name for name, role in runtime.shape() if role == "nested-pause"]
+    if nested:  # the gated step inside an agent that the outer agent calls as its tool "s2"
+        inner = ScriptedModel([ModelStep.respond(_respond_inner) for _ in range(8)])
+        gated = Agent(name=f"kit-{nested[0]}", model=inner, tools=[s2])
+        tools = [s1, gated.as_tool(tool_name=nested[0], tool_description="the kit's second step, as an agent")]
     return Agent(name="kit", model=ScriptedModel([ModelStep.respond(_respond) for _ in range(8)]), tools=tools)
 
 
@@ -79,7 +110,8 @@ class OpenAIAgentsAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.TWO_PAUSES})
+                              Capability.SAVE_HOOK, Capability.TWO_PAUSES, Capability.NESTED,
+                              Capability.DELETE})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("run-state", "session")
@@ -134,6 +166,17 @@ class OpenAIAgentsAdapter(Adapter):
             return self._go([] if has_items else "go")
         paths = self.state_paths()
         return self._go(paths[-1], answer) if paths else self.nothing_durable("no run state saved yet")
+
+    def delete(self) -> dict[str, Any]:
+        """The SDK's durable store of the run is its session: ``clear_session`` (``SessionABC``, in
+        ``SQLiteSession`` a delete of the session's row and its items) is its documented deletion.
+        The stored ``RunState`` files are the application's own (the SDK serializes a state, it does
+        not store it), so the application deletes them itself, as it wrote them."""
+        from agents import SQLiteSession
+        asyncio.run(SQLiteSession("kit", self.store).clear_session())
+        for path in self.state_paths():
+            path.unlink()
+        return {"status": "deleted"}
 
     def state_paths(self) -> list[Any]:
         return sorted((self.workdir / "states").glob("*.json"))

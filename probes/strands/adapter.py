@@ -91,7 +91,7 @@ class StrandsAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK})
+                              Capability.SAVE_HOOK, Capability.DELETE})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("session",)
@@ -147,6 +147,13 @@ class StrandsAdapter(Adapter):
         if pending:  # the restored agent is in its interrupt state: it accepts only the answer
             return self.resume(pending[-1], answer)
         return self._call(None)  # "No input: uses existing conversation history"
+
+    def delete(self) -> dict[str, Any]:
+        """``FileSessionManager.delete_session``, the session manager's own deletion of a session
+        ("Delete session and all associated data": the session's directory, its agent and messages)."""
+        from strands.session.file_session_manager import FileSessionManager
+        FileSessionManager(session_id=SESSION, storage_dir=str(self.workdir / "sessions")).delete_session(SESSION)
+        return {"status": "deleted"}
 
     # The durable state the kit edits is agent.json: the agent, its interrupt state inside.
     def state_paths(self) -> list[Any]:

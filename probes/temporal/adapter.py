@@ -34,6 +34,13 @@ Changed workflow code (the change protocol) is replayed against the run's histor
 no longer match, Temporal fails the workflow task as nondeterministic, records that in the history
 and retries it until the code is fixed, so the run waits rather than ends. A client waiting for the
 result reports that recorded failure as the framework's refusal (``worker.result_or_task_failure``).
+
+The nested workflow (the kit's nested protocol, role "nested-pause") runs the pausing step as a child
+workflow (``workflow.KitNested``, started with ``workflow.execute_child_workflow`` under the id
+``<parent's id>-<step>`` on the same task queue): ``ask``, the wait for the ``answer`` signal and the step's
+activity are the child's, whose result the parent returns. The pause is the child's wait (its ``paused``
+query), its handle the child's id and run id; the answer is signalled to the child, and the run's outcome
+is the parent's result.
 """
 
 from __future__ import annotations
@@ -58,7 +65,8 @@ class TemporalAdapter(Adapter):
     backends = ("sqlite",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
-                              Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
+                              Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
+                              Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit",
@@ -74,6 +82,14 @@ class TemporalAdapter(Adapter):
     def wid(self) -> str:  # the run's workflow id and task queue
         return "kit-" + hashlib.sha256(str(self.workdir.resolve()).encode()).hexdigest()[:16]
 
+    @property
+    def asker(self) -> str:
+        """The id of the workflow whose wait is the kit's pause: the nested workflow's child (role
+        "nested-pause", ``workflow.nested_id``), else the run's own workflow."""
+        from probes.temporal.workflow import nested_id
+        nested = [name for name, role in runtime.shape() if role == "nested-pause"]
+        return nested_id(self.wid, nested[0]) if nested else self.wid
+
     def hook(self) -> None:
         tether()  # a campaign killed outright takes its workers along
         exit_hard()
@@ -86,12 +102,22 @@ class TemporalAdapter(Adapter):
         the wait the caller just answered -- until the workflow has taken that signal the query
         still reports that wait, which is not a pause any more; only a later one is."""
         from temporalio.client import WorkflowExecutionStatus
+        from temporalio.service import RPCError, RPCStatusCode
 
         from probes.temporal.workflow import KitWorkflow
         handle = handle or client.get_workflow_handle(self.wid)
+        # the workflow that waits for the signal: the nested workflow's child, once the parent has started it
+        asker = client.get_workflow_handle(self.asker) if handle.id != self.asker else handle
         while (desc := await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-            if desc.history_length > 4 and await handle.query(KitWorkflow.paused) > past:
-                return {"status": "paused", "handle": [handle.id, desc.run_id]}
+            try:
+                waits = desc if asker is handle else await asker.describe()
+            except RPCError as exc:  # the parent has not started its child yet
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                waits = None
+            if (waits is not None and waits.status == WorkflowExecutionStatus.RUNNING and waits.history_length > 4
+                    and await asker.query(KitWorkflow.paused) > past):
+                return {"status": "paused", "handle": [asker.id, waits.run_id]}
             await asyncio.sleep(0.1)
         return {"status": "completed", "outcome": await handle.result()}
 
@@ -123,7 +149,7 @@ class TemporalAdapter(Adapter):
         signal (pause-twice), for the result or its next wait: the query says which wait is being
         answered (a worker answers it: this process's, or the serving one's for ``send``)."""
         from probes.temporal.workflow import KitWorkflow
-        wid, run_id = handle or (self.wid, None)
+        wid, run_id = handle or (self.asker, None)  # no handle: the workflow that waits (the nested one's child)
         async with session(self.wid, worker) as client:
             target = client.get_workflow_handle(wid, run_id=run_id)
             twice = runtime.asks_twice()  # a signalled answer may end in the step's second wait
@@ -131,6 +157,8 @@ class TemporalAdapter(Adapter):
             await target.signal(KitWorkflow.give, answer)  # a closed workflow: RPCError (a refusal)
             if twice:
                 return await self._until_paused(client, target, answered)
+            if target.id != self.wid:  # the nested workflow's child was answered: the run's outcome is its parent's
+                target = client.get_workflow_handle(self.wid)
             return {"status": "completed", "outcome": await result_or_task_failure(target)}
 
     async def resume(self, handle: Any, answer: Any) -> dict[str, Any]:

@@ -75,7 +75,7 @@ def activities() -> list[Any]:
     def ask() -> None:
         runtime.before_pause()
 
-    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra}
+    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra, "nested-pause": answered}
     return [activity.defn(name="ask")(ask)] + [activity.defn(name=named)(body) for name, role in runtime.shape()
                                               for named, body in bodies[role](name)]
 
@@ -115,7 +115,7 @@ async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
     from temporalio.worker import Worker
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-    from probes.temporal.workflow import KitWorkflow
+    from probes.temporal.workflow import KitNested, KitWorkflow
     engine = Runtime(telemetry=TelemetryConfig(metrics=None), worker_heartbeat_interval=None,
                      disable_environment_info=True)
     client = await Client.connect(os.environ[ADDRESS], runtime=engine)
@@ -124,7 +124,7 @@ async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
         return
     sandbox = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("probes"))
     with ThreadPoolExecutor(4) as pool:
-        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow], activities=activities(),
+        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow, KitNested], activities=activities(),
                           activity_executor=pool, max_cached_workflows=0, workflow_runner=sandbox):
             yield client
 

@@ -55,6 +55,11 @@ class KitWorkflow:
             elif role == "pause":
                 await workflow.execute_activity("ask", **ACTIVITY)
                 result = await workflow.execute_activity(name, await self._asked(), result_type=str, **ACTIVITY)
+            elif role == "nested-pause":  # the pausing step in a child workflow, its id derived from this one's
+                info = workflow.info()
+                result = await workflow.execute_child_workflow(
+                    KitNested.run, name, id=nested_id(info.workflow_id, name), task_queue=info.task_queue,
+                    task_timeout=info.task_timeout, result_type=str)
             elif role == "pause-twice":  # the same wait twice, the first answer's effect in between
                 await workflow.execute_activity("ask", **ACTIVITY)
                 await workflow.execute_activity(name, await self._asked(), **ACTIVITY)
@@ -82,3 +87,20 @@ class KitWorkflow:
     def paused(self) -> int:
         """The wait for a signal the workflow is in (1: its first, 2: its second), 0 when none."""
         return self.waiting
+
+
+def nested_id(parent: str, step: str) -> str:
+    """The id of the child workflow that runs the nested workflow's pausing step ``step``."""
+    return f"{parent}-{step}"
+
+
+@workflow.defn(name="kit_nested")
+class KitNested(KitWorkflow):
+    """The nested workflow's pausing step as a child workflow (role "nested-pause"): ``ask``, the wait for
+    the ``answer`` signal, then the step's activity on it; its result is the parent's. The signal and the
+    ``paused`` query are the parent class's, so the kit's pause is this child's wait."""
+
+    @workflow.run
+    async def run(self, name: str) -> str:  # type: ignore[override]
+        await workflow.execute_activity("ask", **ACTIVITY)
+        return await workflow.execute_activity(name, await self._asked(), result_type=str, **ACTIVITY)
