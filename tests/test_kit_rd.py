@@ -188,6 +188,20 @@ def test_a_copy_that_differs_is_the_harness_failure_and_an_uncopyable_state_is_n
     assert (v.property, v.label, v.evidence["why"]) == (Property.RD, Label.NA, "test: the state lives on a server")
 
 
+def test_a_state_that_names_its_own_location_is_na_with_the_measured_digests(tmp_path: Path) -> None:
+    """CrewAI 1.15's CheckpointConfig file holds the absolute path of the @persist database: a copy
+    restored from it writes into the original's database (seen in the reference run as a harness error)."""
+    require("crewai")
+    run = _run("crewai_kit", None, tmp_path, rd_points=["s2.effect"], recovery_modes=["latest-checkpoint"])
+    assert run.harness_errors == []
+    [receipt] = run.receipts
+    [v] = receipt.verdicts
+    seen = receipt.observations["rd"]
+    assert (v.property, v.label) == (Property.RD, Label.NA) and seen["identical"] is True
+    assert seen["original_after"] != seen["digest"] and seen["original_after"][:12] in v.evidence["why"]
+    assert "names its own location" in v.evidence["why"]
+
+
 def test_temporal_refuses_a_copy_of_its_servers_state() -> None:
     from probes.kit.adapter import Capability
     from probes.temporal.adapter import TemporalAdapter

@@ -51,46 +51,19 @@ def _asker() -> Any:
     """The agent of the step that asks twice: a scripted model (an Agno ``Model`` that answers from
     the messages, no provider) calling the user-input tools ``s2`` then ``s2b``, then ending with
     ``s2b``'s result (the workflow's outcome)."""
-    from dataclasses import dataclass
-
     from agno.agent import Agent
-    from agno.models.base import Model
-    from agno.models.response import ModelResponse
     from agno.tools import tool
 
     order = ("s2", "s2b")
 
-    @dataclass
-    class Scripted(Model):
-        id: str = "kit-scripted"
-        name: str = "kit-scripted"
-        provider: str = "kit"
-
-        def _next(self, messages: list[Any]) -> ModelResponse:
-            done = {m.tool_name: m.content for m in messages if m.role == "tool"}
-            todo = [name for name in order if name not in done]
-            if not todo:
-                return ModelResponse(role="assistant", content=done[order[-1]])
-            call = {"id": f"call-{todo[0]}", "type": "function", "function": {"name": todo[0], "arguments": "{}"}}
-            return ModelResponse(role="assistant", tool_calls=[call])
-
-        def invoke(self, messages: list[Any], *_: Any, **__: Any) -> ModelResponse:
-            return self._next(messages)
-
-        async def ainvoke(self, messages: list[Any], *_: Any, **__: Any) -> ModelResponse:
-            return self._next(messages)
-
-        def invoke_stream(self, messages: list[Any], *_: Any, **__: Any) -> Any:
-            yield self._next(messages)
-
-        async def ainvoke_stream(self, messages: list[Any], *_: Any, **__: Any) -> Any:
-            yield self._next(messages)
-
-        def _parse_provider_response(self, response: Any, **_: Any) -> ModelResponse:
-            return response
-
-        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-            return response
+    def _next(messages: list[Any]) -> Any:
+        from agno.models.response import ModelResponse
+        done = {m.tool_name: m.content for m in messages if m.role == "tool"}
+        todo = [name for name in order if name not in done]
+        if not todo:
+            return ModelResponse(role="assistant", content=done[order[-1]])
+        call = {"id": f"call-{todo[0]}", "type": "function", "function": {"name": todo[0], "arguments": "{}"}}
+        return ModelResponse(role="assistant", tool_calls=[call])
 
     @tool(name="s2", requires_user_input=True, user_input_fields=[FIELD])
     def s2(answer: str) -> str:
@@ -102,7 +75,87 @@ def _asker() -> Any:
     def s2b(answer: str) -> str:
         return runtime.second_answer(answer)
 
-    return Agent(name="asker", id="asker", model=Scripted(), tools=[s2, s2b], telemetry=False)
+    return Agent(name="asker", id="asker", model=_scripted(_next), tools=[s2, s2b], telemetry=False)
+
+
+def _scripted(respond: Any) -> Any:
+    """A scripted Agno ``Model`` (no provider, no network): ``respond(messages)`` is its next
+    ``ModelResponse``, a tool call or the final content."""
+    from dataclasses import dataclass
+
+    from agno.models.base import Model
+    from agno.models.response import ModelResponse
+
+    @dataclass
+    class Scripted(Model):
+        id: str = "kit-scripted"
+        name: str = "kit-scripted"
+        provider: str = "kit"
+
+        def invoke(self, messages: list[Any], *_: Any, **__: Any) -> ModelResponse:
+            return respond(messages)
+
+        async def ainvoke(self, messages: list[Any], *_: Any, **__: Any) -> ModelResponse:
+            return respond(messages)
+
+        def invoke_stream(self, messages: list[Any], *_: Any, **__: Any) -> Any:
+            yield respond(messages)
+
+        async def ainvoke_stream(self, messages: list[Any], *_: Any, **__: Any) -> Any:
+            yield respond(messages)
+
+        def _parse_provider_response(self, response: Any, **_: Any) -> ModelResponse:
+            return response
+
+        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
+            return response
+
+    return Scripted()
+
+
+def _call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> Any:
+    from agno.models.response import ModelResponse
+    call = {"id": call_id or f"call-{name}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    return ModelResponse(role="assistant", tool_calls=[call])
+
+
+def _team(name: str) -> Any:
+    """The nested workflow (role "nested-pause"): a ``Team`` whose one member agent owns the user-input
+    tool ``s2`` (``before_pause``, then ``step2`` on the answer). The leader (scripted) delegates to the
+    member (``delegate_task_to_member``); the member (scripted) calls ``s2``, which pauses it. Agno copies
+    the member's requirement to the team run (``_propagate_member_pause``) and the step to the workflow
+    run (an executor ``StepRequirement`` of type team), so the workflow pauses with the member's
+    question; ``continue_run`` hands the answer down to the team and from it to the member's run."""
+    from agno.agent import Agent
+    from agno.models.response import ModelResponse
+    from agno.team import Team
+    from agno.tools import tool
+
+    @tool(name="s2", requires_user_input=True, user_input_fields=[FIELD])
+    def s2(answer: str) -> str:
+        runtime.before_pause()  # Agno runs nothing of the tool before the pause (as in the flat step)
+        return runtime.step2(answer)
+
+    def member_next(messages: list[Any]) -> Any:
+        # s2, again after a failed call (Agno hands a tool's exception to the model as the tool's result,
+        # marked tool_call_error; a model asked to run the step calls it again), then s2's result
+        runs = [m for m in messages if m.role == "tool" and m.tool_name == "s2"]
+        if runs and not runs[-1].tool_call_error:
+            return ModelResponse(role="assistant", content=runs[-1].content)
+        return _call("s2", {}, f"call-s2-{len(runs)}")
+
+    def leader_next(messages: list[Any]) -> Any:
+        # delegate to the member, then answer with the member's result: uninterrupted, the delegation's
+        # result is the member's content; continued after the member's pause, Agno gives it as
+        # "Member results after human-in-the-loop resolution:\n[<member>]: <content>"
+        done = [str(m.content) for m in messages if m.role == "tool"]
+        if done:
+            return ModelResponse(role="assistant", content=done[-1].split(f"[kit-{name}]: ", 1)[-1])
+        return _call("delegate_task_to_member", {"member_id": f"kit-{name}", "task": "go"})
+
+    member = Agent(name=f"kit-{name}", id=f"kit-{name}", model=_scripted(member_next), tools=[s2], telemetry=False)
+    return Team(name=f"team-{name}", id=f"team-{name}", members=[member], model=_scripted(leader_next),
+                telemetry=False)
 
 
 def _answer(requirement: Any, answer: Any) -> None:
@@ -139,7 +192,8 @@ def _workflow(db: Any) -> Any:
     steps = {"first": lambda name: Step(name=name, executor=s1),
              "pause": lambda name: Step(name=name, executor=s2, human_review=review),
              "extra": lambda name: Step(name=name, executor=extra(name)),
-             "pause-twice": lambda name: Step(name=name, agent=_asker())}
+             "pause-twice": lambda name: Step(name=name, agent=_asker()),
+             "nested-pause": lambda name: Step(name=name, team=_team(name))}
     # the steps of runtime.shape(): the original two, or the code a change protocol deployed
     return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
                     steps=[steps[role](name) for name, role in runtime.shape()])
@@ -148,12 +202,12 @@ def _workflow(db: Any) -> Any:
 class AgnoAdapter(Adapter):
     framework = "agno"
     packages = ("agno",)
-    imports = ("agno.agent", "agno.workflow", "agno.db.sqlite", "agno.db.postgres", "agno.tools", "agno.models.base")
+    imports = ("agno.agent", "agno.team", "agno.workflow", "agno.db.sqlite", "agno.db.postgres", "agno.tools", "agno.models.base")
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE})
+                              Capability.DELETE, Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("continue-run",)
     answers = ("yes", "no")

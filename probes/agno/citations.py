@@ -19,4 +19,8 @@ CITATIONS = {
     # A second answer at the answered pause is a continue_run on a completed run: refused, as stated.
     "FD fork:*": docstring(_CONTINUE, "ValueError: If the run is not in a paused state.", "deviation",
                            DISTRIBUTION, VERSION),
+    # The same sentence for the nested workflow's fork: the second answer is again a continue_run on the
+    # outer workflow's completed run (a team's member paused inside it changes nothing of that check).
+    "FD nested:fork:*": docstring(_CONTINUE, "ValueError: If the run is not in a paused state.", "deviation",
+                                  DISTRIBUTION, VERSION),
 }

@@ -23,6 +23,15 @@ kit never calls: ``load`` (only ``team.load_state`` of a saved state, so a refus
 a refusal at ``load_state``, not in the run after it), ``proceed`` (a saved state loaded
 into a new team and run on without a new task) and ``state_errors`` (what AgentChat's own
 models reject in edited entries of a team state).
+
+The nested workflow (the kit's nested protocol, role "nested-pause"): the asking agent and ``s2`` form a
+team of their own (a ``GraphFlow`` ``ask -> s2`` that ends at the handoff to the user), a participant of
+the outer team (AgentChat's nested teams: a ``Team`` among a group chat's participants). ``GraphFlow``
+takes agents only, so the outer team is a ``SelectorGroupChat`` whose ``selector_func`` picks ``s1`` first
+and the inner team after it (its model is never asked: ``_NoModel`` refuses if it were). The inner team's
+handoff reaches the outer thread with its result, where ``HandoffTermination("user")`` stops the outer run;
+``save_state`` of the outer team holds the inner team's state in its participant's entry, and the answer
+(the outer run's task) is buffered for the inner team, which resumes at ``s2``.
 """
 
 import asyncio
@@ -69,6 +78,8 @@ def _team() -> Any:
             return None
 
     agents = [Step(name, description=name) for name in roles]
+    if _nested():
+        return _nested_team(agents)
     builder = DiGraphBuilder()
     for agent in agents:
         builder.add_node(agent)
@@ -77,12 +88,74 @@ def _team() -> Any:
     return GraphFlow(agents, graph=builder.build(), termination_condition=HandoffTermination("user"))
 
 
+def _nested() -> tuple[str, ...]:
+    """The steps that run inside a nested team (role "nested-pause")."""
+    return tuple(name for name, role in runtime.shape() if role == "nested-pause")
+
+
+def _no_model() -> Any:
+    """A model client for a ``SelectorGroupChat`` whose ``selector_func`` always names the next speaker:
+    never asked (refuses if it were)."""
+    from autogen_core.models import ChatCompletionClient
+
+    class _NoModel(ChatCompletionClient):
+        def _refuse(self, *_: Any, **__: Any) -> Any:
+            raise RuntimeError("the kit's selector_func picks every speaker: no model is asked")
+
+        create = create_stream = count_tokens = remaining_tokens = _refuse
+
+        async def close(self) -> None:
+            return None
+
+        def actual_usage(self) -> Any:
+            from autogen_core.models import RequestUsage
+            return RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+        total_usage = actual_usage
+
+        @property
+        def capabilities(self) -> Any:
+            return self.model_info
+
+        @property
+        def model_info(self) -> Any:
+            return {"vision": False, "function_calling": False, "json_output": False, "family": "unknown",
+                    "structured_output": False}
+
+    return _NoModel()
+
+
+def _nested_team(agents: list[Any]) -> Any:
+    """The nested workflow: ``s1``, then the team ``ask -> s2`` (a GraphFlow ending at the handoff) as the
+    outer ``SelectorGroupChat``'s other participant."""
+    from autogen_agentchat.conditions import HandoffTermination, SourceMatchTermination
+    from autogen_agentchat.teams import DiGraphBuilder, GraphFlow, SelectorGroupChat
+
+    first, ask, pause = agents
+    builder = DiGraphBuilder()
+    builder.add_node(ask).add_node(pause).add_edge(ask, pause)
+    inner = GraphFlow([ask, pause], graph=builder.build(), termination_condition=HandoffTermination("user"),
+                      name=f"team_{_nested()[0]}", description="the kit's second step, as a team")
+
+    def select(thread: Any) -> str:  # s1 first, then the inner team (again with the answer, after the pause)
+        return inner.name if any(m.source == first.name for m in thread) else first.name
+
+    return SelectorGroupChat([first, inner], model_client=_no_model(), selector_func=select, name="kit",
+                             termination_condition=HandoffTermination("user") | SourceMatchTermination([pause.name]))
+
+
+def _manager() -> str:
+    """The team manager's entry in a saved team state."""
+    return "SelectorGroupChatManager" if _nested() else MANAGER
+
+
 def _roles() -> dict[str, str]:
     """The team's agents in order, name -> role: the steps of ``runtime.shape()`` (the original two,
     or the code a change protocol deployed), the paused step as an agent that asks and one that
     takes the answer."""
     roles: dict[str, str] = {}
     for name, role in runtime.shape():
+        role = "pause" if role == "nested-pause" else role  # the same agents, in a team of their own
         if role == "pause":
             roles["ask" if name == "s2" else f"ask_{name}"] = "ask"
         roles[name] = role
@@ -109,7 +182,8 @@ class AutoGenAdapter(Adapter):
     imports = ("autogen_agentchat.agents", "autogen_agentchat.teams", "autogen_agentchat.conditions", "autogen_agentchat.messages")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.NESTED,
+                              Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-team-state",)
     # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the
@@ -139,14 +213,23 @@ class AutoGenAdapter(Adapter):
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         return self._run(answer, self.workdir / "states" / handle if handle else self._files()[-1])
 
+    def delete(self) -> dict[str, Any]:
+        """AgentChat stores nothing (no durable execution; ``save_state`` returns a dict, AG-3): the run's
+        durable state is the application's own files of ``team.save_state()``, so the application deletes
+        them itself, as it wrote them (as OpenAI Agents' ``RunState`` files are)."""
+        for path in self._files():
+            path.unlink()
+        return {"status": "deleted"}
+
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         if not self._files():
             return self.nothing_durable("no team state saved yet")
-        return _status(self.load_state(self.state_paths()[-1])["message_thread"], self._files()[-1].name)
+        return _status(self.load_state((self._files()[-1], _manager()))["message_thread"], self._files()[-1].name)
 
     # A durable document: one agent's state in a saved team state, addressed (file, agent name).
     def state_paths(self) -> list[Any]:
-        return [(f, name) for f in self._files() for name in ("s1", "ask", "s2", MANAGER)]
+        names = ("s1", f"team_{_nested()[0]}", _manager()) if _nested() else ("s1", "ask", "s2", MANAGER)
+        return [(f, name) for f in self._files() for name in names]
 
     def load_state(self, path: Any) -> Any:
         return json.loads(path[0].read_text())["agent_states"][path[1]]

@@ -236,10 +236,25 @@ class CrewAIAdapter(Adapter):
     packages = ("crewai", "pydantic")
     imports = ("crewai.flow", "crewai.flow.persistence", "crewai.flow.persistence.sqlite",
                "crewai.state.checkpoint_config", "crewai.state.provider.json_provider")
-    capabilities = frozenset(Capability) - {Capability.CLIENT}
+    capabilities = frozenset(Capability) - {Capability.CLIENT, Capability.NESTED, Capability.DELETE}
     code_changes = runtime.CODE_CHANGES
+    # Measured on 1.15.2: a flow's method that kicks off another flow (the nesting the Flow docs know only
+    # as "a parent flow calling a child flow's kickoff", in usage_metrics) gets the child's pause back as a
+    # value, a HumanFeedbackPending the child's kickoff returns; the parent method returns it and the parent
+    # completes, with no pending_feedback row of its own (the one row is the child's, under the child's flow
+    # id). Resuming the child (Flow.from_pending) continues the child alone. A Crew inside a flow asks its
+    # human (Task.human_input) on the console (input()), not as a pause that persists.
     missing = {Capability.CLIENT: "a Flow has no executor that other processes answer as clients: each "
-                                  "answer resumes the flow in its own process (the race protocol's k processes)"}
+                                  "answer resumes the flow in its own process (the race protocol's k processes)",
+               Capability.NESTED: "CrewAI 1.15.2 has no nesting that pauses and resumes: a child flow kicked off "
+                                  "from a parent's method returns its HumanFeedbackPending as a value, the parent "
+                                  "completes with no pending row of its own, and resuming the child (from_pending) "
+                                  "does not continue the parent; a Crew's human input is console input()",
+               Capability.DELETE: "CrewAI 1.15.2 has no deletion of a flow's state: FlowPersistence (SQLiteFlowPersistence) "
+                                  "saves and loads it, and clear_pending_feedback drops only the pending-feedback "
+                                  "marker after a resume (the flow_states rows stay, and @persist's kickoff(inputs="
+                                  "{'id': ...}) restores from them); the checkpoint provider's prune keeps a branch's "
+                                  "newest max_keep checkpoints, a retention policy, not a run's deletion"}
     recovery_modes = ("persist-id", "latest-checkpoint")
     citations = {
         "CO race:*": _cite("CR-16", "deviation"),  # concurrent answers: idempotency is the handler's job

@@ -163,7 +163,7 @@ class DBOSAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE,
-                              Capability.TWO_PAUSES, Capability.NESTED})
+                              Capability.TWO_PAUSES, Capability.NESTED, Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("launch",)
     answers = ("yes", "no")
@@ -246,6 +246,20 @@ class DBOSAdapter(Adapter):
         finally:
             client.destroy()
         return {"status": "completed", "outcome": outcome}
+
+    def delete(self) -> dict[str, Any]:
+        """``delete_workflow`` ("Delete a workflow and all its associated data by ID", ``DBOS.delete_workflow``;
+        the same system-database delete through ``DBOSClient``, as an operator outside the application
+        deletes one), with ``delete_children`` for the nested workflow's child. A client launches no
+        executor: a launched DBOS would recover the pending workflow itself. The delete is one DELETE of
+        the workflow's status row; its operations, notifications and events go with it (ON DELETE CASCADE)."""
+        from dbos import DBOSClient, DBOSPortableJSONSerializer
+        client = DBOSClient(system_database_url=f"sqlite:///{self.store}", serializer=DBOSPortableJSONSerializer())
+        try:
+            client.delete_workflow(WID, delete_children=True)
+        finally:
+            client.destroy()
+        return {"status": "deleted"}
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         from dbos import SetWorkflowID

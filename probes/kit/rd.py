@@ -47,9 +47,16 @@ def rd(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     for c in copies:
         status = c.recover("recover", mode, answer, copy=c.name, of=ORIGINAL)
         c.to_completion(status, answer, "recover-answer")
-    if _digest(p, run) != p.observations["rd"]["digest"]:
-        raise HarnessError("the crashed original's durable state changed while its copies were recovered: a copy "
-                           "reaches the original's state (an address inside it?), so the copies are not independent")
+    after = _digest(p, run)
+    p.observations["rd"]["original_after"] = after
+    if after != p.observations["rd"]["digest"]:
+        # Measured, not assumed: the durable state names its own place (CrewAI's checkpoint holds the
+        # absolute path of its @persist database), so a byte copy recovered elsewhere writes into the
+        # original. Copies that share a store cannot show that recovery is a function of the state.
+        return [p.judge.not_applicable(Property.RD, path, (
+            f"the crashed original's durable state changed ({p.observations['rd']['digest'][:12]} -> {after[:12]}) "
+            "while only its copies were recovered: the state names its own location, so a byte copy recovered "
+            "elsewhere reaches the original and the copies are not independent"))]
     what = f"killed at {point}, recovered by {mode}"
     return [p.judge.same_decision(path, p.read(), what, [c.name for c in copies])]
 

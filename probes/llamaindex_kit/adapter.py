@@ -180,7 +180,8 @@ class LlamaIndexAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES})
+                              Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
+                              Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     # Measured on 2.22.2: a child workflow declared as a typed field (``Report(summarize=Summarize())``, the
     # workflows-py "Child workflows" page) is refused by ``Workflow.__init__`` (no such keyword), and a step
@@ -302,6 +303,14 @@ class LlamaIndexAdapter(Adapter):
             name, first = f"workflows {model.__name__}", " ".join(str(exc).splitlines()[:2])
             return {"status": "schema", "valid": False, "model": name, "error": first}
         return {"status": "schema", "valid": True, "model": f"workflows {model.__name__}"}
+
+    def delete(self) -> dict[str, Any]:
+        """llama-index-workflows has no checkpointer (LI-8) and no deletion: the run's durable state is the
+        application's own snapshots of ``ctx.to_dict()``, so the application deletes them itself, as it
+        wrote them (as OpenAI Agents' ``RunState`` files are)."""
+        for path in self.state_paths():
+            path.unlink()
+        return {"status": "deleted"}
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         paths = self.state_paths()

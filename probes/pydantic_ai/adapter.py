@@ -49,7 +49,8 @@ class PydanticAIAdapter(Adapter):
     backends = ("sqlite", "postgres")
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.CLIENT, Capability.TWO_PAUSES})
+                              Capability.SAVE_HOOK, Capability.CLIENT, Capability.TWO_PAUSES,
+                              Capability.NESTED, Capability.DELETE})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("launch",)
@@ -124,6 +125,19 @@ class PydanticAIAdapter(Adapter):
             return {"status": "completed", "outcome": client.retrieve_workflow(wid).get_result(polling_interval_sec=0.02)}
         finally:
             client.destroy()
+
+    def delete(self) -> dict[str, Any]:
+        """pydantic-ai's durable run is its DBOS workflow (pydantic-ai has no deletion of its own):
+        ``delete_workflow`` ("Delete a workflow and all its associated data by ID", ``DBOS.delete_workflow``;
+        the same system-database delete through ``DBOSClient``, which launches no executor that would
+        recover the pending workflow), with ``delete_children`` for a child workflow."""
+        from dbos import DBOSClient
+        client = DBOSClient(system_database_url=self.url)
+        try:
+            client.delete_workflow(WID, delete_children=True)
+        finally:
+            client.destroy()
+        return {"status": "deleted"}
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         from dbos import SetWorkflowID

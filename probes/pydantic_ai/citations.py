@@ -24,6 +24,11 @@ CITATIONS = {
     "LV crash:raise@*": docstring("dbos._core:_serialize_exception_for_persistence",
                                   "so the workflow is still terminalized as ERROR instead of being left PENDING and "
                                   "re-executed on every recovery", "deviation", DBOS_DISTRIBUTION, DBOS_VERSION),
+    # The same for the nested workflow: the delegate's raise ends the outer agent run and the workflow.
+    "LV nested:crash:raise@*": docstring("dbos._core:_serialize_exception_for_persistence",
+                                         "so the workflow is still terminalized as ERROR instead of being left "
+                                         "PENDING and re-executed on every recovery", "deviation",
+                                         DBOS_DISTRIBUTION, DBOS_VERSION),
     # The pause is a recv: each message is consumed once, and the consume is recorded as the step's output.
     "CO *": docstring("dbos._sys_db:SystemDatabase.recv_consume",
                       "Transactionally consumes the oldest unconsumed message and records the operation result.",
@@ -32,4 +37,8 @@ CITATIONS = {
     "FD fork:same-pause": docstring("dbos._dbos:DBOS.fork_workflow",
                                     "Restart a workflow with a new workflow ID from a specific step", "deviation",
                                     DBOS_DISTRIBUTION, DBOS_VERSION),
+    # The same for the nested workflow: its answer is a message to the same workflow ID.
+    "FD nested:fork:same-pause": docstring("dbos._dbos:DBOS.fork_workflow",
+                                           "Restart a workflow with a new workflow ID from a specific step",
+                                           "deviation", DBOS_DISTRIBUTION, DBOS_VERSION),
 }

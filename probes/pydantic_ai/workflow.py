@@ -20,6 +20,15 @@ the tool runs (``requires_approval``; the run ends with the call in ``DeferredTo
 body cannot ask again once it runs. So the step asks twice the way the SDK offers: two approval-gated
 tool calls, ``s2`` (the kit's ``first_answer``) and then ``s2b`` (``second_answer``), which the scripted
 model calls after ``s2``'s return; the workflow parks in ``recv`` for each approval in turn.
+
+The nested workflow (the kit's nested protocol, role "nested-pause"): the approval-gated tool ``s2`` belongs
+to an agent of its own (``kit-s2``, a scripted model of its own, ``DBOSDurability`` too), which the outer
+agent's tool ``s2`` runs: pydantic-ai's agent delegation (a tool that calls another agent's ``run``). The
+delegate's run ends with ``DeferredToolRequests`` (pydantic-ai does not pass them up to the outer run:
+the delegating tool answers them itself, as a caller of ``run`` does); the delegating tool asks (step
+``ask``), parks in ``DBOS.recv_async`` inside the outer tool call (the workflow's own recv) and runs the
+delegate again with the approval, and its result is the outer tool's result. Nothing of the nested run is
+kept but what DBOS recorded: the delegate's model requests and its ``s2`` are steps of the one workflow.
 """
 
 from __future__ import annotations
@@ -47,6 +56,19 @@ def _model(messages: list[Any], info: Any) -> Any:
                                 else TextPart(done[_tools()[-1]])])
 
 
+def _nested() -> tuple[str, ...]:
+    """The steps that run inside a delegate agent (role "nested-pause")."""
+    return tuple(name for name, role in runtime.shape() if role == "nested-pause")
+
+
+def _inner_model(messages: list[Any], info: Any) -> Any:
+    """The delegate's scripted model: its approval-gated tool ``s2``, then answer with its result."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+
+    done = [p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart) and p.tool_name == "s2"]
+    return ModelResponse(parts=[TextPart(done[-1]) if done else ToolCallPart("s2", {}, tool_call_id="inner-s2")])
+
+
 def workflow() -> Any:
     """Build the agent and register the workflow once per process, before launch (recovery finds it by name)."""
     if _registered:
@@ -64,7 +86,28 @@ def workflow() -> Any:
     async def s1() -> dict[str, str]:
         return {"s1": runtime.step1()}
 
-    @agent.tool_plain(requires_approval=True)
+    @DBOS.step(name="ask")  # a step: a replay never asks again
+    async def ask() -> None:
+        runtime.before_pause()
+
+    gated = agent
+    if _nested():  # the approval-gated tool is the delegate's; the outer agent's s2 delegates to it
+        gated = Agent(FunctionModel(_inner_model), name=f"kit-{_nested()[0]}",
+                      output_type=[str, DeferredToolRequests], capabilities=[DBOSDurability()])
+
+        @agent.tool_plain(name=_nested()[0])
+        async def delegate() -> str:
+            run = await gated.run("go")
+            await ask()
+            while isinstance(run.output, DeferredToolRequests):  # the delegate's approval, in the workflow's recv
+                answer = await DBOS.recv_async(TOPIC, timeout_seconds=3600)
+                approved = {c.tool_call_id: ToolApproved(override_args={"answer": answer})
+                            for c in run.output.approvals}
+                run = await gated.run(message_history=run.all_messages(),
+                                      deferred_tool_results=DeferredToolResults(approvals=approved))
+            return run.output
+
+    @gated.tool_plain(requires_approval=True)
     @DBOS.step(name="s2")
     async def s2(answer: str = "") -> str:
         if runtime.asks_twice():
@@ -78,13 +121,11 @@ def workflow() -> Any:
         async def s2b(answer: str = "") -> str:  # the second approval of the step that asks twice
             return runtime.second_answer(answer)
 
-    @DBOS.step(name="ask")  # a step: a replay never asks again
-    async def ask() -> None:
-        runtime.before_pause()
-
     @DBOS.workflow(name="kit_workflow")
     async def kit_workflow() -> str:
         run = await agent.run("go")
+        if _nested():  # the delegate asked and was answered inside the outer run
+            return run.output
         await ask()
         while isinstance(run.output, DeferredToolRequests):  # each approval the run asks for, in turn
             answer = await DBOS.recv_async(TOPIC, timeout_seconds=3600)

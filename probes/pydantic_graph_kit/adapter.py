@@ -122,6 +122,18 @@ class PydanticGraphAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE})
+    # Read from 1.107.1 and measured: a BaseNode Graph's nodes are BaseNode classes (a Graph passed as a node is
+    # refused: AttributeError, no get_node_id); the builder API's subgraphs are a TODO in graph_builder.py ("Support
+    # adding subgraphs") and that API has no persistence; a graph iterated inside a node is a run with a
+    # persistence of its own, and a node cannot stop its run: it returns the next node or End.
+    missing = {Capability.DELETE: "pydantic-graph 1.107.1's state persistence has no deletion: BaseStatePersistence "
+                                  "(FileStatePersistence, SimpleStatePersistence) snapshots, records runs and loads, "
+                                  "and nothing deletes a run; its file is the persistence's own, not the adapter's",
+               Capability.NESTED: "pydantic-graph 1.107.1 has no nesting that pauses and resumes: a Graph is not a "
+                                  "node of another (refused: no get_node_id), the builder API's subgraphs are a TODO "
+                                  "and it has no persistence, and a graph run inside a node keeps its own "
+                                  "persistence, which the outer run's snapshots do not hold (a node cannot stop "
+                                  "the outer run to wait for it)"}
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("iter-from-persistence",)
     answers = ("yes", "no")

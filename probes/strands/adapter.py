@@ -11,6 +11,13 @@ the tool then runs again from its top and its ``interrupt`` call returns the ans
 pause's handle is the interrupt id; the application also keeps the ids it was given
 (``pauses.txt``), as a caller that shows the question to a human would. Recovery: a restored
 agent in its interrupt state accepts only the answer (sent again); else ``agent()``, no input.
+
+The nested workflow (the kit's nested protocol, role "nested-pause"): the interrupting tool ``s2`` belongs to
+an agent of its own (a scripted model of its own, no session manager), which the outer agent calls as its
+tool ``s2`` (``Agent.as_tool``, the SDK's agent-as-tool). The sub-agent's interrupt is raised again by the
+outer agent (its id prefixed with the tool call's), and, the tool not preserving context, the outer agent
+stores the sub-agent's interrupted turn in its own interrupt state (``agent.json``), from which answering
+the outer interrupt in a fresh process restores the sub-agent and resumes its tool.
 """
 
 import json
@@ -25,22 +32,29 @@ from probes.strands.citations import CITATIONS
 SESSION, AGENT = "kit", "kit"
 
 
-def _events(tool: str | None, text: str = "", call_id: str = "") -> list[dict[str, Any]]:
+def _events(tool: str | None, text: str = "", call_id: str = "", args: str = "{}") -> list[dict[str, Any]]:
     """One assistant message as model stream events: a tool call, or a final text."""
     if tool is None:
         block = [{"contentBlockDelta": {"delta": {"text": text}}}]
     else:
         block = [{"contentBlockStart": {"start": {"toolUse": {"toolUseId": call_id, "name": tool}}}},
-                 {"contentBlockDelta": {"delta": {"toolUse": {"input": "{}"}}}}]
+                 {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}}]
     return [{"messageStart": {"role": "assistant"}}, *block, {"contentBlockStop": {}},
             {"messageStop": {"stopReason": "tool_use" if tool else "end_turn"}}]
 
 
-def _model() -> Any:
+def _nested() -> tuple[str, ...]:
+    """The outer agent's tools that are agents (the nested workflow's pausing step, ``Agent.as_tool``)."""
+    return tuple(name for name, role in runtime.shape() if role == "nested-pause")
+
+
+def _model(tools: tuple[str, ...] = ("s1", "s2"), prefix: str = "") -> Any:
     from strands.models.model import Model
 
     class Scripted(Model):
-        """s1, then s2, then a final message that is s2's result. A failed tool is called again."""
+        """Each of ``tools`` (s1, then s2), then a final message that is the last one's result. A failed
+        tool is called again. An agent tool takes its agent's input; ``prefix`` keeps a sub-agent's call
+        ids apart from the outer agent's."""
 
         def update_config(self, **config: Any) -> None:
             pass
@@ -55,10 +69,11 @@ def _model() -> Any:
         async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
             results = [b["toolResult"] for m in messages for b in m["content"] if "toolResult" in b]
             reply = None
-            for tool in ("s1", "s2"):
-                mine = [r for r in results if r["toolUseId"].startswith(tool)]
+            for tool in tools:
+                mine = [r for r in results if r["toolUseId"].startswith(f"{prefix}{tool}-")]
                 if reply is None and (not mine or mine[-1].get("status") == "error"):
-                    reply = _events(tool, call_id=f"{tool}-{len(mine)}")
+                    args = '{"input": "go"}' if not prefix and tool in _nested() else "{}"
+                    reply = _events(tool, call_id=f"{prefix}{tool}-{len(mine)}", args=args)
             for event in reply or _events(None, text="".join(c.get("text", "") for c in mine[-1]["content"])):
                 yield event
 
@@ -80,8 +95,13 @@ def _agent(storage: Path) -> Any:
         runtime.before_pause()
         return runtime.step2(tool_context.interrupt("answer", reason="answer?"))
 
+    tools = [s1, s2]
+    if _nested():  # the interrupting step inside an agent that the outer agent calls as its tool "s2"
+        inner = Agent(model=_model(("s2",), prefix="inner-"), tools=[s2], name=f"kit-{_nested()[0]}",
+                      callback_handler=None)
+        tools = [s1, inner.as_tool(name=_nested()[0], description="the kit's second step, as an agent")]
     manager = FileSessionManager(session_id=SESSION, storage_dir=str(storage))
-    return Agent(model=_model(), tools=[s1, s2], session_manager=manager, agent_id=AGENT, callback_handler=None)
+    return Agent(model=_model(), tools=tools, session_manager=manager, agent_id=AGENT, callback_handler=None)
 
 
 class StrandsAdapter(Adapter):
@@ -91,7 +111,7 @@ class StrandsAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.DELETE})
+                              Capability.SAVE_HOOK, Capability.DELETE, Capability.NESTED})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("session",)

@@ -27,6 +27,9 @@ CITATIONS = {
     # A kill inside s2 after the answer leaves the agent in its interrupt state; the recovery resumes it,
     # and the tool runs from its top again (only the kill paths: a raised exception is reported to the model).
     "EO crash:kill@s2.*": _RUNS_AGAIN,
+    # The same flow one level down (the nested workflow): answering the outer agent's interrupt resumes the
+    # sub-agent (Agent.as_tool), whose interrupted tool is invoked again and whose interrupt() returns the answer.
+    "EO nested:crash:kill@s2.*": _RUNS_AGAIN,
     "LV *": docstring("strands.session.session_manager:SessionManager",
                       "A session manager is in charge of persisting the conversation and state of an agent across "
                       "its interaction.", "claims", DISTRIBUTION, VERSION),

@@ -66,7 +66,7 @@ class TemporalAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED})
+                              Capability.NESTED, Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit",
@@ -143,6 +143,35 @@ class TemporalAdapter(Adapter):
                     raise
                 return self.nothing_durable("the server has no workflow execution with the run's id")
             return await self._until_paused(client)
+
+    async def delete(self) -> dict[str, Any]:
+        """The service's ``DeleteWorkflowExecution`` ("asynchronously deletes a specific Workflow
+        Execution ... If the Workflow Execution is Running, it will be terminated before deletion"),
+        which the SDK exposes as the client's ``workflow_service.delete_workflow_execution``; a client
+        only, no worker. The nested workflow's child is deleted first, then the run's workflow. The
+        deletion is asynchronous: this returns once describing either finds no execution."""
+        from temporalio.api.common.v1 import WorkflowExecution
+        from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
+        from temporalio.service import RPCError, RPCStatusCode
+        async with session(self.wid, worker=False) as client:
+            ids = list(dict.fromkeys([self.asker, self.wid]))
+            for wid in ids:
+                try:
+                    await client.workflow_service.delete_workflow_execution(DeleteWorkflowExecutionRequest(
+                        namespace=client.namespace, workflow_execution=WorkflowExecution(workflow_id=wid)))
+                except RPCError as exc:
+                    if exc.status != RPCStatusCode.NOT_FOUND:  # a child never started: nothing to delete
+                        raise
+            for wid in ids:
+                while True:
+                    try:
+                        await client.get_workflow_handle(wid).describe()
+                    except RPCError as exc:
+                        if exc.status != RPCStatusCode.NOT_FOUND:
+                            raise
+                        break
+                    await asyncio.sleep(0.1)
+        return {"status": "deleted"}
 
     async def _answer(self, handle: Any, answer: Any, worker: bool) -> dict[str, Any]:
         """Signal the answer, then wait for the result; where the workflow can wait for a second
