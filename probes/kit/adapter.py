@@ -64,6 +64,14 @@ class Capability(str, Enum):
     # The run can be deleted through the framework's own API (``delete``: its thread, workflow or
     # session): the delete protocol deletes it while a process that holds it is frozen.
     DELETE = "delete"
+    # The answered step can fail after its effect and the framework's own error-handling construct (an error
+    # edge, a fallback route, a try/except around a step in a durable workflow) run a handler step in its
+    # place, built from ``runtime.shape()`` roles "pause-fails" and "handler": the handler protocol.
+    HANDLER = "handler"
+    # The framework asks for the answer through an approval callback or hook of its own whose body fires an
+    # effect before the pause (``runtime.approval_callback``), built from ``runtime.shape()`` role
+    # "callback-pause": the callback protocol counts that effect for one approval.
+    CALLBACK = "callback"
     # The durable state can be copied byte for byte (``copy_store``): the rd protocol recovers copies of a
     # crashed store. Declared by default (the kit copies what it made: the run's directory and its SQLite
     # or PostgreSQL store); an adapter whose state a server holds names it in ``missing`` with the reason.

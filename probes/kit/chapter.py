@@ -122,6 +122,23 @@ def rd_rows(run: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def handler_rows(run: Any) -> list[dict[str, Any]]:
+    """The handler protocol's cells (the answered step fails after its effect, the framework's error handler
+    runs a step of its own): where the run was killed, how it ended and the effects it fired
+    (``observations["handler"]``), beside the verdicts."""
+    return _observed_rows(run, "handler", lambda seen: {
+        "cell": seen["at"], "recovery": seen["mode"] if seen["at"] != "clean" else "",
+        "the run": seen["ended"], "effects": seen["effects"]})
+
+
+def callback_rows(run: Any) -> list[dict[str, Any]]:
+    """The callback protocol's cells (an approval callback fires ``e_cb`` before the pause): how often it
+    fired for the one approval, beside the verdicts (``observations["callback"]``)."""
+    return _observed_rows(run, "callback", lambda seen: {
+        "cell": seen["at"], "recovery": seen["mode"] if seen["at"] == "cb.effect" else "",
+        "e_cb fired": seen["effects"].get("e_cb", 0), "the run": seen["ended"], "effects": seen["effects"]})
+
+
 def cells(run: Any) -> dict[tuple[str, str], str]:
     """(path family, property) -> the labels found there, worst first ("✓", or e.g. "U 2/3")."""
     found: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -316,6 +333,7 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.rd_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The rd protocol was not run here.'))"),
+                *_handler_callback_cells(),
                 *_exhaustive_cells(name),
             ])}
 
@@ -336,6 +354,32 @@ def _paper_cells(name: str) -> list[dict[str, Any]]:
                           f"`probes/paper/{name}.py`; the status is computed as on the headline page."),
         _cell("code", "from probes.chapter import published\npublished(run)"),
         *(_cell(kind, source) for kind, source in sections(name)),
+    ]
+
+
+def _handler_callback_cells() -> list[dict[str, Any]]:
+    """The sections of the handler and callback protocols (issue 27 item 1)."""
+    return [
+        _cell("markdown", "## A step with an error handler (handler)\n\nThe answered step fails after its effect "
+                          "e2, and the framework's own error-handling construct (an error edge, a fallback route, a "
+                          "try/except around a step in a durable workflow) runs a handler step with an effect of its "
+                          "own, e_handler; the run is SIGKILLed at the handler's begin or effect and recovered. The "
+                          "handler's effect must fire once, and the failed step's e2 no second time on recovery (EO, "
+                          "CO); the run must complete with the handler's result (LV). n/a where the framework has no "
+                          "such construct (the reason says why)."),
+        _cell("code", "rows = chapter.handler_rows(run)\n"
+                      "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                      "Markdown('The handler protocol was not run here.'))"),
+        _cell("markdown", "## An approval callback with an effect (callback)\n\nThe framework asks for the approval "
+                          "through a callback or hook of its own (a tool's needs-approval function, a before-tool "
+                          "callback, an interrupt hook, a LangGraph node that writes before it calls interrupt()), "
+                          "which fires e_cb before the pause; the pause is answered with no fault, after the process "
+                          "parked at it was killed, or after a kill just past the callback's effect. One approval "
+                          "should fire e_cb once (EO): a framework that calls the callback again on resume fires it "
+                          "twice, D where its documentation says so."),
+        _cell("code", "rows = chapter.callback_rows(run)\n"
+                      "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                      "Markdown('The callback protocol was not run here.'))"),
     ]
 
 

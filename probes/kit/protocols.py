@@ -32,6 +32,7 @@ from probes.core.visibility import found_after_delete
 from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
 from probes.kit.judge import Judge, VariantJudge
 from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
+from probes.kit.runtime import HANDLER_POINTS, handled  # the handler protocol's
 
 
 @dataclass(frozen=True)
@@ -815,6 +816,90 @@ def nested(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     return PROTOCOLS[of](on_workflow(p, "nested", NESTED_PREFIX), args)
 
 
+# --- a step with an error handler, an approval callback with an effect (issue 27 item 1) ---------------
+# The cells of the handler and callback protocols: no fault, or a SIGKILL at a point of the handler's step or
+# the callback's body (recovered by the cell's mode), or at the durable pause (answered from a fresh process).
+HANDLER_CELLS = ("clean", *HANDLER_POINTS)
+CALLBACK_CELLS = ("clean", "park-kill", "cb.effect")
+HANDLER_EFFECTS = ("e1", "e2", "e_handler")
+CALLBACK_EFFECTS = ("e1", "e_cb", "e2")
+
+
+def _shaped(p: Probe, workflow: str, at: str, mode: str, needs: tuple[Capability, ...]) -> tuple[str, str | None]:
+    """A cell's path (``<workflow>:clean``, ``<workflow>:park-kill``, ``<workflow>:kill@<point>/<mode>``) and
+    why it is n/a, if it is (the capabilities ``needs``, and RECOVER for a crash cell)."""
+    path = f"{workflow}:{at}" if at in ("clean", "park-kill") else f"{workflow}:kill@{at}/{mode}"
+    caps = (Capability.PAUSE, *needs) + ((Capability.RECOVER,) if "kill" in path else ())
+    return path, _needs(p, *caps)
+
+
+def _driven(p: Probe, run: Run, at: str, mode: str, answer: Any) -> dict[str, Any]:
+    """Drive ``run`` through one cell: no fault (start, answer); ``park-kill`` (killed at the durable pause,
+    answered from a fresh process); else killed at step point ``at`` and recovered by ``mode``."""
+    if at == "clean":
+        return run.to_completion(run.start(), answer, "answer")
+    if at == "park-kill":
+        run.start(park_at="kit.paused")
+        run.note(Kind.RECOVER, detail={"mode": "answer the durable pause"})
+        return run.answer("answer", None, answer)
+    crash_at(p, run, "kill", at, answer)
+    return run.to_completion(run.recover("recover", mode, answer), answer, "recover-answer")
+
+
+def handler(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """The answered step fails after its effect and the framework's own error handler runs a step with an
+    effect of its own (``runtime.SHAPES["handler"]``): no fault, or a SIGKILL at the handler's begin or
+    effect, recovered by ``mode``.
+
+    The contract's questions are EO's and CO's: the handler's effect fires once, and the failed step's
+    effect (the gated ``e2``) fires no second time on recovery -- a framework that records the failure and
+    the handler chosen resumes into the handler; one that did not runs the failed step again. LV asks that
+    the run completes with the handler's result (``runtime.handled``)."""
+    at, mode = args["at"], args["mode"]
+    path, why = _shaped(p, "handler", at, mode, (Capability.HANDLER,))
+    if why:
+        return [p.judge.not_applicable(prop, path, why) for prop in (Property.EO, Property.CO, Property.LV)]
+    answer = p.target.cls.answers[0]
+    run = p.run("run")
+    run.code = "handler"  # every process of this run builds the workflow with the failing step and its handler
+    done = _driven(p, run, at, mode, answer)
+    h = p.read()
+    fired = h.effect_counts()
+    # what each run of the handler was handed as the failure (the exception's type, as the adapter passed it)
+    handed = [e.detail.get("handed", "?") for e in h.of(Kind.STEP_BEGIN) if e.step == "h"]
+    p.observations["handler"] = {"at": at, "mode": mode, "ended": ended(done), "effects": dict(sorted(fired.items())),
+                                 "handed": handed}
+    what = ("no fault" if at == "clean" else f"kill at {at}, recovered by {mode}") + \
+           f"; s2 failed after its effect, the handler ran {len(handed)}x, handed {', '.join(handed) or 'nothing'}"
+    return [p.judge.effects_once(path, h, what, HANDLER_EFFECTS), p.judge.gated_once(path, h, what),
+            p.judge.live(path, h, what, handled(answer))]
+
+
+def callback(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """The framework asks for the approval through a callback or hook of its own that fires ``e_cb`` before
+    the pause (``runtime.SHAPES["callback"]``): no fault, killed at the durable pause and answered from a
+    fresh process, or killed just after the callback's effect and recovered by ``mode``.
+
+    One approval should fire the callback's effect once (EO over ``e1``, ``e_cb``, ``e2``): a framework that
+    calls the callback again when the answer arrives (LangGraph re-runs the node from its top) fires it
+    twice, where its documentation may say so (then D). CO and LV as for the two-step workflow."""
+    at, mode = args["at"], args["mode"]
+    path, why = _shaped(p, "callback", at, mode, (Capability.CALLBACK,))
+    if why:
+        return [p.judge.not_applicable(prop, path, why) for prop in (Property.EO, Property.CO, Property.LV)]
+    answer = p.target.cls.answers[0]
+    run = p.run("run")
+    run.code = "callback"  # every process of this run builds the step whose approval a callback asks for
+    done = _driven(p, run, at, mode, answer)
+    h = p.read()
+    fired = h.effect_counts()
+    p.observations["callback"] = {"at": at, "mode": mode, "ended": ended(done), "effects": dict(sorted(fired.items()))}
+    what = {"clean": "no fault", "park-kill": "killed while parked, answered after"}.get(
+        at, f"kill at {at}, recovered by {mode}") + f"; the approval callback fired e_cb {fired.get('e_cb', 0)}x"
+    return [p.judge.effects_once(path, h, what, CALLBACK_EFFECTS), p.judge.gated_once(path, h, what),
+            p.judge.live(path, h, what, p.target.cls.result(answer))]
+
+
 def _count(p: Probe) -> int:
     return len(p.read().of(Kind.PERSIST))
 
@@ -824,6 +909,7 @@ PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
     "change": change, "pause_twice": pause_twice, "nested": nested, "delete": delete,
 }
+PROTOCOLS.update({"handler": handler, "callback": callback})  # a step with an error handler; an approval callback
 
 
 def _partition(p: Probe, args: dict[str, Any]) -> list[Verdict]:

@@ -53,6 +53,18 @@ SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     "nested": (("s1", "first"), ("s2", "nested-pause")),
 }
 WORKFLOWS = ("pause-twice", "nested")  # shapes a run has from its start, not code a change deploys
+# Two more workflows of their own (the handler and callback protocols, issue 27 item 1). "handler": the
+# answered step fails after its effect ("pause-fails": ``before_pause``, the pause, ``step2_fails``) and the
+# framework's own error-handling construct (an error edge, a fallback route, a try/except around a step in a
+# durable workflow) runs the handler step ("handler": ``handler``, effect ``e_handler``) in its place.
+# "callback": the framework asks for the approval through a callback or hook of its own, which fires ``e_cb``
+# before the pause ("callback-pause": ``approval_callback``, the pause, ``step2``).
+SHAPES.update({"handler": (("s1", "first"), ("s2", "pause-fails"), ("h", "handler")),
+               "callback": (("s1", "first"), ("s2", "callback-pause"))})
+WORKFLOWS += ("handler", "callback")
+EFFECTS.update({"h": "e_handler", "cb": "e_cb"})
+HANDLER_POINTS = ("h.begin", "h.effect")    # crash points of the handler step
+CALLBACK_POINTS = ("cb.begin", "cb.effect")  # crash points of the approval callback
 CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1" and kind not in WORKFLOWS)
 CODE_ENV = "RC_KIT_CODE"  # the code version a process runs (set by the kit's child from the protocol's choice)
 
@@ -189,6 +201,58 @@ def second_answer(answer: Any) -> str:
     _effect("s2b")
     record(Kind.STEP_END, step="s2")
     return outcome(answer)
+
+
+class StepFailed(Exception):
+    """The failure of the handler workflow's answered step (``step2_fails``): an exception of the
+    application's, raised after the step's effect fired, for the framework's error handler to catch. It
+    carries the answer (``args[1]``), so a handler that is handed only the error serves it."""
+
+    @property
+    def answer(self) -> Any:
+        return self.args[1] if len(self.args) > 1 else None
+
+
+def step2_fails(answer: Any) -> Any:
+    """The answered step of the handler workflow: consume the answer, fire ``e2``, then fail. The effect
+    fired before the failure, so a framework that runs the failed step again on recovery (instead of the
+    handler its record says was chosen) fires ``e2`` twice: what the handler protocol counts."""
+    record(Kind.CONSUME, step="s2", value=answer)
+    point("s2.consumed")
+    _effect("s2")
+    point("s2.effect")
+    raise StepFailed(f"s2 failed after its effect (answer {answer!r})", answer)
+
+
+def handled(answer: Any) -> str:
+    """The handler workflow's result for ``answer`` (what the handler step returns): not ``outcome``, so
+    a completion that skipped the handler is told apart from one that ran it."""
+    return f"the handler served {answer!r}"
+
+
+def handler(answer: Any, error: Any = None) -> str:
+    """The error handler's step (role "handler"), run by the framework's own error-handling construct
+    because ``step2_fails`` raised: begins (``h.begin``), fires ``e_handler`` (``h.effect``), ends. ``error``:
+    what the framework handed the handler as the failure, its type kept in the history (a framework that
+    hands a recovered handler something else than the exception shows it there)."""
+    record(Kind.STEP_BEGIN, step="h", **({"detail": {"handed": type(error).__name__}} if error is not None else {}))
+    point("h.begin")
+    _effect("h")
+    point("h.effect")
+    record(Kind.STEP_END, step="h")
+    return handled(answer)
+
+
+def approval_callback() -> bool:
+    """The body of the framework's approval callback or hook (role "callback-pause"): it fires ``e_cb``
+    (an audit write, a notification) before the framework pauses for the answer, and returns True (the
+    approval is needed). A framework that calls the callback again on resume fires ``e_cb`` again."""
+    record(Kind.STEP_BEGIN, step="cb")
+    point("cb.begin")
+    _effect("cb")
+    point("cb.effect")
+    record(Kind.STEP_END, step="cb")
+    return True
 
 
 def extra_step(name: str, passed: Any = None) -> Any:

@@ -24,6 +24,7 @@ from probes.kit.adapter import Adapter
 from probes.kit.judge import visibility_verdicts
 from probes.kit.partition import PARTITION_POINTS
 from probes.kit.protocols import NESTED_RUNS, PROTOCOLS, STALL_POINTS, Probe, Target
+from probes.kit.protocols import CALLBACK_CELLS, HANDLER_CELLS
 from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
@@ -94,6 +95,12 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("nested_runs", "list[str]", list(NESTED_RUNS), list(NESTED_RUNS),
               "the protocols whose cells the nested protocol runs on the workflow with a nested pausing step",
               tuple(NESTED_RUNS)),
+        # the handler and callback protocols (issue 27 item 1): each cell one run, the first recovery mode only
+        Param("handler_cells", "list[str]", list(HANDLER_CELLS), ["clean", "h.effect"],
+              "the handler protocol's cells: no fault, or a SIGKILL in the error handler's step", HANDLER_CELLS),
+        Param("callback_cells", "list[str]", list(CALLBACK_CELLS), ["clean", "park-kill"],
+              "the callback protocol's cells: no fault, killed at the pause, or a SIGKILL after the approval "
+              "callback's effect", CALLBACK_CELLS),
         Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
               "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
         Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
@@ -119,6 +126,7 @@ SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], 
                          "savekill_cap": 1, "exhaustive_cap": 1,
                          "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"],
                          "rd_points": ["s2.begin"], "rd_copies": 2, "nested_runs": ["crash"]}
+SMOKE.update({"handler_cells": ["h.effect"], "callback_cells": ["clean"]})  # the handler and callback protocols
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -169,6 +177,10 @@ def _cells(params: Mapping[str, Any], protocols: tuple[str, ...]) -> list[tuple[
             cells += [(f"nested.{cid}", {**args, "of": cid.split(".")[0]})
                       for cid, args in _cells({**params, "protocols": runs, "crash_points": [
                           pt for pt in params["crash_points"] if pt.startswith("s2.")]}, tuple(runs))]
+        elif proto in ("handler", "callback"):  # one run per cell, recovered by the first recovery mode
+            kinds = HANDLER_CELLS if proto == "handler" else CALLBACK_CELLS
+            cells += [(f"{proto}.{at}", {"at": at, "mode": params["recovery_modes"][0]})
+                      for at in kinds if at in params[f"{proto}_cells"]]
         elif proto == "savekill":
             cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                        "cap": params["savekill_cap"]}))

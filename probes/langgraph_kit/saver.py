@@ -114,7 +114,7 @@ class SaverAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CODE_CHANGE, Capability.TWO_PAUSES, Capability.NESTED,
-                              Capability.DELETE})
+                              Capability.DELETE, Capability.HANDLER, Capability.CALLBACK})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     # invoke(None): the documented resume of a thread; resend-input: the original input invoked again on
@@ -130,6 +130,12 @@ class SaverAdapter(Adapter):
         "EO pause-twice:*": doc("LG-14", "deviation"), "CO pause-twice:*": doc("LG-14", "deviation"),
     }
     citations.update(on_variants(citations))
+    # The handler and callback workflows (the kit's handler and callback protocols): the approval callback is the
+    # code before ``interrupt()`` in the node, which runs again when the node resumes (LG-12); a kill inside the
+    # node-level error handler restarts that node from its top (LG-4: the handler is a node of the graph); and
+    # resuming in an error state is claimed (LG-24: "so you can resume later, even when in an error state").
+    citations.update({"EO callback:*": doc("LG-12", "deviation"), "EO handler:kill@*": doc("LG-4", "deviation"),
+                      "LV handler:*": doc("LG-24", "claims")})
 
     def hook(self) -> None:
         self._saver = _factory()(self.store)
@@ -140,6 +146,7 @@ class SaverAdapter(Adapter):
         (the original two steps, or the code a change protocol deployed)."""
         from typing import TypedDict
 
+        from langgraph.errors import NodeError
         from langgraph.graph import END, START, StateGraph
         from langgraph.types import interrupt
 
@@ -170,12 +177,33 @@ class SaverAdapter(Adapter):
             inner.add_edge(name, END)
             return inner.compile()
 
+        def s2_fails(state: State) -> dict:  # the handler workflow's answered step: fails after e2
+            runtime.before_pause()
+            return runtime.step2_fails(interrupt("answer?"))
+
+        def on_error(state: State, error: NodeError) -> dict:
+            """The node-level error handler (``add_node(..., error_handler=)``): the handler step, serving
+            the answer the failed step's exception carries (``NodeError.error``, typed ``BaseException``)."""
+            return {"out": runtime.handler(getattr(error.error, "answer", None), error.error)}
+
+        def s2_callback(state: State) -> dict:
+            """LangGraph has no approval callback: the code before ``interrupt()`` in the node is where an
+            application writes one (its audit record, its notification), so the callback runs there."""
+            runtime.before_pause()
+            runtime.approval_callback()
+            return {"out": runtime.step2(interrupt("answer?"))}
+
         bodies = {"first": lambda name: s1, "pause": lambda name: s2, "pause-twice": lambda name: s2_twice,
-                  "extra": extra, "nested-pause": nested}
+                  "extra": extra, "nested-pause": nested,
+                  "pause-fails": lambda name: s2_fails, "callback-pause": lambda name: s2_callback}
         graph = StateGraph(State)
         previous = START
-        for name, role in runtime.shape():
-            graph.add_node(name, bodies[role](name))
+        steps = runtime.shape()
+        for i, (name, role) in enumerate(steps):
+            if role == "handler":  # the error handler of the step before it, not a node of the chain
+                continue
+            handled = i + 1 < len(steps) and steps[i + 1][1] == "handler"
+            graph.add_node(name, bodies[role](name), **({"error_handler": on_error} if handled else {}))
             graph.add_edge(previous, name)
             previous = name
         graph.add_edge(previous, END)

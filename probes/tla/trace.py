@@ -459,6 +459,19 @@ def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAU
 
 # --- recorded histories from other campaigns' receipts -----------------------------------
 
+# Roles of the kit's workflows (``runtime.SHAPES``) the model has no step for: a step that fails and the error
+# handler run in its place (the handler protocol), an effect fired before the pause by an approval callback
+# (the callback protocol: the model's gated task fires nothing before its answer).
+OUTSIDE_ROLES = {"pause-fails": "a step that fails and the error handler the framework runs in its place",
+                 "callback-pause": "an approval callback that fires an effect before the pause"}
+
+
+def _outside_roles(workflow: str) -> str | None:
+    """Why a run of the kit's workflow ``workflow`` is outside the model, read from its roles (None: inside)."""
+    found = [OUTSIDE_ROLES[role] for _, role in SHAPES.get(workflow, ()) if role in OUTSIDE_ROLES]
+    return f"the run's workflow ({workflow}) has {'; '.join(found)} (the model has no such step)" if found else None
+
+
 @dataclass(frozen=True)
 class Recorded:
     """One recorded history and where it came from."""
@@ -498,6 +511,8 @@ class Recorded:
                         None)
         if workflow is not None and any(role == "pause-twice" for _, role in SHAPES.get(workflow, ())):
             return f"the run's workflow ({workflow}) pauses more than once in a step (the model has one pause)"
+        if workflow is not None and (why := _outside_roles(workflow)):
+            return why
         return None  # a nested pause is one pause of one task to the model: the nesting is the framework's
 
     @property
