@@ -121,3 +121,26 @@ def test_langgraph_error_handler_and_callback_before_interrupt(tmp_path: Path) -
     for path in ("callback:clean", "callback:park-kill", "callback:kill@cb.effect/none-input"):
         assert (labels[(path, "EO")], cited[(path, "EO")]) == ("D", "LG-12")
         assert labels[(path, "CO")] == "✓" and labels[(path, "LV")] == "✓"
+
+
+def test_dbos_try_except_around_a_step_resumes_into_the_handler(tmp_path: Path) -> None:
+    """DBOS 2.27.0: a try/except in the workflow around the failing step, the handler a step of its own."""
+    require("dbos")
+    run = _run("dbos_handler", "probes.dbos_kit.adapter:DBOSAdapter", tmp_path)
+    labels, cited = _labels(run), _cited(run)
+    obs = {r.args["at"]: r.observations["handler"] for r in run.receipts if r.args["protocol"] == "handler"}
+    # the failed step's recorded error is raised again on replay (the step is not run again: e2 once), and
+    # the workflow's except runs the handler step: once with no fault or a kill before its effect, twice
+    # after a kill past it (a step that did not complete runs again: D by DB-5, at-least-once steps)
+    assert {at: seen["effects"] for at, seen in obs.items()} == {
+        "clean": {"e1": 1, "e2": 1, "e_handler": 1}, "h.begin": {"e1": 1, "e2": 1, "e_handler": 1},
+        "h.effect": {"e1": 1, "e2": 1, "e_handler": 2}}
+    # replayed from the record, the step's error is DBOS's portable error, not the application's exception
+    # (the adapter records outputs with DBOSPortableJSONSerializer); the handler serves the recv'd answer
+    assert obs["h.effect"]["handed"] == ["StepFailed", "PortableWorkflowError"]
+    assert (labels[("handler:kill@h.effect/launch", "EO")], cited[("handler:kill@h.effect/launch", "EO")]) \
+        == ("D", "DB-5")
+    assert all(label == "✓" for (path, prop), label in labels.items()
+               if path.startswith("handler:") and (path, prop) != ("handler:kill@h.effect/launch", "EO"))
+    # no approval callback in DBOS: n/a with the reason
+    assert {label for (path, _), label in labels.items() if path.startswith("callback:")} == {"n/a"}

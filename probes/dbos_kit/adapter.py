@@ -95,6 +95,14 @@ def _workflow() -> Any:
                 return answered_inside(DBOS.recv(TOPIC, timeout_seconds=3600))
             nested[name] = kit_nested
 
+        # The handler workflow: the answered step fails after its effect; a try/except around it in the workflow
+        # (DBOS's way to handle a step's error: the step's exception is raised in the workflow) runs the
+        # handler step (role "handler", taking no place of its own in the loop below).
+        fails = {name: DBOS.step(name=name)(lambda answer: runtime.step2_fails(answer))
+                 for name, role in runtime.shape() if role == "pause-fails"}
+        handlers = [DBOS.step(name=name)(lambda answer, error: runtime.handler(answer, error))
+                    for name, role in runtime.shape() if role == "handler"]
+
         @DBOS.workflow(name="kit_workflow")
         def kit_workflow() -> str:
             result = None
@@ -104,6 +112,15 @@ def _workflow() -> Any:
                 elif role == "pause":
                     ask()
                     result = answered[name](DBOS.recv(TOPIC, timeout_seconds=3600))
+                elif role == "pause-fails":
+                    ask()
+                    answer = DBOS.recv(TOPIC, timeout_seconds=3600)
+                    try:
+                        result = fails[name](answer)
+                    except Exception as error:  # the step's recorded error, on replay too
+                        result = handlers[0](answer, error)
+                elif role == "handler":
+                    continue
                 elif role == "pause-twice":
                     ask()
                     first_of_two[name](DBOS.recv(TOPIC, timeout_seconds=3600))
@@ -163,7 +180,10 @@ class DBOSAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE,
-                              Capability.TWO_PAUSES, Capability.NESTED, Capability.DELETE})
+                              Capability.TWO_PAUSES, Capability.NESTED, Capability.DELETE,
+                              Capability.HANDLER})
+    missing = {Capability.CALLBACK: "DBOS has no approval callback or hook (dbos 2.27.0): a pause is DBOS.recv in the "
+                                    "workflow's own code, and what runs before it is a step of the workflow"}
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("launch",)
     answers = ("yes", "no")
