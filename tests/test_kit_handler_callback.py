@@ -144,3 +144,27 @@ def test_dbos_try_except_around_a_step_resumes_into_the_handler(tmp_path: Path) 
                if path.startswith("handler:") and (path, prop) != ("handler:kill@h.effect/launch", "EO"))
     # no approval callback in DBOS: n/a with the reason
     assert {label for (path, _), label in labels.items() if path.startswith("callback:")} == {"n/a"}
+
+
+def test_temporal_try_except_around_an_activity_resumes_into_the_handler_activity(tmp_path: Path) -> None:
+    """Temporal 1.35.0 (the campaign's dev server and side environment): the failing activity's application
+    error is declared non-retryable, and the workflow's try/except runs the handler activity."""
+    from probes import campaigns
+
+    campaign = campaigns.get("temporal")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["handler", "callback"], **ALL_CELLS}, quick=True),
+                       tmp_path)
+    assert run.harness_errors == []
+    labels, cited = _labels(run), _cited(run)
+    obs = {r.args["at"]: r.observations["handler"] for r in run.receipts if r.args["protocol"] == "handler"}
+    # the failed activity is in the workflow's history: replay hands the except the same ActivityError and never
+    # runs s2 again (e2 once); the handler activity of a killed worker is attempted again after its
+    # start-to-close timeout -- once more in all, its effect twice after a kill past it (D: Temporal retries)
+    assert {at: seen["effects"] for at, seen in obs.items()} == {
+        "clean": {"e1": 1, "e2": 1, "e_handler": 1}, "h.begin": {"e1": 1, "e2": 1, "e_handler": 1},
+        "h.effect": {"e1": 1, "e2": 1, "e_handler": 2}}
+    assert set(obs["h.effect"]["handed"]) == {"ActivityError(ApplicationError StepFailed)"}
+    path = "handler:kill@h.effect/worker"
+    assert (labels[(path, "EO")], cited[(path, "EO")]) == ("D", "temporalio.workflow:start_activity")
+    assert all(label == "✓" for (p, prop), label in labels.items() if p.startswith("handler:") and (p, prop) != (path, "EO"))
+    assert {label for (p, _), label in labels.items() if p.startswith("callback:")} == {"n/a"}

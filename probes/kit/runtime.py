@@ -230,12 +230,14 @@ def handled(answer: Any) -> str:
     return f"the handler served {answer!r}"
 
 
-def handler(answer: Any, error: Any = None) -> str:
+def handler(answer: Any, error: Any = None, handed: str | None = None) -> str:
     """The error handler's step (role "handler"), run by the framework's own error-handling construct
     because ``step2_fails`` raised: begins (``h.begin``), fires ``e_handler`` (``h.effect``), ends. ``error``:
     what the framework handed the handler as the failure, its type kept in the history (a framework that
-    hands a recovered handler something else than the exception shows it there)."""
-    record(Kind.STEP_BEGIN, step="h", **({"detail": {"handed": type(error).__name__}} if error is not None else {}))
+    hands a recovered handler something else than the exception shows it there); ``handed``: that type in
+    words, where the handler runs apart from the error (an activity given a description of it)."""
+    handed = handed or (type(error).__name__ if error is not None else None)
+    record(Kind.STEP_BEGIN, step="h", **({"detail": {"handed": handed}} if handed else {}))
     point("h.begin")
     _effect("h")
     point("h.effect")

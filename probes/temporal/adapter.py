@@ -66,14 +66,17 @@ class TemporalAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE})
+                              Capability.NESTED, Capability.DELETE, Capability.HANDLER})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit",
                Capability.COPY: "the durable state is the workflow's event history on the campaign's one dev server, "
                                 "shared by every run and served from its caches: one run's history cannot be copied "
                                 "to a second workflow id while the server runs, and a copy of the whole server would "
-                                "not be the same run's state (the workflow id is named from the run's directory)"}
+                                "not be the same run's state (the workflow id is named from the run's directory)",
+               Capability.CALLBACK: "Temporal has no approval callback or hook (temporalio 1.35.0): a pause is the "
+                                    "workflow's own wait for a signal, and what runs before it is the workflow's code "
+                                    "or an activity"}
     recovery_modes = ("worker",)
     answers = ("yes", "no")
     citations = CITATIONS

@@ -28,4 +28,7 @@ CITATIONS = {
     # A worker stopped (SIGSTOP) inside an activity outlives the attempt's start-to-close timeout:
     # the server makes the attempt again on the worker that took over, whatever the stopped one does.
     "EO stall:*": _RETRIED,
+    # The handler workflow's handler is an activity the workflow's except runs: a worker killed inside it is
+    # an attempt that outlived its start-to-close timeout, made again (the kit's handler protocol).
+    "EO handler:kill@*": _RETRIED,
 }

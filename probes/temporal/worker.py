@@ -75,7 +75,18 @@ def activities() -> list[Any]:
     def ask() -> None:
         runtime.before_pause()
 
-    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra, "nested-pause": answered}
+    def fails(name: str) -> list[tuple[str, Any]]:  # the handler workflow's answered step: raises after e2
+        def s2_fails(answer: Any) -> str:
+            return runtime.step2_fails(answer)
+        return [(name, s2_fails)]
+
+    def handler(name: str) -> list[tuple[str, Any]]:  # the activity the workflow's except runs
+        def on_error(answer: Any, handed: str) -> str:
+            return runtime.handler(answer, handed=handed)
+        return [(name, on_error)]
+
+    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra, "nested-pause": answered,
+              "pause-fails": fails, "handler": handler}
     return [activity.defn(name="ask")(ask)] + [activity.defn(name=named)(body) for name, role in runtime.shape()
                                               for named, body in bodies[role](name)]
 

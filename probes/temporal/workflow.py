@@ -23,6 +23,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
 from probes.kit.runtime import shape
 
@@ -37,6 +38,23 @@ SHAPE = shape()
 # starting 0.2 s after a failure instead of 1 s.
 ACTIVITY = {"start_to_close_timeout": timedelta(seconds=10),
             "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=200))}
+
+
+# The handler workflow (role "pause-fails", then role "handler"): the failing activity's application error is
+# not retried (``non_retryable_error_types``, Temporal's way to end an activity's retries on an error the
+# application declares final), so the workflow's except runs the handler activity; a killed worker's attempt
+# (a start-to-close timeout) is still retried.
+FAILING = {**ACTIVITY, "retry_policy": RetryPolicy(initial_interval=timedelta(milliseconds=200),
+                                                   non_retryable_error_types=["StepFailed"])}
+HANDLER = next((name for name, role in SHAPE if role == "handler"), "h")
+
+
+def handed(error: ActivityError) -> str:
+    """What the workflow's except was handed, in words: the error's type and its cause's (an activity's
+    exception reaches the workflow as an ``ActivityError`` whose cause is an ``ApplicationError`` that names
+    the exception's type)."""
+    cause = error.cause
+    return f"{type(error).__name__}({type(cause).__name__} {getattr(cause, 'type', None)})"
 
 
 @workflow.defn(name="kit_workflow")
@@ -65,6 +83,16 @@ class KitWorkflow:
                 await workflow.execute_activity(name, await self._asked(), **ACTIVITY)
                 result = await workflow.execute_activity(name + "b", await self._asked(), result_type=str,
                                                          **ACTIVITY)
+            elif role == "pause-fails":  # the handler workflow: a try/except around the failing activity
+                await workflow.execute_activity("ask", **ACTIVITY)
+                answer = await self._asked()
+                try:
+                    result = await workflow.execute_activity(name, answer, result_type=str, **FAILING)
+                except ActivityError as error:
+                    result = await workflow.execute_activity(HANDLER, args=[answer, handed(error)], result_type=str,
+                                                             **ACTIVITY)
+            elif role == "handler":  # run by the except above, not in its own place
+                continue
             else:
                 await workflow.execute_activity(name, result, result_type=str, **ACTIVITY)
         return result
