@@ -83,6 +83,11 @@ def _flow(db: str) -> Any:
         def request_feedback(self, context: Any, flow: Any) -> str:
             raise HumanFeedbackPending(context=context)
 
+    class CallbackPause(Pause):  # the callback workflow: the provider is the application's approval callback
+        def request_feedback(self, context: Any, flow: Any) -> str:
+            runtime.approval_callback()  # e_cb, before the flow pauses
+            return super().request_feedback(context, flow)
+
     KitState = _state_model()
 
     def first(self: Any, *_: Any) -> str:
@@ -127,8 +132,9 @@ def _flow(db: str) -> Any:
     for name, role in runtime.shape():
         listen_to = start() if previous is None else listen(previous)
         taker = "act" if name == "s2" else f"act_{name}"
-        if role == "pause":
-            asking = listen_to(human_feedback(message="answer?", llm=None, provider=Pause())(named(ask, name)))
+        if role in ("pause", "callback-pause"):  # the callback workflow asks through a provider that fires e_cb
+            provider = CallbackPause() if role == "callback-pause" else Pause()
+            asking = listen_to(human_feedback(message="answer?", llm=None, provider=provider)(named(ask, name)))
             methods[name], methods[taker] = asking, listen(asking)(named(act, taker))
             previous = methods[taker]
         elif role == "pause-twice":
@@ -236,7 +242,8 @@ class CrewAIAdapter(Adapter):
     packages = ("crewai", "pydantic")
     imports = ("crewai.flow", "crewai.flow.persistence", "crewai.flow.persistence.sqlite",
                "crewai.state.checkpoint_config", "crewai.state.provider.json_provider")
-    capabilities = frozenset(Capability) - {Capability.CLIENT, Capability.NESTED, Capability.DELETE}
+    capabilities = frozenset(Capability) - {Capability.CLIENT, Capability.NESTED, Capability.DELETE,
+                                            Capability.HANDLER}
     code_changes = runtime.CODE_CHANGES
     # Measured on 1.15.2: a flow's method that kicks off another flow (the nesting the Flow docs know only
     # as "a parent flow calling a child flow's kickoff", in usage_metrics) gets the child's pause back as a
@@ -250,6 +257,9 @@ class CrewAIAdapter(Adapter):
                                   "from a parent's method returns its HumanFeedbackPending as a value, the parent "
                                   "completes with no pending row of its own, and resuming the child (from_pending) "
                                   "does not continue the parent; a Crew's human input is console input()",
+               Capability.HANDLER: "not built: CrewAI 1.15.2's Flow API has no error-handling construct of its own "
+                                   "(no error route or handler listener; a method's exception ends kickoff), read in the "
+                                   "API, not measured",
                Capability.DELETE: "CrewAI 1.15.2 has no deletion of a flow's state: FlowPersistence (SQLiteFlowPersistence) "
                                   "saves and loads it, and clear_pending_feedback drops only the pending-feedback "
                                   "marker after a resume (the flow_states rows stay, and @persist's kickoff(inputs="
@@ -266,6 +276,8 @@ class CrewAIAdapter(Adapter):
         **{f"{p} {path}": _cite("CR-6", "deviation") for p in ("EO", "PC")
            for path in ("crash:*/persist-id", "save-kill:*")},
         "LV crash:*/persist-id": _cite("CR-9", "claims"), "LV save-kill:*": _cite("CR-9", "claims"),
+        # the callback workflow killed past its provider's effect, recovered by @persist: the same restart from the top
+        "EO callback:kill@*/persist-id": _cite("CR-6", "deviation"),
         # once answered, the pause's checkpoint exists: restoring it must skip completed work
         "PC crash:*@s2.[ce]*/latest-checkpoint": _cite("CR-1", "claims"),
         "LV crash:*/latest-checkpoint": _cite("CR-5", "claims"),

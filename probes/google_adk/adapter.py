@@ -75,6 +75,23 @@ def _app() -> Any:
     def extra(name: str) -> Any:
         return named(lambda node_input: runtime.extra_step(name, node_input), name)
 
+    def confirmed(name: str) -> Any:
+        """The callback workflow's pausing step (role "callback-pause"): a ``FunctionTool`` whose
+        ``require_confirmation`` is a callable, ADK's tool confirmation, wrapped by the workflow as a tool node.
+        The callable is the application's approval callback (it fires ``e_cb``); the tool runs the step on
+        the confirmation's payload, the kit's answer."""
+        from google.adk.tools.function_tool import FunctionTool
+        from google.adk.tools.tool_context import ToolContext
+
+        def needs_confirmation(node_input: str, tool_context: ToolContext) -> bool:  # the tool's own arguments
+            return runtime.approval_callback()
+
+        def gated(node_input: str, tool_context: ToolContext) -> str:
+            runtime.before_pause()
+            return runtime.step2(tool_context.tool_confirmation.payload)
+
+        return FunctionTool(named(gated, name), require_confirmation=needs_confirmation)
+
     # the steps of runtime.shape() (the original two, or the code a change protocol deployed); the
     # paused step is two nodes, the one that asks and the one that takes the answer
     nodes: list[Any] = []
@@ -85,6 +102,8 @@ def _app() -> Any:
             nodes += [named(ask, "ask" if name == "s2" else f"ask_{name}"), named(s2, name)]
         elif role == "pause-twice":  # one node that asks, is rerun with the answer, and asks again
             nodes.append(node(s2_twice, name=name, rerun_on_resume=True))
+        elif role == "callback-pause":  # a tool node whose confirmation callback fires e_cb before the pause
+            nodes.append(confirmed(name))
         elif role == "nested-pause":  # the paused step's two nodes as a Workflow of their own, a node of this one
             asks, answered = named(ask, "ask"), named(s2, "s2")
             nodes.append(Workflow(name=name, edges=[(START, asks), (asks, answered)]))
@@ -102,7 +121,7 @@ class GoogleAdkAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE, Capability.NESTED})
+                              Capability.DELETE, Capability.NESTED, Capability.CALLBACK})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
@@ -150,8 +169,22 @@ class GoogleAdkAdapter(Adapter):
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         from google.genai import types
-        response = types.FunctionResponse(id=handle or INTERRUPT, name="adk_request_input", response={"result": answer})
+        # a tool confirmation (the callback workflow) is answered with ADK's ToolConfirmation payload: confirmed,
+        # the kit's answer its payload; its question's id is ADK's, so an unaddressed answer reads it from the session
+        callback = any(role == "callback-pause" for _, role in runtime.shape())
+        reply = {"confirmed": True, "payload": answer} if callback else {"result": answer}
+        response = types.FunctionResponse(id=handle or (self._asked() if callback else INTERRUPT),
+                                          name="adk_request_input", response=reply)
         return self._send(types.Content(role="user", parts=[types.Part(function_response=response)]))
+
+    def _asked(self) -> str | None:
+        """The id of the last question the session's events asked (an ``adk_request_input`` call)."""
+        async def asked() -> str | None:
+            session = await self._service().get_session(app_name=APP, user_id=USER, session_id=SESSION)
+            calls = [c.id for e in (session.events if session else []) for c in e.get_function_calls()
+                     if c.name == "adk_request_input"]
+            return calls[-1] if calls else None
+        return asyncio.run(asked())
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         async def last_invocation() -> str | None:

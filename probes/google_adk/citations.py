@@ -29,6 +29,9 @@ CITATIONS = {
     "EO nested:crash:*/resume-invocation": _AT_LEAST_ONCE,  # the same resumed invocation, its node nested
     "EO save-kill:*": _AT_LEAST_ONCE,  # the save-kill protocol recovers with the first mode, resume-invocation
     "EO pause-twice:*": _RERUN, "CO pause-twice:*": _RERUN,  # the first answer's effect again on the second
+    # The callback workflow's confirmation callback (``require_confirmation``) is part of the confirmed tool call,
+    # which the resumed invocation runs again (the tool node reruns on resume): at-least-once, stated for it.
+    "EO callback:*": _AT_LEAST_ONCE,
     "LV *": docstring(_RESUMABILITY, "resume an invocation from the last event, if it's paused or failed midway through.",
                       "claims", DISTRIBUTION, VERSION),
 }

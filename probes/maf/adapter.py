@@ -74,6 +74,18 @@ def _workflow(storage: Any) -> Any:
             else:
                 await forward(self.id, runtime.second_answer(answer), ctx)
 
+    class Approval(Second):
+        """The callback workflow's pausing step (role "callback-pause"). MAF's tool approval takes no callback
+        (``approval_mode`` is "always_require" or "never_require"); a workflow asks for an approval with
+        ``ctx.request_info`` from an executor's handler, so the application's approval callback is the code
+        of that handler before the request: it fires ``e_cb``, then the request pauses the workflow."""
+
+        @handler
+        async def ask(self, msg: str, ctx: WorkflowContext) -> None:
+            runtime.before_pause()
+            runtime.approval_callback()
+            await ctx.request_info("approve?", str)
+
     class Extra(Executor):
         @handler
         async def go(self, msg: str, ctx: WorkflowContext[str, str]) -> None:
@@ -88,7 +100,8 @@ def _workflow(storage: Any) -> Any:
         inner = WorkflowBuilder(start_executor=Second(id=INNER), name=f"{NAME}-{id}").build()
         return WorkflowExecutor(inner, id=id, allow_direct_output=id == last, propagate_request=True)
 
-    kinds = {"first": First, "pause": Second, "pause-twice": SecondTwice, "extra": Extra, "nested-pause": nested}
+    kinds = {"first": First, "pause": Second, "pause-twice": SecondTwice, "extra": Extra, "nested-pause": nested,
+             "callback-pause": Approval}
     executors = [kinds[role](id=name) for name, role in shape]
     builder = WorkflowBuilder(start_executor=executors[0], checkpoint_storage=storage, name=NAME)
     for before, after in zip(executors, executors[1:]):
@@ -104,7 +117,7 @@ class MafAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE})
+                              Capability.NESTED, Capability.DELETE, Capability.CALLBACK})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")

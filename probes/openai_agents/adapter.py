@@ -82,7 +82,14 @@ def _agent() -> Any:
     def s1() -> str:
         return runtime.step1()
 
-    @function_tool(needs_approval=True)
+    async def approval_needed(context: Any, parameters: dict[str, Any], call_id: str) -> bool:
+        """The callback workflow's approval callback (``needs_approval`` as a function, the SDK's per-call
+        approval policy): the application's own code, run by the SDK before it pauses; it fires ``e_cb``."""
+        return runtime.approval_callback()
+
+    callback = any(role == "callback-pause" for _, role in runtime.shape())
+
+    @function_tool(needs_approval=approval_needed if callback else True)
     def s2() -> str:
         runtime.before_pause()  # the call was approved: step 2 runs
         if runtime.asks_twice():
@@ -111,7 +118,7 @@ class OpenAIAgentsAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.TWO_PAUSES, Capability.NESTED,
-                              Capability.DELETE})
+                              Capability.DELETE, Capability.CALLBACK})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("run-state", "session")

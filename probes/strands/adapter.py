@@ -95,13 +95,52 @@ def _agent(storage: Path) -> Any:
         runtime.before_pause()
         return runtime.step2(tool_context.interrupt("answer", reason="answer?"))
 
+    hooks = []
+    if any(role == "callback-pause" for _, role in runtime.shape()):  # the approval asked by a hook, not the tool
+        s2, hooks = _approved_s2(), [_approval_hook()]
     tools = [s1, s2]
     if _nested():  # the interrupting step inside an agent that the outer agent calls as its tool "s2"
         inner = Agent(model=_model(("s2",), prefix="inner-"), tools=[s2], name=f"kit-{_nested()[0]}",
                       callback_handler=None)
         tools = [s1, inner.as_tool(name=_nested()[0], description="the kit's second step, as an agent")]
     manager = FileSessionManager(session_id=SESSION, storage_dir=str(storage))
-    return Agent(model=_model(), tools=tools, session_manager=manager, agent_id=AGENT, callback_handler=None)
+    return Agent(model=_model(), tools=tools, session_manager=manager, agent_id=AGENT, callback_handler=None,
+                 hooks=hooks)
+
+
+ANSWER_KEY = "kit_answer"  # where the approval hook leaves the answer for the tool (its invocation state)
+
+
+def _approval_hook() -> Any:
+    """The callback workflow's approval (role "callback-pause"): a ``BeforeToolCallEvent`` hook, Strands'
+    interrupt from a hook, whose callback fires ``e_cb`` (the application's approval callback) and then calls
+    ``event.interrupt``; answered, that call returns the answer, which the hook hands the tool."""
+    from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
+
+    class Approval(HookProvider):
+        def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+            registry.add_callback(BeforeToolCallEvent, self.ask)
+
+        def ask(self, event: BeforeToolCallEvent) -> None:
+            if event.tool_use["name"] != "s2":
+                return
+            runtime.approval_callback()
+            event.invocation_state[ANSWER_KEY] = event.interrupt("approval", reason="approve s2?")
+
+    return Approval()
+
+
+def _approved_s2() -> Any:
+    """The tool the approval hook gates: the kit's second step on the answer the hook received."""
+    from strands import tool
+
+    @tool(context=True)
+    def s2(tool_context: Any) -> str:
+        """The kit's second step, approved by the hook: consumes the answer."""
+        runtime.before_pause()
+        return runtime.step2(tool_context.invocation_state.get(ANSWER_KEY))
+
+    return s2
 
 
 class StrandsAdapter(Adapter):
@@ -111,7 +150,7 @@ class StrandsAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.DELETE, Capability.NESTED})
+                              Capability.SAVE_HOOK, Capability.DELETE, Capability.NESTED, Capability.CALLBACK})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("session",)

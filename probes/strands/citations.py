@@ -30,6 +30,10 @@ CITATIONS = {
     # The same flow one level down (the nested workflow): answering the outer agent's interrupt resumes the
     # sub-agent (Agent.as_tool), whose interrupted tool is invoked again and whose interrupt() returns the answer.
     "EO nested:crash:kill@s2.*": _RUNS_AGAIN,
+    # The callback workflow: the approval is a BeforeToolCallEvent hook that fires e_cb, then calls event.interrupt();
+    # the resume invokes the hook again (the "second call" returns the answer), so e_cb fires again. Not keyed for
+    # the kill after e_cb: there the restarted tool call is the uncited trailing call named above, too.
+    "EO callback:clean": _RUNS_AGAIN, "EO callback:park-kill": _RUNS_AGAIN,
     "LV *": docstring("strands.session.session_manager:SessionManager",
                       "A session manager is in charge of persisting the conversation and state of an agent across "
                       "its interaction.", "claims", DISTRIBUTION, VERSION),
