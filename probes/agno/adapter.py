@@ -209,6 +209,13 @@ class AgnoAdapter(Adapter):
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
                               Capability.DELETE, Capability.NESTED})
     code_changes = runtime.CODE_CHANGES
+    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    missing = {
+        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
+                            "wired into its workflow (not measured)",
+        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
+                             "wired into its pause (not measured)",
+    }
     recovery_modes = ("continue-run",)
     answers = ("yes", "no")
     citations = CITATIONS

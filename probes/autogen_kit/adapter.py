@@ -185,6 +185,13 @@ class AutoGenAdapter(Adapter):
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.NESTED,
                               Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
+    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    missing = {
+        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
+                            "wired into its workflow (not measured)",
+        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
+                             "wired into its pause (not measured)",
+    }
     recovery_modes = ("latest-team-state",)
     # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the
     # documentation is silent on crashes (AG-5), on validity (AG-7) and on consume-once (AG-8).

@@ -92,6 +92,16 @@ def _app() -> Any:
 
         return FunctionTool(named(gated, name), require_confirmation=needs_confirmation)
 
+    def failing(name: str) -> Any:
+        """The handler workflow's answered step (role "pause-fails") as a tool node: the answer is the tool's
+        argument; it fires e2 and raises, for the app's ``on_tool_error_callback`` plugin (``OnToolError``)."""
+        from google.adk.tools.function_tool import FunctionTool
+
+        def fails(node_input: str) -> str:
+            return runtime.step2_fails(node_input)
+
+        return FunctionTool(named(fails, name))
+
     # the steps of runtime.shape() (the original two, or the code a change protocol deployed); the
     # paused step is two nodes, the one that asks and the one that takes the answer
     nodes: list[Any] = []
@@ -104,13 +114,33 @@ def _app() -> Any:
             nodes.append(node(s2_twice, name=name, rerun_on_resume=True))
         elif role == "callback-pause":  # a tool node whose confirmation callback fires e_cb before the pause
             nodes.append(confirmed(name))
+        elif role == "pause-fails":  # the question, then a tool node that fails; the plugin below handles it
+            nodes += [named(ask, "ask"), failing(name)]
+        elif role == "handler":  # run by the app's on_tool_error_callback, not a node of the chain
+            continue
         elif role == "nested-pause":  # the paused step's two nodes as a Workflow of their own, a node of this one
             asks, answered = named(ask, "ask"), named(s2, "s2")
             nodes.append(Workflow(name=name, edges=[(START, asks), (asks, answered)]))
         else:
             nodes.append(extra(name))
     workflow = Workflow(name=APP, edges=list(zip([START] + nodes, nodes)))
-    return App(name=APP, root_agent=workflow, resumability_config=ResumabilityConfig(is_resumable=True))
+    handles = any(role == "handler" for _, role in runtime.shape())
+    return App(name=APP, root_agent=workflow, resumability_config=ResumabilityConfig(is_resumable=True),
+               plugins=[_on_tool_error()] if handles else [])
+
+
+def _on_tool_error() -> Any:
+    """The handler workflow's error handler: a plugin's ``on_tool_error_callback`` ("an opportunity to handle
+    tool errors gracefully": a dictionary it returns is the tool's response), which runs the handler step on
+    the failed call's answer (its argument)."""
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    class OnToolError(BasePlugin):
+        async def on_tool_error_callback(self, *, tool: Any, tool_args: dict[str, Any], tool_context: Any,
+                                         error: Exception) -> dict[str, Any] | None:
+            return {"result": runtime.handler(tool_args.get("node_input"), error)}
+
+    return OnToolError(name="kit_on_tool_error")
 
 
 class GoogleAdkAdapter(Adapter):
@@ -121,11 +151,16 @@ class GoogleAdkAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE, Capability.NESTED, Capability.CALLBACK})
+                              Capability.DELETE, Capability.NESTED, Capability.CALLBACK, Capability.HANDLER})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
     citations = CITATIONS
+
+    @classmethod
+    def handled(cls, answer: Any) -> Any:
+        """The handler workflow's outcome: the failed tool node's output, the dictionary the plugin returned."""
+        return {"result": super().handled(answer)}
 
     def _service(self) -> Any:
         if self.backend == "postgres":

@@ -32,6 +32,9 @@ CITATIONS = {
     # The callback workflow's confirmation callback (``require_confirmation``) is part of the confirmed tool call,
     # which the resumed invocation runs again (the tool node reruns on resume): at-least-once, stated for it.
     "EO callback:*": _AT_LEAST_ONCE,
+    # The handler workflow killed inside the on_tool_error_callback: the resumed invocation runs the failed tool
+    # call again (its answered effect e2 with it), the at-least-once of a resumed tool call.
+    "EO handler:kill@*/resume-invocation": _AT_LEAST_ONCE, "CO handler:kill@*/resume-invocation": _AT_LEAST_ONCE,
     "LV *": docstring(_RESUMABILITY, "resume an invocation from the last event, if it's paused or failed midway through.",
                       "claims", DISTRIBUTION, VERSION),
 }

@@ -217,6 +217,14 @@ class Adapter:
         return UNSET if answer in cls.declines else runtime.outcome(answer)
 
     @classmethod
+    def handled(cls, answer: Any) -> Any:
+        """The handler workflow's own result for ``answer`` (with HANDLER): what its handler step returns
+        (``runtime.handled``), as the run's outcome carries it; override where the framework wraps it (an
+        agent's final message echoing the handled tool's output)."""
+        from probes.kit import runtime
+        return runtime.handled(answer)
+
+    @classmethod
     def environment(cls, root: Path) -> dict[str, str]:
         """The environment every operation's process starts under, before any import (and so the
         fork server it comes from): what the framework reads or writes at import time (a home,

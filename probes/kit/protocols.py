@@ -32,7 +32,7 @@ from probes.core.visibility import found_after_delete
 from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
 from probes.kit.judge import Judge, VariantJudge
 from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
-from probes.kit.runtime import HANDLER_POINTS, handled  # the handler protocol's
+from probes.kit.runtime import HANDLER_POINTS  # the handler protocol's crash points
 
 
 @dataclass(frozen=True)
@@ -854,7 +854,7 @@ def handler(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     The contract's questions are EO's and CO's: the handler's effect fires once, and the failed step's
     effect (the gated ``e2``) fires no second time on recovery -- a framework that records the failure and
     the handler chosen resumes into the handler; one that did not runs the failed step again. LV asks that
-    the run completes with the handler's result (``runtime.handled``)."""
+    the run completes with the handler's result (the adapter's ``handled``, ``runtime.handled``'s by default)."""
     at, mode = args["at"], args["mode"]
     path, why = _shaped(p, "handler", at, mode, (Capability.HANDLER,))
     if why:
@@ -872,7 +872,7 @@ def handler(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     what = ("no fault" if at == "clean" else f"kill at {at}, recovered by {mode}") + \
            f"; s2 failed after its effect, the handler ran {len(handed)}x, handed {', '.join(handed) or 'nothing'}"
     return [p.judge.effects_once(path, h, what, HANDLER_EFFECTS), p.judge.gated_once(path, h, what),
-            p.judge.live(path, h, what, handled(answer))]
+            p.judge.live(path, h, what, p.target.cls.handled(answer))]
 
 
 def callback(p: Probe, args: dict[str, Any]) -> list[Verdict]:

@@ -191,6 +191,13 @@ class LlamaIndexAdapter(Adapter):
                                   "not in this release (Workflow.__init__ refuses the child; a step cannot take "
                                   "the child's StopEvent), and a workflow run from inside a step is a separate "
                                   "run whose context the outer ctx.to_dict() does not hold"}
+    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    missing = {**missing,
+        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
+                            "wired into its workflow (not measured)",
+        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
+                             "wired into its pause (not measured)",
+    }
     recovery_modes = ("latest-snapshot",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): LI-2 (at-least-once resume) for a kill, and here

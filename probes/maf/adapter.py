@@ -119,6 +119,11 @@ class MafAdapter(Adapter):
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
                               Capability.NESTED, Capability.DELETE, Capability.CALLBACK})
     code_changes = runtime.CODE_CHANGES
+    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    missing = {
+        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
+                            "wired into its workflow (not measured)",
+    }
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")
     from probes.maf.citations import CITATIONS as citations

@@ -88,10 +88,19 @@ def _agent() -> Any:
         return runtime.approval_callback()
 
     callback = any(role == "callback-pause" for _, role in runtime.shape())
+    fails = any(role == "pause-fails" for _, role in runtime.shape())
 
-    @function_tool(needs_approval=approval_needed if callback else True)
+    def on_error(context: Any, error: Exception) -> str:
+        """The handler workflow's error handler: the tool's ``failure_error_function``, the SDK's handler of a
+        tool call that raised, whose string is the call's output to the model."""
+        return runtime.handler("approve", error)
+
+    @function_tool(needs_approval=approval_needed if callback else True,
+                   **({"failure_error_function": on_error} if fails else {}))
     def s2() -> str:
         runtime.before_pause()  # the call was approved: step 2 runs
+        if fails:  # the handler workflow: e2, then the step raises
+            return runtime.step2_fails("approve")
         if runtime.asks_twice():
             runtime.first_answer("approve")
             return "s2 answered once"
@@ -118,7 +127,7 @@ class OpenAIAgentsAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.TWO_PAUSES, Capability.NESTED,
-                              Capability.DELETE, Capability.CALLBACK})
+                              Capability.DELETE, Capability.CALLBACK, Capability.HANDLER})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("run-state", "session")
@@ -132,6 +141,11 @@ class OpenAIAgentsAdapter(Adapter):
         the SDK's rejection text as its final output, which the kit does not predict (no expectation)."""
         own = super().result(answer)
         return own if answer in cls.declines else f"final: {own}"
+
+    @classmethod
+    def handled(cls, answer: Any) -> Any:
+        """The handler workflow's outcome: the scripted model's final message echoes the handler's output."""
+        return f"final: {super().handled(answer)}"
 
     def hook(self) -> None:
         from agents import SQLiteSession

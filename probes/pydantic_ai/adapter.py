@@ -53,6 +53,13 @@ class PydanticAIAdapter(Adapter):
                               Capability.NESTED, Capability.DELETE})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
+    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    missing = {**missing,
+        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
+                            "wired into its workflow (not measured)",
+        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
+                             "wired into its pause (not measured)",
+    }
     recovery_modes = ("launch",)
     answers = ("yes", "no")
     citations = CITATIONS

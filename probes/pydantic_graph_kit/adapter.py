@@ -135,6 +135,13 @@ class PydanticGraphAdapter(Adapter):
                                   "persistence, which the outer run's snapshots do not hold (a node cannot stop "
                                   "the outer run to wait for it)"}
     code_changes = runtime.CODE_CHANGES
+    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    missing = {**missing,
+        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
+                            "wired into its workflow (not measured)",
+        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
+                             "wired into its pause (not measured)",
+    }
     recovery_modes = ("iter-from-persistence",)
     answers = ("yes", "no")
     # As the paper's campaign cites them (probes/citations.py): the 1.107.1 status contract refuses a

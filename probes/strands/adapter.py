@@ -98,6 +98,8 @@ def _agent(storage: Path) -> Any:
     hooks = []
     if any(role == "callback-pause" for _, role in runtime.shape()):  # the approval asked by a hook, not the tool
         s2, hooks = _approved_s2(), [_approval_hook()]
+    if any(role == "pause-fails" for _, role in runtime.shape()):  # the answered step fails; a hook handles it
+        s2, hooks = _failing_s2(), [_error_hook()]
     tools = [s1, s2]
     if _nested():  # the interrupting step inside an agent that the outer agent calls as its tool "s2"
         inner = Agent(model=_model(("s2",), prefix="inner-"), tools=[s2], name=f"kit-{_nested()[0]}",
@@ -130,6 +132,38 @@ def _approval_hook() -> Any:
     return Approval()
 
 
+def _error_hook() -> Any:
+    """The handler workflow's error handler: an ``AfterToolCallEvent`` hook (fired "regardless of whether the
+    execution was successful or resulted in an error", its ``result`` writable) that, when ``s2`` raised, runs
+    the handler step and replaces the error result with the handler's output."""
+    from strands.hooks import AfterToolCallEvent, HookProvider, HookRegistry
+
+    class OnError(HookProvider):
+        def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+            registry.add_callback(AfterToolCallEvent, self.handle)
+
+        def handle(self, event: AfterToolCallEvent) -> None:
+            if event.tool_use["name"] != "s2" or event.exception is None:
+                return
+            out = runtime.handler(getattr(event.exception, "answer", None), event.exception)
+            event.result = {"toolUseId": event.tool_use["toolUseId"], "status": "success", "content": [{"text": out}]}
+
+    return OnError()
+
+
+def _failing_s2() -> Any:
+    """The handler workflow's answered step: asks (an interrupt, as the kit's s2), then fires e2 and raises."""
+    from strands import tool
+
+    @tool(context=True)
+    def s2(tool_context: Any) -> str:
+        """The kit's second step, failing after its effect."""
+        runtime.before_pause()
+        return runtime.step2_fails(tool_context.interrupt("answer", reason="answer?"))
+
+    return s2
+
+
 def _approved_s2() -> Any:
     """The tool the approval hook gates: the kit's second step on the answer the hook received."""
     from strands import tool
@@ -150,7 +184,8 @@ class StrandsAdapter(Adapter):
     backends = ("file",)
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
-                              Capability.SAVE_HOOK, Capability.DELETE, Capability.NESTED, Capability.CALLBACK})
+                              Capability.SAVE_HOOK, Capability.DELETE, Capability.NESTED, Capability.CALLBACK,
+                              Capability.HANDLER})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("session",)

@@ -34,6 +34,10 @@ CITATIONS = {
     # the resume invokes the hook again (the "second call" returns the answer), so e_cb fires again. Not keyed for
     # the kill after e_cb: there the restarted tool call is the uncited trailing call named above, too.
     "EO callback:clean": _RUNS_AGAIN, "EO callback:park-kill": _RUNS_AGAIN,
+    # The handler workflow killed inside the error-handling hook: the agent is still in its interrupt state (the
+    # tool's error result never saved), the recovery resumes it and the interrupted tool runs from its top again,
+    # the answered effect e2 with it (as "EO crash:kill@s2.*").
+    "EO handler:kill@*": _RUNS_AGAIN, "CO handler:kill@*": _RUNS_AGAIN,
     "LV *": docstring("strands.session.session_manager:SessionManager",
                       "A session manager is in charge of persisting the conversation and state of an agent across "
                       "its interaction.", "claims", DISTRIBUTION, VERSION),
