@@ -168,3 +168,36 @@ def test_temporal_try_except_around_an_activity_resumes_into_the_handler_activit
     assert (labels[(path, "EO")], cited[(path, "EO")]) == ("D", "temporalio.workflow:start_activity")
     assert all(label == "✓" for (p, prop), label in labels.items() if p.startswith("handler:") and (p, prop) != (path, "EO"))
     assert {label for (p, _), label in labels.items() if p.startswith("callback:")} == {"n/a"}
+
+
+def test_langgraph_functional_api_try_except_around_a_task_and_code_before_interrupt(tmp_path: Path) -> None:
+    """LangGraph 1.2.9's functional API (the functional protocol's cells): a try/except in the entrypoint around
+    the failing task, the handler a task of its own; the approval callback is the entrypoint's code before
+    ``interrupt()``."""
+    require("langgraph.checkpoint.sqlite")
+    from probes import campaigns
+
+    campaign = campaigns.get("langgraph_kit")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["functional", "handler", "callback"], **ALL_CELLS},
+                                                  quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels, cited = _labels(run), _cited(run)
+    functional = [r for r in run.receipts if r.args["protocol"] == "functional"]
+    assert {r.args["of"] for r in functional} == {"handler", "callback"}
+    obs = {(r.args["of"], r.args["at"]): r.observations[r.args["of"]] for r in functional}
+    # unlike the graph API's error handler, the failure is recorded nowhere the recovery reads: the entrypoint
+    # runs again from its top, the failed task runs again (e2 twice) and raises again into the except: D by LG-5
+    assert obs[("handler", "clean")]["effects"] == {"e1": 1, "e2": 1, "e_handler": 1}
+    assert obs[("handler", "h.begin")]["effects"] == {"e1": 1, "e2": 2, "e_handler": 1}
+    assert obs[("handler", "h.effect")]["effects"] == {"e1": 1, "e2": 2, "e_handler": 2}
+    for at in ("h.begin", "h.effect"):
+        for prop in ("EO", "CO"):
+            key = (f"functional:handler:kill@{at}/none-input", prop)
+            assert (labels[key], cited[key]) == ("D", "LG-5")
+        assert labels[(f"functional:handler:kill@{at}/none-input", "LV")] == "✓"
+    # the entrypoint's code before interrupt() runs again on resume, as the graph API's node does (LG-12)
+    assert {at: obs[("callback", at)]["effects"]["e_cb"] for at in CALLBACK_CELLS} == \
+        {"clean": 2, "park-kill": 2, "cb.effect": 3}
+    for path in ("functional:callback:clean", "functional:callback:park-kill",
+                 "functional:callback:kill@cb.effect/none-input"):
+        assert (labels[(path, "EO")], cited[(path, "EO")]) == ("D", "LG-12")

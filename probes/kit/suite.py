@@ -180,7 +180,7 @@ def _cells(params: Mapping[str, Any], protocols: tuple[str, ...]) -> list[tuple[
         elif proto in ("handler", "callback"):  # one run per cell, recovered by the first recovery mode
             kinds = HANDLER_CELLS if proto == "handler" else CALLBACK_CELLS
             cells += [(f"{proto}.{at}", {"at": at, "mode": params["recovery_modes"][0]})
-                      for at in kinds if at in params[f"{proto}_cells"]]
+                      for at in kinds if at in params.get(f"{proto}_cells", kinds)]  # a hand-made plan: every cell
         elif proto == "savekill":
             cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                        "cap": params["savekill_cap"]}))

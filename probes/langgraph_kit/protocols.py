@@ -42,7 +42,8 @@ FUNCTIONAL_API = Variant(
     # not fork and race (their paths are fixed inside the kit's judge and race cell), nor tamper, save-kill,
     # exhaustive, stall, partition or change: sweeps of the saver's puts and deploys, measured on the graph
     # API's workflow (the functional API's task results are the saver's put_writes, which the kit does not hook)
-    runs=("baseline", "crash", "parkkill", "stray", "answers", "pause_twice", "answer_by_checkpoint"))
+    runs=("baseline", "crash", "parkkill", "stray", "answers", "pause_twice", "answer_by_checkpoint",
+          "handler", "callback"))  # the last two: a try/except around a task, code before interrupt() in the entrypoint
 
 
 def answer_by_checkpoint(p: Probe, args: dict[str, Any]) -> list[Verdict]:

@@ -136,6 +136,13 @@ class SaverAdapter(Adapter):
     # resuming in an error state is claimed (LG-24: "so you can resume later, even when in an error state").
     citations.update({"EO callback:*": doc("LG-12", "deviation"), "EO handler:kill@*": doc("LG-4", "deviation"),
                       "LV handler:*": doc("LG-24", "claims")})
+    # The same in the functional API (the functional protocol's ``functional:<path>``): the code before interrupt() in
+    # the entrypoint runs again on resume (LG-12, as on_variants carries the interrupts page's statements over to the
+    # functional API); a try/except around a task records no failure, so the failed task and the handler's task run
+    # again on the recovery: "a task starts but fails to complete successfully ... resumption will re-run the task".
+    citations.update({"EO functional:callback:*": doc("LG-12", "deviation"),
+                      "EO functional:handler:kill@*": doc("LG-5", "deviation"),
+                      "CO functional:handler:kill@*": doc("LG-5", "deviation")})
 
     def hook(self) -> None:
         self._saver = _factory()(self.store)
@@ -230,6 +237,21 @@ class SaverAdapter(Adapter):
                 elif role == "pause":
                     runtime.before_pause()
                     out = named(name, runtime.step2)(interrupt("answer?")).result()
+                elif role == "callback-pause":  # the approval callback: the entrypoint's code before interrupt()
+                    runtime.before_pause()
+                    runtime.approval_callback()
+                    out = named(name, runtime.step2)(interrupt("answer?")).result()
+                elif role == "pause-fails":  # a try/except in the entrypoint around the failing task
+                    runtime.before_pause()
+                    answer = interrupt("answer?")
+                    try:
+                        out = named(name, runtime.step2_fails)(answer).result()
+                    except Exception as error:  # the task's error (what the framework hands back on replay too)
+                        handler = next(n for n, r in runtime.shape() if r == "handler")
+                        out = named(handler, lambda a, handed: runtime.handler(a, handed=handed))(
+                            answer, type(error).__name__).result()
+                elif role == "handler":  # run by the except above
+                    continue
                 else:  # "pause-twice": two questions, each answer consumed in a task of its own
                     runtime.before_pause()
                     named(f"{name}-first", runtime.first_answer)(interrupt("first answer?")).result()
