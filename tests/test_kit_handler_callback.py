@@ -166,7 +166,8 @@ def test_temporal_try_except_around_an_activity_resumes_into_the_handler_activit
     assert set(obs["h.effect"]["handed"]) == {"ActivityError(ApplicationError StepFailed)"}
     path = "handler:kill@h.effect/worker"
     assert (labels[(path, "EO")], cited[(path, "EO")]) == ("D", "temporalio.workflow:start_activity")
-    assert all(label == "✓" for (p, prop), label in labels.items() if p.startswith("handler:") and (p, prop) != (path, "EO"))
+    assert all(label == "✓" for (p, prop), label in labels.items()
+               if p.startswith("handler:") and (p, prop) != (path, "EO"))
     assert {label for (p, _), label in labels.items() if p.startswith("callback:")} == {"n/a"}
 
 
@@ -201,3 +202,18 @@ def test_langgraph_functional_api_try_except_around_a_task_and_code_before_inter
     for path in ("functional:callback:clean", "functional:callback:park-kill",
                  "functional:callback:kill@cb.effect/none-input"):
         assert (labels[(path, "EO")], cited[(path, "EO")]) == ("D", "LG-12")
+
+
+def test_a_cell_needs_recovery_only_where_it_crashes_the_run() -> None:
+    """park-kill answers the durable pause from a fresh process (as the parkkill protocol): no RECOVER needed."""
+    from probes.kit.adapter import Adapter, Capability
+    from probes.kit.protocols import _shaped
+
+    class PausesOnly(Adapter):
+        capabilities = frozenset({Capability.PAUSE, Capability.CALLBACK, Capability.HANDLER})
+
+    p = SimpleNamespace(target=SimpleNamespace(cls=PausesOnly))
+    assert _shaped(p, "callback", "park-kill", "m", (Capability.CALLBACK,)) == ("callback:park-kill", None)
+    assert _shaped(p, "callback", "clean", "m", (Capability.CALLBACK,)) == ("callback:clean", None)
+    path, why = _shaped(p, "handler", "h.effect", "m", (Capability.HANDLER,))
+    assert path == "handler:kill@h.effect/m" and why == "the adapter does not declare recover"

@@ -257,9 +257,9 @@ class CrewAIAdapter(Adapter):
                                   "from a parent's method returns its HumanFeedbackPending as a value, the parent "
                                   "completes with no pending row of its own, and resuming the child (from_pending) "
                                   "does not continue the parent; a Crew's human input is console input()",
-               Capability.HANDLER: "not built: CrewAI 1.15.2's Flow API has no error-handling construct of its own "
-                                   "(no error route or handler listener; a method's exception ends kickoff), read in the "
-                                   "API, not measured",
+               Capability.HANDLER: "not built: CrewAI 1.15.2's Flow API has no error-handling construct of its "
+                                   "own (no error route or handler listener; a method's exception ends kickoff), "
+                                   "read in the API, not measured",
                Capability.DELETE: "CrewAI 1.15.2 has no deletion of a flow's state: FlowPersistence (SQLiteFlowPersistence) "
                                   "saves and loads it, and clear_pending_feedback drops only the pending-feedback "
                                   "marker after a resume (the flow_states rows stay, and @persist's kickoff(inputs="

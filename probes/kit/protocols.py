@@ -828,8 +828,9 @@ CALLBACK_EFFECTS = ("e1", "e_cb", "e2")
 def _shaped(p: Probe, workflow: str, at: str, mode: str, needs: tuple[Capability, ...]) -> tuple[str, str | None]:
     """A cell's path (``<workflow>:clean``, ``<workflow>:park-kill``, ``<workflow>:kill@<point>/<mode>``) and
     why it is n/a, if it is (the capabilities ``needs``, and RECOVER for a crash cell)."""
-    path = f"{workflow}:{at}" if at in ("clean", "park-kill") else f"{workflow}:kill@{at}/{mode}"
-    caps = (Capability.PAUSE, *needs) + ((Capability.RECOVER,) if "kill" in path else ())
+    crashed = at not in ("clean", "park-kill")  # park-kill answers the durable pause: no recovery of the adapter's
+    path = f"{workflow}:kill@{at}/{mode}" if crashed else f"{workflow}:{at}"
+    caps = (Capability.PAUSE, *needs) + ((Capability.RECOVER,) if crashed else ())
     return path, _needs(p, *caps)
 
 
