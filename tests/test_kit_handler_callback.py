@@ -12,6 +12,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from probes.core.campaign import run_campaign
 from probes.core.history import Event, History, Kind
 from probes.kit import chapter, suite
@@ -90,10 +92,13 @@ def test_chapter_rows_read_the_observations() -> None:
     assert row["e_cb fired"] == 2 and row["recovery"] == ""
 
 
-def test_langgraph_error_handler_and_callback_before_interrupt(tmp_path: Path) -> None:
-    """LangGraph 1.2.9: ``add_node(..., error_handler=)`` and a node that writes before ``interrupt()``."""
-    require("langgraph.checkpoint.sqlite")
-    run = _run("lg_handler", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path)
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_langgraph_error_handler_and_callback_before_interrupt(tmp_path: Path, backend: str) -> None:
+    """LangGraph 1.2.9: ``add_node(..., error_handler=)`` and a node that writes before ``interrupt()``, on the stock
+    SqliteSaver and PostgresSaver (the same labels on both)."""
+    require(f"langgraph.checkpoint.{backend}")
+    run = _run("lg_handler", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path, backends=[backend])
+    assert {r.args["backend"] for r in run.receipts} == {backend}
     labels, cited = _labels(run), _cited(run)
     obs = {(r.args["protocol"], r.args["at"]): r.observations[r.args["protocol"]] for r in run.receipts}
     # no fault: the failed node's e2 once, the node-level error handler once, handed the exception
