@@ -1,5 +1,5 @@
-"""The handler protocol (``probes.kit.protocols.handler``) on the agent frameworks whose tools have an error
-handler of the framework's own, each in its campaign's side environment (quick profile, every handler cell).
+"""The handler protocol (``probes.kit.protocols.handler``) on the agent frameworks whose tools (or steps) have an
+error handler of the framework's own, each in its campaign's side environment (quick profile, every handler cell).
 
 The approval-gated (or interrupting) tool ``s2`` fires ``e2`` and raises; the framework's error handler runs
 the handler step (``e_handler``), whose output is the tool's result. The cells kill the run at the handler's
@@ -83,3 +83,17 @@ def test_google_adk_on_tool_error_callback_and_the_resumed_tool_call_again(tmp_p
         for prop in ("EO", "CO"):
             assert labels[(f"handler:kill@{at}/resume-invocation", prop)] == \
                 ("D", "google.adk.apps._configs:ResumabilityConfig")
+
+
+def test_agno_skip_on_failure_goes_on_to_the_handler_step_and_reruns_the_failed_step(tmp_path: Any) -> None:
+    """agno: ``Step(..., max_retries=0, skip_on_failure=True)`` skips the failed step and goes on to the next, the
+    handler step (handed the failure as its message, a str). Agno saves the run at the pause and not the skipped
+    failure before the kill, so ``continue_run`` runs the reviewed step again: e2 twice, no Agno statement (U)."""
+    run = _run("agno", tmp_path)
+    assert _fired(run) == RAN_AGAIN
+    assert {seen["handed"][0] for seen in (r.observations["handler"] for r in run.receipts)} == {"str"}
+    labels = _labels(run)
+    assert _clean_and_live(labels)
+    for at in ("h.begin", "h.effect"):
+        for prop in ("EO", "CO"):
+            assert labels[(f"handler:kill@{at}/continue-run", prop)] == ("U", "")

@@ -28,6 +28,11 @@ tool); its ``continue_run`` also continues an agent paused again in the same ste
 which is what lets both pauses carry an answer the step's own code consumes. The agent's model
 is scripted (``_asker``, no network): it calls ``s2``, then ``s2b``, then ends with ``s2b``'s result.
 
+The handler workflow (the kit's handler protocol, roles "pause-fails" and "handler"): the reviewed step ``s2``
+fires e2 and raises; declared ``max_retries=0, skip_on_failure=True``, Agno skips it (its output a failure with the
+error's message) and goes on to the next step, ``h``, which runs the handler step on the answer ``s2`` kept in the
+session state the steps share.
+
 Hermetic and offline: telemetry is on by default (a completing run looks up Agno's API
 host); ``AGNO_TELEMETRY=false`` is set here (it overrides the constructor argument) and
 ``telemetry=False`` passed. Audited (tests/test_agno.py): no socket is opened and no file
@@ -45,6 +50,7 @@ from probes.kit.adapter import Adapter, Capability, required_fields
 
 NAME, SESSION = "kit", "s"
 FIELD = "answer"
+ANSWERED = "kit_answer"  # the handler workflow: the failed step's answer, in the session state the steps share
 
 
 def _asker() -> Any:
@@ -187,13 +193,34 @@ def _workflow(db: Any) -> Any:
     def extra(name: str) -> Any:
         return lambda step_input: StepOutput(content=runtime.extra_step(name, step_input.previous_step_content))
 
+    def s2_fails(step_input: StepInput, run_context: Any) -> StepOutput:  # the handler workflow's s2: e2, raises
+        runtime.before_pause()
+        answer = ((step_input.additional_data or {}).get("user_input") or {}).get(FIELD)
+        # the answer kept for the handler in the session state the workflow's steps share (only the reviewed
+        # step is handed the user's input)
+        run_context.session_state[ANSWERED] = answer
+        return StepOutput(content=runtime.step2_fails(answer))
+
+    def on_failure(step_input: StepInput, run_context: Any) -> StepOutput:
+        """The handler workflow's handler: the step after ``s2`` that ``skip_on_failure`` lets the workflow go on
+        to (Agno's own construct for a failed step: "continue with the next step"); it runs the handler step on
+        the answer the failed step kept, handed the failed step's output (its ``error``: a message)."""
+        before = (step_input.previous_step_outputs or {}).get("s2")
+        error = getattr(before, "error", None)
+        return StepOutput(content=runtime.handler((run_context.session_state or {}).get(ANSWERED),
+                                                  handed=type(error).__name__ if error is not None else "none"))
+
     review = HumanReview(requires_user_input=True, user_input_message="answer?",
                          user_input_schema=[{"name": FIELD, "field_type": "str", "required": True}])
     steps = {"first": lambda name: Step(name=name, executor=s1),
              "pause": lambda name: Step(name=name, executor=s2, human_review=review),
              "extra": lambda name: Step(name=name, executor=extra(name)),
              "pause-twice": lambda name: Step(name=name, agent=_asker()),
-             "nested-pause": lambda name: Step(name=name, team=_team(name))}
+             "nested-pause": lambda name: Step(name=name, team=_team(name)),
+             # the handler workflow: the failing step is not retried and, failed, skipped to the handler step
+             "pause-fails": lambda name: Step(name=name, executor=s2_fails, human_review=review, max_retries=0,
+                                              skip_on_failure=True),
+             "handler": lambda name: Step(name=name, executor=on_failure)}
     # the steps of runtime.shape(): the original two, or the code a change protocol deployed
     return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
                     steps=[steps[role](name) for name, role in runtime.shape()])
@@ -207,12 +234,10 @@ class AgnoAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE, Capability.NESTED})
+                              Capability.DELETE, Capability.NESTED, Capability.HANDLER})
     code_changes = runtime.CODE_CHANGES
     # the handler and callback workflows (the kit's handler and callback protocols): not built here
     missing = {
-        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
-                            "wired into its workflow (not measured)",
         Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
                              "wired into its pause (not measured)",
     }
