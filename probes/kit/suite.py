@@ -23,8 +23,8 @@ from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
 from probes.kit.judge import visibility_verdicts
 from probes.kit.partition import PARTITION_POINTS
-from probes.kit.protocols import NESTED_RUNS, PROTOCOLS, STALL_POINTS, Probe, Target
-from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
+from probes.kit.protocols import NESTED_RUNS, PARALLEL_RUNS, PROTOCOLS, STALL_POINTS, Probe, Target
+from probes.kit.runtime import CODE_CHANGES, JOIN_POINTS, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
@@ -94,6 +94,12 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("nested_runs", "list[str]", list(NESTED_RUNS), list(NESTED_RUNS),
               "the protocols whose cells the nested protocol runs on the workflow with a nested pausing step",
               tuple(NESTED_RUNS)),
+        Param("parallel_runs", "list[str]", list(PARALLEL_RUNS), list(PARALLEL_RUNS),
+              "the parallel protocol's cells: one branch answered, then a recovery (partly); both answered and the "
+              "join killed (crash)", tuple(PARALLEL_RUNS)),
+        Param("parallel_points", "list[str]", list(JOIN_POINTS), ["join.effect"],
+              "where in the join (the fan-in step after the two paused branches) the parallel protocol's crash "
+              "cell SIGKILLs the process", JOIN_POINTS),
         Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
               "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
         Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
@@ -118,7 +124,8 @@ SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], 
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
                          "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"],
-                         "rd_points": ["s2.begin"], "rd_copies": 2, "nested_runs": ["crash"]}
+                         "rd_points": ["s2.begin"], "rd_copies": 2, "nested_runs": ["crash"],
+                         "parallel_runs": ["crash"], "parallel_points": ["join.effect"]}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -169,6 +176,11 @@ def _cells(params: Mapping[str, Any], protocols: tuple[str, ...]) -> list[tuple[
             cells += [(f"nested.{cid}", {**args, "of": cid.split(".")[0]})
                       for cid, args in _cells({**params, "protocols": runs, "crash_points": [
                           pt for pt in params["crash_points"] if pt.startswith("s2.")]}, tuple(runs))]
+        elif proto == "parallel":  # one branch answered then a recovery; the join killed at each point
+            runs, modes = params["parallel_runs"], params["recovery_modes"]
+            cells += [(f"parallel.partly.{mode}", {"of": "partly", "mode": mode}) for mode in modes if "partly" in runs]
+            cells += [(f"parallel.crash.{pt}.{mode}", {"of": "crash", "point": pt, "mode": mode})
+                      for pt in JOIN_POINTS if pt in params["parallel_points"] and "crash" in runs for mode in modes]
         elif proto == "savekill":
             cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                        "cap": params["savekill_cap"]}))

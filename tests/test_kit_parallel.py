@@ -1,0 +1,162 @@
+"""The parallel protocol (``probes.kit.protocols.parallel``): two parallel branches that each pause for an
+answer of their own, then a join.
+
+``partly``: one branch answered by a process that ends, a fresh process recovers, the other branch must still
+be asking; ``crash``: both answered, the process running the join SIGKILLed at its begin or its effect, then
+recovered. EO, CO (each branch's effect once per answer to that branch) and LV from the kit's checkers. On
+LangGraph the branches are two nodes fanned out from ``s1`` that ``interrupt()``, answered one at a time by a
+resume map keyed by the interrupt's id; an adapter that builds no such workflow gets n/a with its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from probes.core.campaign import run_campaign
+from probes.core.history import Event, History, Kind
+from probes.kit import chapter
+from probes.kit.judge import Judge, answered_pause, replay
+from probes.kit.protocols import PARALLEL_RUNS
+from probes.kit.runtime import JOIN_POINTS, branches, joined, parallel_effects
+from probes.kit.suite import SMOKE, kit_campaign
+from tests.installed import require
+
+LANGGRAPH = "probes.langgraph_kit.adapter:StockSaverAdapter"
+GATES = ("e_b1", "e_b2")
+PAUSES = {"e_b1": "b1", "e_b2": "b2"}
+
+
+def _parallel(name: str, adapter: str, out: Path, **params: Any) -> Any:
+    campaign = kit_campaign(name, name, adapter)
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], **params}, quick=True), out)
+    assert run.harness_errors == []
+    return run
+
+
+def _labels(run: Any) -> dict[tuple[str, str], str]:
+    return {(v.path, v.property.value): v.label.value for r in run.receipts for v in r.verdicts}
+
+
+def _history(b2_answered: bool) -> History:
+    """s1, both branches ask, b1 answered and fired; b2 fired after its own answer, or with none (the run
+    took b1's answer for it, or answered it by itself); the join."""
+    h, a = "harness", "run/answer"
+    events = [Event(Kind.START, h), Event(Kind.EFFECT, "run/start", "s1", "e1"),
+              Event(Kind.PAUSE, "run/start", "b1"), Event(Kind.PAUSE, "run/start", "b2"),
+              Event(Kind.ANSWER, h, value="yes", detail={"branch": "b1", "workflow": "parallel"}),
+              Event(Kind.EFFECT, a, "b1", "e_b1")]
+    if b2_answered:
+        events.append(Event(Kind.ANSWER, h, value="no", detail={"branch": "b2", "workflow": "parallel"}))
+    events += [Event(Kind.EFFECT, a, "b2", "e_b2"), Event(Kind.EFFECT, a, "join", "e_join"),
+               Event(Kind.COMPLETE, a, value=joined({"b1": "yes", "b2": "no"}))]
+    return History.of_events(events)
+
+
+def test_the_parallel_workflow_and_its_effects() -> None:
+    assert branches() == ("b1", "b2")
+    assert parallel_effects() == ("e1", "e_b1", "e_b2", "e_join")
+    assert joined({"b2": "no", "b1": "yes"}) == "joined b1='yes', b2='no'"
+    assert JOIN_POINTS == ("join.begin", "join.effect")
+
+
+def test_each_branch_effect_is_judged_against_the_answers_to_its_own_pause() -> None:
+    """CO counts every answer as an answer to the one pause; per branch, the effect of a branch that was
+    never answered (answered by itself, or by the other branch's answer) is a violation, though the whole
+    history has an answer."""
+    judge = Judge("x", "sqlite", {})
+    early = _history(b2_answered=False)
+    assert answered_pause(early, "b2").of(Kind.ANSWER) == [] and len(answered_pause(early, "b1").of(Kind.ANSWER)) == 1
+    assert judge.gated_once("p", early, "w", gates=GATES).label.value == "✓"  # blind to which pause: every answer counts
+    bad = judge.gated_once("p", early, "w", gates=GATES, pauses=PAUSES)
+    assert (bad.label.value, bad.evidence["gate"], bad.evidence["answers"]) == ("U", "e_b2", 0)  # no citation: U
+    assert len(bad.history) == len(early)  # the verdict keeps the whole history, not the projection
+    assert judge.gated_once("p", _history(b2_answered=True), "w", gates=GATES, pauses=PAUSES).label.value == "✓"
+    # the call is recorded with its pauses, so a re-judge of the receipt decides the same
+    again = replay(judge.calls[1:2], {"p": early.to_json()}, "x", "sqlite", {})
+    assert [v.label.value for v in again] == ["U"]
+    # LV without the two-step workflow's gate: a run that never completed is named so, not a lost answer
+    stuck = History.of_events(early.events[:6])
+    assert "never completed" in judge.live("p", stuck, "w", joined({"b1": "yes", "b2": "no"}), gate=None).summary
+
+
+def test_an_adapter_without_parallel_branches_is_not_applicable_with_its_reason(tmp_path: Path) -> None:
+    run = _parallel("plain_parallel", "tests.fixtures.plain_adapter:PlainAdapter", tmp_path)
+    labels = _labels(run)
+    assert set(labels.values()) == {"n/a"}
+    assert {path for path, _ in labels} == {"parallel:partly/latest", "parallel:crash@join.effect/latest"}
+    assert all("parallel" in v.evidence["why"] for r in run.receipts for v in r.verdicts)
+
+
+def test_the_plan_has_one_parallel_cell_in_the_smoke_profile_and_every_point_by_default() -> None:
+    campaign = kit_campaign("plain_parallel_plan", "x", "tests.fixtures.plain_adapter:PlainAdapter")
+    smoke = [s.id for s in campaign.plan(campaign.resolve({**SMOKE, "protocols": ["parallel"]}, quick=True))]
+    assert smoke == ["parallel.crash.join.effect.latest.file.rep1"]
+    full = [s.id for s in campaign.plan(campaign.resolve({"protocols": ["parallel"]}))]
+    assert full == ["parallel.partly.latest.file.rep1", "parallel.crash.join.begin.latest.file.rep1",
+                    "parallel.crash.join.effect.latest.file.rep1"]
+    assert set(PARALLEL_RUNS) == {"partly", "crash"}
+
+
+def test_the_chapter_lists_each_parallel_cell_and_the_model_names_the_branches() -> None:
+    from probes.tla.trace import Recorded
+
+    seen = {"cell": "crash", "point": "join.effect", "mode": "none-input", "steps": ["started", "killed at join.effect"],
+            "end": "completed", "effects": {"e1": 1}}
+    receipt = SimpleNamespace(observations={"parallel": seen}, args={"backend": "sqlite"}, verdicts=[])
+    assert chapter.parallel_rows(SimpleNamespace(receipts=[receipt])) == [
+        {"cell": "crash at join.effect", "recovery": "none-input", "what happened": "started; killed at join.effect",
+         "effects": {"e1": 1}, "backend": "sqlite"}]
+    assert "parallel branches" in Recorded("x", "c", "f", "parallel", _history(True)).outside_model
+
+
+@pytest.fixture
+def langgraph() -> None:
+    require("langgraph.checkpoint.sqlite")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_langgraph_keeps_the_unanswered_branch_asking_and_restarts_a_killed_join(
+        langgraph: None, backend: str, outside_basetemp: Path) -> None:
+    run = _parallel(f"lg_parallel_{backend}", LANGGRAPH, outside_basetemp, backends=[backend],
+                    parallel_points=list(JOIN_POINTS), recovery_modes=["none-input"])
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    # b1 answered alone (a resume map with its interrupt id): b2 still asks; invoke(None) from a fresh
+    # process finds b2 asking again, not lost and not answered by itself; its answer runs the join once
+    assert seen["partly"]["steps"] == [
+        "started: paused, asking b1, b2", "b1 answered: paused, asking b2", "recovered by none-input: paused, asking b2",
+        "b2 answered: completed with \"joined b1='yes', b2='no'\""]
+    assert seen["partly"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 1}
+    assert {prop: labels[("parallel:partly/none-input", prop)] for prop in ("EO", "CO", "LV", "VO")} == dict.fromkeys(
+        ("EO", "CO", "LV", "VO"), "✓")
+    # killed as the join begins: invoke(None) runs the join, both branches' results read back (nothing again)
+    assert seen["crash@join.begin"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 1}
+    assert {prop: labels[("parallel:crash@join.begin/none-input", prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
+        ("EO", "CO", "LV"), "✓")
+    # killed after the join's effect: the join node starts again from its top (LG-4), e_join fires twice;
+    # the branches are not run again
+    assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    eo = next(v for r in run.receipts for v in r.verdicts
+              if (v.path, v.property.value) == ("parallel:crash@join.effect/none-input", "EO"))
+    assert (eo.label.value, eo.doc.source) == ("D", "LG-4")
+    assert {prop: labels[("parallel:crash@join.effect/none-input", prop)] for prop in ("CO", "LV")} == {"CO": "✓",
+                                                                                                        "LV": "✓"}
+
+
+def test_langgraph_resending_the_input_to_a_half_answered_thread_starts_it_over(langgraph: None, tmp_path: Path) -> None:
+    """The other documented recovery, the input sent again: LangGraph starts the thread's run over (s1
+    again, both branches ask again); the answered branch's effect fires a second time once answered again."""
+    run = _parallel("lg_parallel_resend", LANGGRAPH, tmp_path, parallel_runs=["partly"],
+                    recovery_modes=["resend-input"])
+    [receipt] = run.receipts
+    seen = receipt.observations["parallel"]
+    assert seen["steps"][2] == "recovered by resend-input: paused, asking b1, b2"
+    assert seen["effects"] == {"e1": 2, "e_b1": 2, "e_b2": 1, "e_join": 1}
+    labels = _labels(run)
+    assert {prop: labels[("parallel:partly/resend-input", prop)] for prop in ("EO", "CO", "LV")} == {
+        "EO": "✗", "CO": "✗", "LV": "✓"}
