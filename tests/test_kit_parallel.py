@@ -160,3 +160,28 @@ def test_langgraph_resending_the_input_to_a_half_answered_thread_starts_it_over(
     labels = _labels(run)
     assert {prop: labels[("parallel:partly/resend-input", prop)] for prop in ("EO", "CO", "LV")} == {
         "EO": "✗", "CO": "✗", "LV": "✓"}
+
+
+def test_dbos_branches_as_child_workflows_each_waiting_in_recv(tmp_path: Path) -> None:
+    """DBOS: each branch a child workflow started by the parent (``DBOS.start_workflow``), waiting in its own
+    ``DBOS.recv``; one answered by ``DBOS.send`` to its id, the other keeps waiting; the join a step."""
+    require("dbos")
+    run = _parallel("dbos_parallel", "probes.dbos_kit.adapter:DBOSAdapter", tmp_path,
+                    parallel_points=list(JOIN_POINTS))
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    # a launch recovers the parent and b2's child; b2's recv waits again, b1's recorded result is read back
+    assert seen["partly"]["steps"] == [
+        "started: paused, asking b1, b2", "b1 answered: paused, asking b2", "recovered by launch: paused, asking b2",
+        "b2 answered: completed with \"joined b1='yes', b2='no'\""]
+    for path in ("parallel:partly/launch", "parallel:crash@join.begin/launch"):
+        assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(("EO", "CO", "LV"), "✓")
+    # killed after the join step's effect, before DBOS recorded its output: the step runs again at the next
+    # launch (at-least-once steps, DB-5), the children's recorded results are not run again
+    assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    eo = next(v for r in run.receipts for v in r.verdicts
+              if (v.path, v.property.value) == ("parallel:crash@join.effect/launch", "EO"))
+    assert (eo.label.value, eo.doc.source) == ("D", "DB-5")
+    assert {prop: labels[("parallel:crash@join.effect/launch", prop)] for prop in ("CO", "LV")} == {"CO": "✓",
+                                                                                                    "LV": "✓"}
