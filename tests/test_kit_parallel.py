@@ -185,3 +185,28 @@ def test_dbos_branches_as_child_workflows_each_waiting_in_recv(tmp_path: Path) -
     assert (eo.label.value, eo.doc.source) == ("D", "DB-5")
     assert {prop: labels[("parallel:crash@join.effect/launch", prop)] for prop in ("CO", "LV")} == {"CO": "✓",
                                                                                                     "LV": "✓"}
+
+
+def test_temporal_branches_as_child_workflows_each_waiting_for_its_signal(tmp_path: Path) -> None:
+    """Temporal (its side environment and the campaign's dev server): each branch a child workflow started
+    by the parent (``start_child_workflow``), waiting for the ``answer`` signal sent to its own id; the join
+    an activity of the parent's after both children's results."""
+    # no require(): temporalio lives in the campaign's side environment (made on first use), as tests/test_temporal.py
+    from probes import campaigns
+
+    campaign = campaigns.get("temporal")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
+                                                  quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    # a new worker takes the parent and b2's child over: b2 waits for its signal again
+    assert seen["partly"]["steps"][2] == "recovered by worker: paused, asking b2"
+    for path in ("parallel:partly/worker", "parallel:crash@join.begin/worker"):
+        assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(("EO", "CO", "LV"), "✓")
+    # the killed worker never reported the join activity: the server attempts it again (at-least-once activities)
+    assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    eo = next(v for r in run.receipts for v in r.verdicts
+              if (v.path, v.property.value) == ("parallel:crash@join.effect/worker", "EO"))
+    assert (eo.label.value, eo.doc.source) == ("D", "temporalio.workflow:start_activity")

@@ -75,7 +75,21 @@ def activities() -> list[Any]:
     def ask() -> None:
         runtime.before_pause()
 
-    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra, "nested-pause": answered}
+    def branch(name: str) -> list[tuple[str, Any]]:  # the parallel workflow's branch: its begin, its answer's effect
+        def begin() -> None:
+            runtime.before_branch(name)
+
+        def answered_branch(answer: Any) -> Any:
+            return runtime.branch(name, answer)
+        return [(f"{name}.ask", begin), (name, answered_branch)]
+
+    def join(name: str) -> list[tuple[str, Any]]:
+        def joined(answers: dict[str, Any]) -> str:
+            return runtime.join(answers, name)
+        return [(name, joined)]
+
+    bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra, "nested-pause": answered,
+              "branch-pause": branch, "join": join}
     return [activity.defn(name="ask")(ask)] + [activity.defn(name=named)(body) for name, role in runtime.shape()
                                               for named, body in bodies[role](name)]
 
@@ -115,7 +129,7 @@ async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
     from temporalio.worker import Worker
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-    from probes.temporal.workflow import KitNested, KitWorkflow
+    from probes.temporal.workflow import KitBranch, KitNested, KitWorkflow
     engine = Runtime(telemetry=TelemetryConfig(metrics=None), worker_heartbeat_interval=None,
                      disable_environment_info=True)
     client = await Client.connect(os.environ[ADDRESS], runtime=engine)
@@ -124,7 +138,7 @@ async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
         return
     sandbox = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("probes"))
     with ThreadPoolExecutor(4) as pool:
-        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow, KitNested], activities=activities(),
+        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow, KitNested, KitBranch], activities=activities(),
                           activity_executor=pool, max_cached_workflows=0, workflow_runner=sandbox):
             yield client
 
