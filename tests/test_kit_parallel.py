@@ -210,3 +210,23 @@ def test_temporal_branches_as_child_workflows_each_waiting_for_its_signal(tmp_pa
     eo = next(v for r in run.receipts for v in r.verdicts
               if (v.path, v.property.value) == ("parallel:crash@join.effect/worker", "EO"))
     assert (eo.label.value, eo.doc.source) == ("D", "temporalio.workflow:start_activity")
+
+
+def test_maf_fans_out_to_two_requesting_executors_and_fans_in_to_the_join(tmp_path: Path) -> None:
+    """Microsoft Agent Framework: s1 fans out to one executor per branch, each asking with request_info, and
+    the branches fan in to the join; one branch answered by ``responses`` naming its request alone."""
+    require("agent_framework")
+    run = _parallel("maf_parallel", "probes.maf.adapter:MafAdapter", tmp_path, parallel_points=list(JOIN_POINTS))
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    # the newest checkpoint holds b2's request alone: the recovery asks it again
+    assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2",
+                                            "recovered by latest-checkpoint: paused, asking b2"]
+    for path in ("parallel:partly/latest-checkpoint", "parallel:crash@join.begin/latest-checkpoint"):
+        assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(("EO", "CO", "LV"), "✓")
+    # killed after the join's effect: the newest checkpoint is from before the join's superstep, which runs
+    # again; agent-framework says nothing of it (U, as for the two-step workflow's kill after e2)
+    assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    path = "parallel:crash@join.effect/latest-checkpoint"
+    assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == {"EO": "U", "CO": "✓", "LV": "✓"}
