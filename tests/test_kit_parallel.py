@@ -230,3 +230,31 @@ def test_maf_fans_out_to_two_requesting_executors_and_fans_in_to_the_join(tmp_pa
     assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
     path = "parallel:crash@join.effect/latest-checkpoint"
     assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == {"EO": "U", "CO": "✓", "LV": "✓"}
+
+
+def test_google_adk_gathers_two_asking_branches_with_its_join_node(tmp_path: Path) -> None:
+    """Google ADK (its side environment): s1 fans out to two branches, each a node asking with RequestInput
+    under the branch's name and a node taking its answer, gathered by ADK's JoinNode before the join."""
+    from probes import campaigns
+
+    campaign = campaigns.get("google_adk")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS),
+                                                   "recovery_modes": ["resume-invocation", "resend-input"]},
+                                                  quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else "") + "/" + r.args["mode"]:
+            r.observations["parallel"] for r in run.receipts}
+    # b1's answer leaves b2's question open in the session (ADK asks nothing anew); the resumed invocation too
+    assert seen["partly/resume-invocation"]["steps"][1:3] == ["b1 answered: paused, asking b2",
+                                                               "recovered by resume-invocation: paused, asking b2"]
+    for path in ("parallel:partly/resume-invocation", "parallel:crash@join.begin/resume-invocation"):
+        assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(("EO", "CO", "LV"), "✓")
+    # killed after the join's effect, the resumed invocation runs the join node again: at-least-once, stated
+    assert seen["crash@join.effect/resume-invocation"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    path = "parallel:crash@join.effect/resume-invocation"
+    assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == {"EO": "D", "CO": "✓", "LV": "✓"}
+    # the input sent again starts a new invocation: s1 again, both branches ask again and fire again once answered
+    assert seen["partly/resend-input"]["effects"] == {"e1": 2, "e_b1": 2, "e_b2": 1, "e_join": 1}
+    assert {prop: labels[("parallel:partly/resend-input", prop)] for prop in ("EO", "CO", "LV")} == {
+        "EO": "U", "CO": "U", "LV": "✓"}
