@@ -258,3 +258,33 @@ def test_google_adk_gathers_two_asking_branches_with_its_join_node(tmp_path: Pat
     assert seen["partly/resend-input"]["effects"] == {"e1": 2, "e_b1": 2, "e_b2": 1, "e_join": 1}
     assert {prop: labels[("parallel:partly/resend-input", prop)] for prop in ("EO", "CO", "LV")} == {
         "EO": "U", "CO": "U", "LV": "✓"}
+
+
+def test_openai_agents_two_parallel_approval_gated_tool_calls(tmp_path: Path) -> None:
+    """OpenAI Agents SDK (its side environment): the scripted model calls both branches' approval-gated tools
+    in one response; one call approved alone on the restored RunState, the other stays pending."""
+    from probes import campaigns
+
+    campaign = campaigns.get("openai_agents")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS),
+                                                   "recovery_modes": ["run-state", "session"]}, quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else "") + "/" + r.args["mode"]:
+            r.observations["parallel"] for r in run.receipts}
+    # b2's approval stays pending in the stored state and in the session's rerun alike
+    for mode in ("run-state", "session"):
+        assert seen[f"partly/{mode}"]["steps"][1:3] == ["b1 answered: paused, asking b2",
+                                                         f"recovered by {mode}: paused, asking b2"]
+        assert {prop: labels[(f"parallel:partly/{mode}", prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
+            ("EO", "CO", "LV"), "✓")
+    # killed in the join: the application's newest RunState is the one stored before b2's answer, so the
+    # run-state recovery asks b2 again and its answer fires e_b2 a second time (no SDK sentence: U)
+    assert seen["crash@join.begin/run-state"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 2, "e_join": 1}
+    assert {prop: labels[("parallel:crash@join.begin/run-state", prop)] for prop in ("EO", "CO", "LV")} == {
+        "EO": "U", "CO": "U", "LV": "✓"}
+    # the session kept b2's tool output: a rerun on it goes straight to the join, which runs again after its effect
+    assert seen["crash@join.begin/session"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 1}
+    assert seen["crash@join.effect/session"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    assert {prop: labels[("parallel:crash@join.effect/session", prop)] for prop in ("EO", "CO", "LV")} == {
+        "EO": "U", "CO": "✓", "LV": "✓"}

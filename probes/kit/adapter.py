@@ -225,6 +225,14 @@ class Adapter:
         return UNSET if answer in cls.declines else runtime.outcome(answer)
 
     @classmethod
+    def parallel_result(cls, answers: Mapping[str, Any]) -> Any:
+        """The parallel workflow's own result for each branch's answer (``answers``: branch -> answer): what a
+        completion must carry for LV. The join's ``runtime.joined(answers)``; override where the framework
+        wraps it (as ``result`` is overridden)."""
+        from probes.kit import runtime
+        return runtime.joined(answers)
+
+    @classmethod
     def environment(cls, root: Path) -> dict[str, str]:
         """The environment every operation's process starts under, before any import (and so the
         fork server it comes from): what the framework reads or writes at import time (a home,

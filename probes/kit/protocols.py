@@ -885,7 +885,7 @@ def parallel(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     branch, the framework answered it by itself or with the other's answer); LV: the run completes with
     both answers joined (a lost branch: never completed, or EO's missing effect).
     """
-    from probes.kit.runtime import JOIN_POINTS, joined, parallel_effects
+    from probes.kit.runtime import JOIN_POINTS, parallel_effects
 
     of, mode, point = args["of"], args["mode"], args.get("point")
     if of not in PARALLEL_RUNS or (of == "crash") != (point in JOIN_POINTS):
@@ -921,7 +921,7 @@ def parallel(p: Probe, args: dict[str, Any]) -> list[Verdict]:
     gates = tuple(f"e_{b}" for b in answers)
     return [p.judge.effects_once(path, h, what, parallel_effects()),
             p.judge.gated_once(path, h, what, gates=gates, pauses={f"e_{b}": b for b in answers}),
-            p.judge.live(path, h, what, joined(answers), gate=None)]
+            p.judge.live(path, h, what, p.target.cls.parallel_result(answers), gate=None)]
 
 
 def _count(p: Probe) -> int:
