@@ -288,3 +288,26 @@ def test_openai_agents_two_parallel_approval_gated_tool_calls(tmp_path: Path) ->
     assert seen["crash@join.effect/session"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
     assert {prop: labels[("parallel:crash@join.effect/session", prop)] for prop in ("EO", "CO", "LV")} == {
         "EO": "U", "CO": "✓", "LV": "✓"}
+
+
+def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Path) -> None:
+    """Strands Agents: the scripted model calls both branches' tools in one message, each interrupting under the
+    branch's name; one interrupt answered alone (one interruptResponse), the other stays in the agent's state."""
+    from probes import campaigns
+
+    campaign = campaigns.get("strands")  # its side environment
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
+                                                  quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    # the session's interrupt state keeps b2's interrupt open after b1's answer, and a fresh agent finds it
+    assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2", "recovered by session: paused, asking b2"]
+    for path in ("parallel:partly/session", "parallel:crash@join.begin/session"):
+        assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(("EO", "CO", "LV"), "✓")
+    # killed after the join tool's effect: the restored conversation has no result for the join's call, which
+    # agent() executes again (e_join twice); left uncited, as a trailing tool call run again is (U)
+    assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    assert {prop: labels[("parallel:crash@join.effect/session", prop)] for prop in ("EO", "CO", "LV")} == {
+        "EO": "U", "CO": "✓", "LV": "✓"}
