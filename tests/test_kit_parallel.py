@@ -311,3 +311,24 @@ def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Pa
     assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
     assert {prop: labels[("parallel:crash@join.effect/session", prop)] for prop in ("EO", "CO", "LV")} == {
         "EO": "U", "CO": "✓", "LV": "✓"}
+
+
+@pytest.mark.parametrize("adapter, says", [
+    ("probes.crewai_kit.adapter:CrewAIAdapter", "one pending human feedback per flow"),
+    ("probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "one next node at a time"),
+    ("probes.llamaindex_kit.adapter:LlamaIndexAdapter", "does not build the parallel workflow yet"),
+    ("probes.autogen_kit.adapter:AutoGenAdapter", "does not build the parallel workflow yet"),
+    ("probes.agno.adapter:AgnoAdapter", "does not build the parallel workflow yet"),
+    ("probes.pydantic_ai.adapter:PydanticAIAdapter", "does not build the parallel workflow yet"),
+])
+def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says: str, tmp_path: Path) -> None:
+    """n/a with the adapter's reason: measured (CrewAI), read from the installed source (pydantic-graph), or the
+    suite's own gap, said as such (no adapter code for it yet)."""
+    from probes.kit.protocols import Probe, Target, parallel
+    from probes.kit.suite import adapter_class
+
+    cls = adapter_class(adapter)
+    probe = Probe(Target(adapter, cls, cls.backends[0]), tmp_path, lambda name: None)
+    verdicts = parallel(probe, {"of": "partly", "mode": cls.recovery_modes[0]})
+    assert {v.label.value for v in verdicts} == {"n/a"} and len(verdicts) == 3
+    assert all(says in v.evidence["why"] for v in verdicts)

@@ -185,6 +185,11 @@ class AutoGenAdapter(Adapter):
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.NESTED,
                               Capability.DELETE})
     code_changes = runtime.CODE_CHANGES
+    missing = {Capability.PARALLEL: "the adapter does not build the parallel workflow yet: the run stops at the first "
+                                    "handoff to the user (HandoffTermination), so two branches asking at once would "
+                                    "need a GraphFlow fan-out whose both handoffs survive in the saved team state; no "
+                                    "code for it was written or measured (a gap of the suite, not a finding about "
+                                    "AutoGen)"}
     recovery_modes = ("latest-team-state",)
     # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the
     # documentation is silent on crashes (AG-5), on validity (AG-7) and on consume-once (AG-8).
