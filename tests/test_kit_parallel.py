@@ -318,7 +318,6 @@ def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Pa
     ("probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "one next node at a time"),
     ("probes.llamaindex_kit.adapter:LlamaIndexAdapter", "does not build the parallel workflow yet"),
     ("probes.autogen_kit.adapter:AutoGenAdapter", "does not build the parallel workflow yet"),
-    ("probes.agno.adapter:AgnoAdapter", "does not build the parallel workflow yet"),
     ("probes.pydantic_ai.adapter:PydanticAIAdapter", "does not build the parallel workflow yet"),
 ])
 def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says: str, tmp_path: Path) -> None:
@@ -332,3 +331,28 @@ def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says
     verdicts = parallel(probe, {"of": "partly", "mode": cls.recovery_modes[0]})
     assert {v.label.value for v in verdicts} == {"n/a"} and len(verdicts) == 3
     assert all(says in v.evidence["why"] for v in verdicts)
+
+
+def test_agno_two_user_input_tool_calls_in_one_step_answered_one_at_a_time(tmp_path: Path) -> None:
+    """agno (its side environment): Parallel refuses human review, so the branches are two user-input tools one
+    step's agent calls in one response; one tool's input given alone, continue_run pauses again on the other."""
+    from probes import campaigns
+
+    campaign = campaigns.get("agno")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
+                                                  quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2",
+                                            "recovered by continue-run: paused, asking b2"]
+    assert {prop: labels[("parallel:partly/continue-run", prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
+        ("EO", "CO", "LV"), "✓")
+    # Agno stores the run at its pauses and its end: killed in the join, the stored run is the pause asking b2,
+    # the recovery asks b2 again and its second answer fires e_b2 again (uncited: U)
+    for point in JOIN_POINTS:
+        assert seen[f"crash@{point}"]["steps"][4] == "recovered by continue-run: paused, asking b2"
+        assert seen[f"crash@{point}"]["effects"]["e_b2"] == 2
+        assert {prop: labels[(f"parallel:crash@{point}/continue-run", prop)] for prop in ("EO", "CO", "LV")} == {
+            "EO": "U", "CO": "U", "LV": "✓"}
