@@ -318,7 +318,6 @@ def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Pa
     ("probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "one next node at a time"),
     ("probes.llamaindex_kit.adapter:LlamaIndexAdapter", "does not build the parallel workflow yet"),
     ("probes.autogen_kit.adapter:AutoGenAdapter", "does not build the parallel workflow yet"),
-    ("probes.pydantic_ai.adapter:PydanticAIAdapter", "does not build the parallel workflow yet"),
 ])
 def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says: str, tmp_path: Path) -> None:
     """n/a with the adapter's reason: measured (CrewAI), read from the installed source (pydantic-graph), or the
@@ -356,3 +355,26 @@ def test_agno_two_user_input_tool_calls_in_one_step_answered_one_at_a_time(tmp_p
         assert seen[f"crash@{point}"]["effects"]["e_b2"] == 2
         assert {prop: labels[(f"parallel:crash@{point}/continue-run", prop)] for prop in ("EO", "CO", "LV")} == {
             "EO": "U", "CO": "U", "LV": "✓"}
+
+
+def test_pydantic_ai_two_deferred_approvals_answered_one_at_a_time_inside_dbos(tmp_path: Path) -> None:
+    """pydantic-ai (its side environment): the scripted model calls both branches' approval-gated tools in one
+    response; the DBOS workflow parks in recv once per branch, keeping b1's consumed answer until b2's arrives
+    (pydantic-ai refuses a DeferredToolResults that approves one of two calls), then approves both."""
+    from probes import campaigns
+
+    campaign = campaigns.get("pydantic_ai")
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
+                                                  quick=True), tmp_path)
+    assert run.harness_errors == []
+    labels = _labels(run)
+    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
+            for r in run.receipts}
+    # a launch replays the consumed recv of b1's answer and waits again for b2's
+    assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2", "recovered by launch: paused, asking b2"]
+    for path in ("parallel:partly/launch", "parallel:crash@join.begin/launch"):
+        assert {prop: labels[(path, prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(("EO", "CO", "LV"), "✓")
+    # killed after the join tool's effect (a DBOS step whose output was not recorded): run again (uncited: U)
+    assert seen["crash@join.effect"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 1, "e_join": 2}
+    assert {prop: labels[("parallel:crash@join.effect/launch", prop)] for prop in ("EO", "CO", "LV")} == {
+        "EO": "U", "CO": "✓", "LV": "✓"}
