@@ -156,7 +156,9 @@ class Adapter:
         (an interrupt id, a signal or message to one child workflow, one tool call's approval). ``handle``:
         the handle the last paused status gave, or ``None`` (find the run's open pauses in durable state).
         A paused status says which branches are still asking: ``"pending": ["b2"]``, read from the
-        framework's own record of its open pauses, never from what the adapter remembers answering."""
+        framework's own record of its open pauses, never from what the adapter remembers answering. A
+        ``recover`` of this workflow answers nothing itself (which branch an answer is for is the kit's
+        to say): it returns the pause it finds, with its pending branches."""
         raise NotImplementedError
 
     def nothing_durable(self, why: str) -> dict[str, Any]:
