@@ -244,6 +244,9 @@ class SaverAdapter(Adapter):
         from langgraph.func import entrypoint, task
         from langgraph.types import interrupt
 
+        if _parallel():  # the functional variant runs the protocols of FUNCTIONAL_API.runs, which this is not
+            raise ValueError("the parallel workflow is built in the graph API only (parallel interrupting nodes)")
+
         def named(name: str, body: Any) -> Any:
             return task(name=name)(body)
 
