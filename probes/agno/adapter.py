@@ -32,6 +32,12 @@ The handler workflow (the kit's handler protocol, roles "pause-fails" and "handl
 fires e2 and raises; declared ``max_retries=0, skip_on_failure=True``, Agno skips it (its output a failure with the
 error's message) and goes on to the next step, ``h``, which runs the handler step on the answer ``s2`` kept in the
 session state the steps share.
+The parallel workflow (the kit's parallel protocol): Agno's ``Parallel`` refuses human review ("Parallel does
+not support HITL pauses -- steps inside a Parallel execute concurrently and cannot be individually paused",
+``validate_human_review_for_parallel``; an agent paused inside one raises "Executor HITL inside Parallel steps
+is not supported"), so the two branches are two user-input tools that one step's agent calls in one model
+response (parallel tool calls), then the join tool on their results. One branch is answered by the user
+input of its tool's requirement alone (``resume_branch``); a paused status names the tools still missing it.
 
 Hermetic and offline: telemetry is on by default (a completing run looks up Agno's API
 host); ``AGNO_TELEMETRY=false`` is set here (it overrides the constructor argument) and
@@ -82,6 +88,45 @@ def _asker() -> Any:
         return runtime.second_answer(answer)
 
     return Agent(name="asker", id="asker", model=_scripted(_next), tools=[s2, s2b], telemetry=False)
+
+
+def _brancher(branches: tuple[str, ...], join: str) -> Any:
+    """The parallel workflow's agent: a scripted model calling every branch's user-input tool in one response
+    (parallel tool calls: ``before_branch``, then ``branch`` on its answer), then, with both results, the join
+    tool on them (``runtime.join``), then ending with the join's result (the workflow's outcome)."""
+    from agno.agent import Agent
+    from agno.models.response import ModelResponse
+    from agno.tools import tool
+
+    def _next(messages: list[Any]) -> Any:
+        done = {m.tool_name: m.content for m in messages if m.role == "tool" and not m.tool_call_error}
+        if join in done:
+            return ModelResponse(role="assistant", content=done[join])
+        todo = [name for name in branches if name not in done]
+        if todo:
+            return ModelResponse(role="assistant", tool_calls=[
+                {"id": f"call-{name}", "type": "function", "function": {"name": name, "arguments": "{}"}} for name in todo])
+        return _call(join, {"answers": json.dumps({name: done[name] for name in branches})})
+
+    def asking(name: str) -> Any:
+        def branch(answer: str) -> str:
+            runtime.before_branch(name)  # Agno runs nothing of the tool before the pause
+            return runtime.branch(name, answer)
+        return tool(name=name, requires_user_input=True, user_input_fields=[FIELD])(branch)
+
+    def joining(answers: str) -> str:
+        return runtime.join(json.loads(answers), join)
+
+    return Agent(name="brancher", id="brancher", model=_scripted(_next),
+                 tools=[*(asking(name) for name in branches), tool(name=join)(joining)], telemetry=False)
+
+
+def _open_branches(requirement: Any) -> list[str]:
+    """The tools of a step's agent whose user input is still missing (the parallel workflow's open branches),
+    read from the paused step's requirement (its executor requirements, dicts as the run stores them)."""
+    from agno.run.requirement import RunRequirement
+    pending = [RunRequirement.from_dict(d) if isinstance(d, dict) else d for d in requirement.executor_requirements or []]
+    return sorted(str(r.tool_execution.tool_name) for r in pending if r.tool_execution and not r.is_resolved())
 
 
 def _scripted(respond: Any) -> Any:
@@ -164,17 +209,17 @@ def _team(name: str) -> Any:
                 telemetry=False)
 
 
-def _answer(requirement: Any, answer: Any) -> None:
+def _answer(requirement: Any, answer: Any, only: str | None = None) -> None:
     """Put ``answer`` into the workflow's current pause: the step's user input, or (a pause inside
     the step's agent) the user input of the agent's unresolved tool requirement, which the
-    ``StepRequirement`` carries as dicts."""
+    ``StepRequirement`` carries as dicts; ``only``: that tool's requirement alone (a parallel branch)."""
     if not requirement.requires_executor_input:
         requirement.set_user_input(**{FIELD: answer})
         return
     from agno.run.requirement import RunRequirement
     pending = [RunRequirement.from_dict(d) if isinstance(d, dict) else d for d in requirement.executor_requirements]
     for tool_requirement in pending:
-        if not tool_requirement.is_resolved():
+        if not tool_requirement.is_resolved() and (only is None or tool_requirement.tool_execution.tool_name == only):
             tool_requirement.provide_user_input({FIELD: answer})
     requirement.executor_requirements = [r.to_dict() for r in pending]
 
@@ -221,6 +266,11 @@ def _workflow(db: Any) -> Any:
              "pause-fails": lambda name: Step(name=name, executor=s2_fails, human_review=review, max_retries=0,
                                               skip_on_failure=True),
              "handler": lambda name: Step(name=name, executor=on_failure)}
+    branches = runtime.branches(runtime.code())
+    if branches:  # the parallel workflow: s1, then one step whose agent calls the branches' tools and the join
+        join = next(name for name, role in runtime.shape() if role == "join")
+        return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
+                        steps=[Step(name="s1", executor=s1), Step(name="parallel", agent=_brancher(branches, join))])
     # the steps of runtime.shape(): the original two, or the code a change protocol deployed
     return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
                     steps=[steps[role](name) for name, role in runtime.shape()])
@@ -234,7 +284,7 @@ class AgnoAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE, Capability.NESTED, Capability.HANDLER})
+                              Capability.DELETE, Capability.NESTED, Capability.HANDLER, Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
     # the handler and callback workflows (the kit's handler and callback protocols): not built here
     missing = {
@@ -260,6 +310,10 @@ class AgnoAdapter(Adapter):
     @staticmethod
     def _status(run: Any) -> dict[str, Any]:
         status = str(getattr(run.status, "value", run.status)).lower()
+        if run.is_paused and runtime.branches(runtime.code()):  # the tools whose user input is missing
+            requirements = getattr(run, "step_requirements", None) or []
+            return {"status": "paused", "handle": run.run_id,
+                    "pending": _open_branches(requirements[-1]) if requirements else []}
         if run.is_paused:
             return {"status": "paused", "handle": run.run_id}
         return {"status": status, "outcome": run.content}
@@ -276,10 +330,23 @@ class AgnoAdapter(Adapter):
             _answer(requirements[-1], answer)
         return self._status(wf.continue_run(run_id=run_id, session_id=SESSION, step_requirements=requirements))
 
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: the user input of that tool's requirement alone, the other tool's left
+        unresolved, then ``continue_run`` with the step's requirements."""
+        wf = _workflow(self._db())
+        run_id = handle or getattr(wf.get_last_run_output(session_id=SESSION), "run_id", None)
+        saved = wf.get_run_output(run_id=run_id, session_id=SESSION) if run_id else None
+        requirements = getattr(saved, "step_requirements", None)
+        if requirements:
+            _answer(requirements[-1], answer, only=branch)
+        return self._status(wf.continue_run(run_id=run_id, session_id=SESSION, step_requirements=requirements))
+
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         last = _workflow(self._db()).get_last_run_output(session_id=SESSION)
         if last is None:
             return self.nothing_durable("no run stored yet (Agno saves the run at the pause)")
+        if last.is_paused and runtime.branches(runtime.code()):  # which branch an answer is for is the kit's
+            return self._status(last)
         return self.resume(last.run_id, answer) if last.is_paused else self._status(last)
 
     def delete(self) -> dict[str, Any]:

@@ -191,6 +191,11 @@ class AutoGenAdapter(Adapter):
                             "wired into its workflow (not measured)",
         Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
                              "wired into its pause (not measured)",
+        Capability.PARALLEL: "the adapter does not build the parallel workflow yet: the run stops at the first "
+                             "handoff to the user (HandoffTermination), so two branches asking at once would "
+                             "need a GraphFlow fan-out whose both handoffs survive in the saved team state; no "
+                             "code for it was written or measured (a gap of the suite, not a finding about "
+                             "AutoGen)",
     }
     recovery_modes = ("latest-team-state",)
     # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the

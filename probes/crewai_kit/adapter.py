@@ -243,7 +243,7 @@ class CrewAIAdapter(Adapter):
     imports = ("crewai.flow", "crewai.flow.persistence", "crewai.flow.persistence.sqlite",
                "crewai.state.checkpoint_config", "crewai.state.provider.json_provider")
     capabilities = frozenset(Capability) - {Capability.CLIENT, Capability.NESTED, Capability.DELETE,
-                                            Capability.HANDLER}
+                                            Capability.HANDLER, Capability.PARALLEL}
     code_changes = runtime.CODE_CHANGES
     # Measured on 1.15.2: a flow's method that kicks off another flow (the nesting the Flow docs know only
     # as "a parent flow calling a child flow's kickoff", in usage_metrics) gets the child's pause back as a
@@ -260,6 +260,17 @@ class CrewAIAdapter(Adapter):
                Capability.HANDLER: "not built: CrewAI 1.15.2's Flow API has no error-handling construct of its "
                                    "own (no error route or handler listener; a method's exception ends kickoff), "
                                    "read in the API, not measured",
+               # Measured on 1.15.2 (a flow whose s1 has two @human_feedback listeners, their takers joined by
+               # and_, the provider raising HumanFeedbackPending, @persist(SQLiteFlowPersistence)): both branches
+               # pause, the flow persists one of them.
+               Capability.PARALLEL: "CrewAI 1.15.2 keeps one pending human feedback per flow: two @human_feedback "
+                                    "methods listening to one method both pause, but pending_feedback holds one row "
+                                    "per flow (flow_uuid UNIQUE), naming one of the two (which one varies from run to "
+                                    "run), and from_pending(id).resume(answer) names the flow, not the method: it "
+                                    "answers that one and the flow completes with the other branch's question lost "
+                                    "and the and_ join never run (measured); the flow_paused checkpoint taken while "
+                                    "the other branch runs now and then dies with pyo3's PanicException ('dictionary "
+                                    "changed size during iteration', a BaseException that ends the process)",
                Capability.DELETE: "CrewAI 1.15.2 has no deletion of a flow's state: FlowPersistence (SQLiteFlowPersistence) "
                                   "saves and loads it, and clear_pending_feedback drops only the pending-feedback "
                                   "marker after a resume (the flow_states rows stay, and @persist's kickoff(inputs="

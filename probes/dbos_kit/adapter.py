@@ -38,6 +38,12 @@ result. A workflow called from a workflow is its child (DBOS records the child's
 parent's operations and, on replay, awaits the recorded child instead of starting it again); both
 are pending while the child waits in ``recv``, and a launch recovers each. The pause's handle names
 the child (``_pausing``), where ``recv`` waits; the run's outcome is the parent's result.
+
+The parallel workflow (the kit's parallel protocol, roles "branch-pause" and "join") starts each branch as
+a child workflow ``kit_branch(name)`` with ``DBOS.start_workflow`` under the id ``<parent's id>-<branch>``
+(so both wait in their ``recv`` at once), then awaits both children's results and runs the join as a step
+of the parent's. One branch is answered by ``DBOS.send`` to its own child's id (``resume_branch``); a
+paused status names the branches whose ``recv`` waits, read from each child's recorded operations.
 """
 
 import json
@@ -102,10 +108,17 @@ def _workflow() -> Any:
                  for name, role in runtime.shape() if role == "pause-fails"}
         handlers = [DBOS.step(name=name)(lambda answer, error: runtime.handler(answer, error))
                     for name, role in runtime.shape() if role == "handler"]
+        # The parallel workflow's branches: each a child workflow of its own (its begin, recv, its effect),
+        # started (not called) by the parent so both wait in recv at once; the join a step of the parent's
+        # after it has awaited both children's results.
+        branch_of = _branch_workflow() if any(role == "branch-pause" for _, role in runtime.shape()) else None
+        joins = {name: DBOS.step(name=name)(lambda answers, name=name: runtime.join(answers, name))
+                 for name, role in runtime.shape() if role == "join"}
 
         @DBOS.workflow(name="kit_workflow")
         def kit_workflow() -> str:
             result = None
+            started: dict[str, Any] = {}
             for name, role in runtime.shape():
                 if role == "first":
                     first[name]()
@@ -128,11 +141,79 @@ def _workflow() -> Any:
                 elif role == "nested-pause":  # the child workflow, called: the parent waits for its result
                     with SetWorkflowID(f"{DBOS.workflow_id}-{name}"):
                         result = nested[name]()
+                elif role == "branch-pause":  # started: the next branch starts before this one is answered
+                    with SetWorkflowID(f"{DBOS.workflow_id}-{name}"):
+                        started[name] = DBOS.start_workflow(branch_of, name)
+                elif role == "join":  # every branch's result awaited (each recorded), then the join's step
+                    result = joins[name]({branch: h.get_result() for branch, h in started.items()})
                 else:
                     extra[name](result)
             return result
         _registered.append(kit_workflow)
     return _registered[0]
+
+
+def _branch_workflow() -> Any:
+    """The parallel workflow's branch as a DBOS child workflow ``kit_branch(name)``: a step that begins
+    the branch (``runtime.before_branch``), ``DBOS.recv`` on the branch's own workflow id, a step that
+    consumes the answer and fires ``e_<name>`` (``runtime.branch``); its result is the answer."""
+    from dbos import DBOS
+
+    ask = DBOS.step(name="ask_branch")(lambda name: runtime.before_branch(name))
+    answered = DBOS.step(name="branch")(lambda name, answer: runtime.branch(name, answer))
+
+    @DBOS.workflow(name="kit_branch")
+    def kit_branch(name: str) -> Any:
+        ask(name)
+        return answered(name, DBOS.recv(TOPIC, timeout_seconds=3600))
+
+    return kit_branch
+
+
+ACTIVE = ("PENDING", "ENQUEUED", "DELAYED")  # a workflow status that has not ended
+
+
+def _branch_id(branch: str) -> str:
+    """The id of parallel branch ``branch``'s child workflow (the parent starts it under this id)."""
+    return f"{WID}-{branch}"
+
+
+def _branch_states(db: Any) -> dict[str, str]:
+    """Each parallel branch's state, read from what DBOS recorded (``db``: ``DBOS`` or a ``DBOSClient``):
+    ``unstarted`` (no child workflow yet), ``asking`` (its ``recv`` waits, ``_recvs``), ``running``, or
+    the child's ended status (``SUCCESS``, ``ERROR``, ...)."""
+    out = {}
+    for branch in runtime.branches(runtime.code()):
+        status = db.get_workflow_status(_branch_id(branch))
+        if status is None:
+            out[branch] = "unstarted"
+        elif status.status in ACTIVE:
+            out[branch] = "asking" if _recvs(db.list_workflow_steps(_branch_id(branch)))[1] else "running"
+        else:
+            out[branch] = status.status
+    return out
+
+
+def _parallel_status(db: Any, answered: str | None = None, before: int = 0) -> dict[str, Any]:
+    """The parallel run's status once it has settled: completed (the parent ended: its result, or the
+    framework's error from ``get_result``), or paused with the branches whose ``recv`` waits
+    (``pending``) once no branch is still starting or running. ``answered``: a branch just sent an
+    answer, not settled until its child has ended, or asks in a ``recv`` after the one that consumed a
+    message it had not before (``before``): a process that ends while a branch runs its step would cut the
+    step short itself (a kill the protocol did not ask for)."""
+    while True:
+        parent = db.get_workflow_status(WID)
+        if parent is not None and parent.status not in ACTIVE:
+            return {"status": "completed", "outcome": db.retrieve_workflow(WID).get_result(polling_interval_sec=0.02)}
+        # read before the states: a branch asking after its recv consumed the answer asks in a new recv
+        consumed = _recvs(db.list_workflow_steps(_branch_id(answered)))[0] if answered else 0
+        states = _branch_states(db)
+        taken = answered is None or states[answered] not in ("asking", "running") or \
+            (states[answered] == "asking" and consumed > before)
+        asking = [branch for branch, state in states.items() if state == "asking"]
+        if taken and asking and not any(state in ("unstarted", "running") for state in states.values()):
+            return {"status": "paused", "handle": [WID, TOPIC], "pending": asking}
+        time.sleep(0.02)
 
 
 def _recvs(steps: list[Any]) -> tuple[int, bool]:
@@ -181,7 +262,7 @@ class DBOSAdapter(Adapter):
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.CODE_CHANGE,
                               Capability.TWO_PAUSES, Capability.NESTED, Capability.DELETE,
-                              Capability.HANDLER})
+                              Capability.HANDLER, Capability.PARALLEL})
     missing = {Capability.CALLBACK: "DBOS has no approval callback or hook (dbos 2.27.0): a pause is DBOS.recv in the "
                                     "workflow's own code, and what runs before it is a step of the workflow"}
     code_changes = runtime.CODE_CHANGES
@@ -281,12 +362,31 @@ class DBOSAdapter(Adapter):
             client.destroy()
         return {"status": "deleted"}
 
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: launching DBOS recovers the parent and the children still pending,
+        and ``DBOS.send`` delivers the answer to the branch's own child workflow, where its ``recv`` waits
+        (each branch's ``recv`` is addressed by its workflow's id; the other branch's is left waiting).
+        Returns once the run has settled (``_parallel_status``)."""
+        DBOS, _ = self._launch()
+        before, _ = _recvs(DBOS.list_workflow_steps(_branch_id(branch)))
+        DBOS.send(_branch_id(branch), answer, TOPIC)
+        return self._settled(DBOS, _parallel_status(DBOS, branch, before))
+
+    def _settled(self, DBOS: Any, status: dict[str, Any]) -> dict[str, Any]:
+        """End the process as a paused run's must (an executor thread waits in recv), else destroy DBOS."""
+        if status["status"] == "paused":
+            return _paused_in_recv(status)
+        DBOS.destroy()
+        return status
+
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         from dbos import SetWorkflowID
         DBOS, waiting = self._launch()
         if DBOS.get_workflow_status(WID) is None:  # no durable workflow yet: start it
             with SetWorkflowID(WID):
                 DBOS.start_workflow(_workflow())
+        if runtime.branches(runtime.code()):  # the parallel workflow: settled when each branch asks or ended
+            return self._settled(DBOS, _parallel_status(DBOS))
         box: dict[str, Any] = {}
         def watch() -> None:  # until the workflow waits in recv or has ended
             try:

@@ -18,6 +18,11 @@ The nested workflow (the kit's nested protocol, role "nested-pause") puts the pa
 ``ask`` and ``s2``, into a ``Workflow`` of their own, which is a node of the outer one after ``s1``: a
 ``Workflow`` is a ``BaseNode``, ADK's own nesting of graph workflows. Its ``RequestInput`` surfaces as the
 outer invocation's ``adk_request_input`` call, so the handle, the answer and the recovery stay as they are.
+
+The parallel workflow (the kit's parallel protocol) fans ``s1`` out to two branches, each an asking node
+(``RequestInput`` with the branch's name as its interrupt id) and an answered node, gathered by ADK's
+``JoinNode`` before the join's node. One branch is answered by a function response with its id; a paused
+status names the questions the session still has unanswered (``_open_requests``).
 """
 
 import asyncio
@@ -102,6 +107,8 @@ def _app() -> Any:
 
         return FunctionTool(named(fails, name))
 
+    if runtime.branches(runtime.code()):
+        return App(name=APP, root_agent=_parallel(named, s1), resumability_config=ResumabilityConfig(is_resumable=True))
     # the steps of runtime.shape() (the original two, or the code a change protocol deployed); the
     # paused step is two nodes, the one that asks and the one that takes the answer
     nodes: list[Any] = []
@@ -143,6 +150,47 @@ def _on_tool_error() -> Any:
     return OnToolError(name="kit_on_tool_error")
 
 
+def _parallel(named: Any, s1: Any) -> Any:
+    """The parallel workflow (``runtime.SHAPES["parallel"]``) as a graph ``Workflow``: ``s1`` fans out to each
+    branch's two nodes, ``ask_<branch>`` (``runtime.before_branch``, then ``RequestInput`` with the branch's
+    name as its interrupt id) and ``<branch>`` (its answer's effect, ``runtime.branch``); both lead to ADK's
+    ``JoinNode`` ``gather``, which waits for all its predecessors and outputs their outputs by node name,
+    and from there to the join's node (``runtime.join``)."""
+    from google.adk.events.request_input import RequestInput
+    from google.adk.workflow import START, JoinNode, Workflow
+
+    def asks(branch: str) -> Any:
+        def ask(node_input: str):
+            runtime.before_branch(branch)
+            yield RequestInput(interrupt_id=branch, message=branch)
+        return named(ask, f"ask_{branch}")
+
+    def answered(branch: str) -> Any:
+        return named(lambda node_input: runtime.branch(branch, node_input), branch)
+
+    edges: list[tuple[Any, Any]] = [(START, s1)]
+    gather = JoinNode(name="gather")
+    for name, role in runtime.shape():
+        if role == "branch-pause":
+            ask, taken = asks(name), answered(name)
+            edges += [(s1, ask), (ask, taken), (taken, gather)]
+        elif role == "join":
+            edges.append((gather, named(lambda node_input, name=name: runtime.join(node_input, name), name)))
+    return Workflow(name=APP, edges=edges)
+
+
+def _open_requests(events: list[Any]) -> list[str]:
+    """The interrupt ids of the ``adk_request_input`` calls in a session's events that no later function
+    response answers: the questions still open. (After one of two parallel questions is answered, ADK's run
+    asks nothing anew, and a resumed invocation neither: the open one is in the session's record.) In
+    order, since an invocation started anew asks under the same ids again."""
+    open_: set[str] = set()
+    for event in events:
+        open_ |= {c.id for c in event.get_function_calls() if c.name == "adk_request_input"}
+        open_ -= {r.id for r in event.get_function_responses() if r.name == "adk_request_input"}
+    return sorted(open_)
+
+
 class GoogleAdkAdapter(Adapter):
     framework = "google-adk"
     packages = ("google-adk",)
@@ -151,7 +199,8 @@ class GoogleAdkAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE, Capability.NESTED, Capability.CALLBACK, Capability.HANDLER})
+                              Capability.DELETE, Capability.NESTED, Capability.CALLBACK, Capability.HANDLER,
+                              Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
     recovery_modes = ("resume-invocation", "resend-input")
     answers = ("yes", "no")
@@ -176,6 +225,10 @@ class GoogleAdkAdapter(Adapter):
     def _send(self, message: Any = None, invocation: str | None = None) -> dict[str, Any]:
         from google.adk.runners import Runner
 
+        parallel = runtime.branches(runtime.code())
+        # the node whose output is the run's: the pausing step's, or the parallel workflow's join
+        final = next((f"/{name}@" for name, role in runtime.shape() if role == "join"), "s2")
+
         async def go() -> dict[str, Any]:
             service = self._service()
             if await service.get_session(app_name=APP, user_id=USER, session_id=SESSION) is None:
@@ -187,10 +240,15 @@ class GoogleAdkAdapter(Adapter):
                 seen += 1
                 # the handle is the id of the question asked (the step that asks twice asks two)
                 handle = next((c.id for c in event.get_function_calls() if c.name == "adk_request_input"), handle)
-                if event.output is not None and "s2" in str(event.node_info.path if event.node_info else ""):
+                if event.output is not None and final in str(event.node_info.path if event.node_info else ""):
                     outputs.append(event.output)
             if outputs:
                 return {"status": "completed", "outcome": outputs[-1]}
+            if parallel:  # the questions still open, from the session's record (no handle: each is its branch)
+                session = await service.get_session(app_name=APP, user_id=USER, session_id=SESSION)
+                pending = [b for b in _open_requests(session.events if session else []) if b in parallel]
+                return {"status": "paused", "handle": None, "pending": pending} if pending else \
+                    {"status": f"no-op ({seen} events)"}
             return {"status": "paused", "handle": handle} if handle else {"status": f"no-op ({seen} events)"}
         return asyncio.run(go())
 
@@ -220,6 +278,10 @@ class GoogleAdkAdapter(Adapter):
                      if c.name == "adk_request_input"]
             return calls[-1] if calls else None
         return asyncio.run(asked())
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: a ``FunctionResponse`` to the ``adk_request_input`` call whose id is the
+        branch's interrupt id, the other branch's call left unanswered."""
+        return self.resume(branch, answer)
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         async def last_invocation() -> str | None:

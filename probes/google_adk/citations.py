@@ -27,6 +27,7 @@ CITATIONS = {
     # Resuming an invocation that failed midway re-runs unfinished work: at-least-once, stated.
     "EO crash:*/resume-invocation": _AT_LEAST_ONCE,
     "EO nested:crash:*/resume-invocation": _AT_LEAST_ONCE,  # the same resumed invocation, its node nested
+    "EO parallel:crash@*/resume-invocation": _AT_LEAST_ONCE,  # the same, the parallel workflow's join node
     "EO save-kill:*": _AT_LEAST_ONCE,  # the save-kill protocol recovers with the first mode, resume-invocation
     "EO pause-twice:*": _RERUN, "CO pause-twice:*": _RERUN,  # the first answer's effect again on the second
     # The callback workflow's confirmation callback (``require_confirmation``) is part of the confirmed tool call,

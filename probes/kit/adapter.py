@@ -13,7 +13,8 @@ crash is a real process death and a recovery really starts from durable state.
 backend location the harness created (an SQLite path or a PostgreSQL DSN) or ``None``.
 
 Status: every run-driving operation returns ``{"status": "paused" | "completed",
-"outcome": <JSON>, "handle": <JSON or None>}``. ``handle`` addresses *this* pause (a
+"outcome": <JSON>, "handle": <JSON or None>}`` (with ``"pending"`` on a paused run of the
+parallel workflow: the branches whose pauses are open). ``handle`` addresses *this* pause (a
 checkpoint id, a serialized run state's file, an interrupt id): resuming the same
 handle again is how the kit answers the same pause twice (fork, retries, races). The
 operation raises when the framework raises; the kit records that as the framework's
@@ -61,6 +62,12 @@ class Capability(str, Enum):
     # workflow, a sub-agent), built from ``runtime.shape()`` role "nested-pause" with the same bodies as
     # "pause": the nested protocol runs the baseline, crash and stray cells on that workflow.
     NESTED = "nested"
+    # Two parallel branches can each pause for an answer of their own, then a fan-in step joins them: the
+    # workflow built from ``runtime.shape()`` "parallel" (roles "branch-pause": ``before_branch``, the pause,
+    # ``branch``; "join": ``join`` with both branches' answers). A paused status names the branches still
+    # asking (``pending``), and ``resume_branch(handle, branch, answer)`` answers one of them, leaving the
+    # other open: the parallel protocol answers one branch, recovers, then the other.
+    PARALLEL = "parallel"
     # The run can be deleted through the framework's own API (``delete``: its thread, workflow or
     # session): the delete protocol deletes it while a process that holds it is frozen.
     DELETE = "delete"
@@ -151,6 +158,17 @@ class Adapter:
         ``paused``). Nothing durable to resume from: ``return self.nothing_durable(why)``."""
         raise NotImplementedError
 
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """With PARALLEL: answer the pause of parallel branch ``branch`` (a name of ``runtime.branches()``)
+        alone, the other branch's pause left open, as the framework addresses one of several open pauses
+        (an interrupt id, a signal or message to one child workflow, one tool call's approval). ``handle``:
+        the handle the last paused status gave, or ``None`` (find the run's open pauses in durable state).
+        A paused status says which branches are still asking: ``"pending": ["b2"]``, read from the
+        framework's own record of its open pauses, never from what the adapter remembers answering. A
+        ``recover`` of this workflow answers nothing itself (which branch an answer is for is the kit's
+        to say): it returns the pause it finds, with its pending branches."""
+        raise NotImplementedError
+
     def nothing_durable(self, why: str) -> dict[str, Any]:
         """The status of a recovery that finds no durable state (the kit starts the run over)."""
         return {"status": NOTHING_DURABLE, "why": why}
@@ -223,6 +241,14 @@ class Adapter:
         agent's final message echoing the handled tool's output)."""
         from probes.kit import runtime
         return runtime.handled(answer)
+
+    @classmethod
+    def parallel_result(cls, answers: Mapping[str, Any]) -> Any:
+        """The parallel workflow's own result for each branch's answer (``answers``: branch -> answer): what a
+        completion must carry for LV. The join's ``runtime.joined(answers)``; override where the framework
+        wraps it (as ``result`` is overridden)."""
+        from probes.kit import runtime
+        return runtime.joined(answers)
 
     @classmethod
     def environment(cls, root: Path) -> dict[str, str]:

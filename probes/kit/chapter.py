@@ -85,6 +85,14 @@ def delete_rows(run: Any) -> list[dict[str, Any]]:
         "frozen at": seen["point"], "the holder then": seen["holder"], "a recovery found": seen["recovery found"]})
 
 
+def parallel_rows(run: Any) -> list[dict[str, Any]]:
+    """The parallel protocol's cells: what each process of the run ended with, in order, and the effects
+    fired (``observations["parallel"]``), beside the verdicts."""
+    return _observed_rows(run, "parallel", lambda seen: {
+        "cell": seen["cell"] + (f" at {seen['point']}" if seen.get("point") else ""), "recovery": seen["mode"],
+        "what happened": "; ".join(seen["steps"]), "effects": seen["effects"]})
+
+
 def nested_rows(run: Any) -> list[dict[str, Any]]:
     """The nested protocol's paths (``nested:<path>``): each backend's label per property, n/a with the
     adapter's reason where it builds no nested workflow."""
@@ -304,6 +312,18 @@ def notebook(name: str) -> dict[str, Any]:
                 _cell("code", "rows = chapter.pause_twice_rows(run)\n"
                               "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
                               "Markdown('The pause-twice protocol was not run here.'))"),
+                _cell("markdown", "## Two parallel branches that each pause, then a join (parallel)\n\nAfter s1 "
+                                  "two branches run in parallel, each pausing for an answer of its own (b1, b2); a "
+                                  "join step runs once both are answered. Partly: b1 alone is answered, then a fresh "
+                                  "process recovers: b2 must still be asking (not lost, not answered by itself), and "
+                                  "its answer runs the join. Crash: both answered, the process running the join "
+                                  "killed at its begin or at its effect, then recovered. Every effect at most once, "
+                                  "each exactly once on completion (EO); each branch's effect once per answer to that "
+                                  "branch (CO); the run completes with both answers joined (LV). n/a where the "
+                                  "adapter builds no such workflow (the reason says why)."),
+                _cell("code", "rows = chapter.parallel_rows(run)\n"
+                              "display(pd.DataFrame(rows).style.hide(axis='index') if rows else "
+                              "Markdown('The parallel protocol was not run here.'))"),
                 _cell("markdown", "## The pause inside a nested workflow (nested)\n\nThe pausing step runs inside "
                                   "a nested workflow of the framework's own (a subgraph, a child workflow, a "
                                   "sub-agent); the baseline, crash, park-kill, stray and fork cells run on it with "

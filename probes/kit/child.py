@@ -57,7 +57,8 @@ def op(adapter: str, workdir: str, backend: str, store: str | None, ledger: str,
             result = asyncio.run(result)
         out.update(result or {})
         if out.get("status") == "paused":
-            runtime.record(Kind.PAUSE, step="s2")
+            for step in out.get("pending") or ("s2",):  # the parallel workflow: one pause per open branch
+                runtime.record(Kind.PAUSE, step=step)
             park("kit.paused")  # park-kill: SIGKILL while the run is parked at its pause
         elif out.get("status") == "completed":
             runtime.record(Kind.COMPLETE, value=out.get("outcome"))

@@ -11,6 +11,7 @@ no handles), so verdict files stay byte-identical across runs.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 from collections import Counter
 from typing import Any, Mapping, Sequence
@@ -90,13 +91,20 @@ class Judge:
                                         f"completed {check.evidence['completed']}")
 
     def gated_once(self, path: str, h: History, what: str, witness: bool = True,
-                   gates: tuple[str, ...] = (GATE,)) -> Verdict:
+                   gates: tuple[str, ...] = (GATE,), pauses: Mapping[str, str] | None = None) -> Verdict:
         """CO: the gated effect e2 fired at most once whatever was delivered to the pause (a lost
         answer is LV's: ``live``). ``gates``: a workflow with more than one pause (LangGraph's
-        sequential interrupts and fan-out) names each pause's gated effect; each must hold."""
+        sequential interrupts and fan-out) names each pause's gated effect; each must hold.
+        ``pauses``: gate -> the pause its answers name (an ANSWER's ``detail["branch"]``, the parallel
+        workflow's): each gate is then checked over the answers to its own pause alone
+        (``answered_pause``), so the effect of a pause never answered itself (the framework answered it
+        by itself, or with another branch's answer) is a violation."""
         self._note("gated_once", path=path, what=what, witness=witness, **({} if gates == (GATE,) else
-                                                                              {"gates": list(gates)}))
-        checks = [checker.check_co(h, checker.Expectation(gate=gate)) for gate in gates]
+                                                                              {"gates": list(gates)}),
+                   **({"pauses": dict(pauses)} if pauses else {}))
+        checks = [dataclasses.replace(checker.check_co(answered_pause(h, pauses[gate]) if pauses else h,
+                                                       checker.Expectation(gate=gate)), history=h)
+                  for gate in gates]
         check = checks[0] if len(checks) == 1 else checker.every(checks)
         if gates == (GATE,):
             consumed = len(h.of(Kind.CONSUME))
@@ -121,14 +129,18 @@ class Judge:
         return self._label(check, path, f"durable prefix {durable or 'empty'} at {where}; re-entered after "
                                         f"recovery: {check.evidence['reentered'] or 'nothing'}")
 
-    def live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True) -> Verdict:
+    def live(self, path: str, h: History, what: str, result: Any = checker.UNSET, witness: bool = True,
+             gate: str | None = GATE) -> Verdict:
         """LV (``checker.check_lv``): the run completed after its last crash with ``result``, the
-        workflow's own result (the adapter's ``result(answer)``); a lost answer is named as such."""
-        self._note("live", path=path, what=what, witness=witness, **({} if result is checker.UNSET else {"result": result}))
-        return self._live(path, h, what, result, witness)
+        workflow's own result (the adapter's ``result(answer)``); a lost answer is named as such.
+        ``gate``: the effect whose absence names an answer lost (``None``: a workflow with no one gate,
+        the parallel workflow's, whose run that never completed is named so)."""
+        self._note("live", path=path, what=what, witness=witness, **({} if result is checker.UNSET else {"result": result}),
+                   **({} if gate == GATE else {"gate": gate}))
+        return self._live(path, h, what, result, witness, gate)
 
-    def _live(self, path: str, h: History, what: str, result: Any, witness: bool) -> Verdict:
-        check = checker.check_lv(h, checker.Expectation(gate=GATE, result=result))
+    def _live(self, path: str, h: History, what: str, result: Any, witness: bool, gate: str | None = GATE) -> Verdict:
+        check = checker.check_lv(h, checker.Expectation(gate=gate, result=result))
         return self._label(check, path, f"{what}: {check.evidence['why'] or 'completed'}", witness)
 
     def fork(self, h: History, expected: Any, path: str = FORK_PATH) -> Verdict:
@@ -223,6 +235,17 @@ class Judge:
         return self._label(check, path, summary)
 
 
+def answered_pause(h: History, pause: str) -> History:
+    """``h`` with the answers to other pauses left out: the ANSWER and RESUME events whose
+    ``detail["branch"]`` names another pause (the parallel workflow's branches). CO's checker counts
+    every answer as an answer to the one pause; over this projection it counts the answers to ``pause``."""
+    def other(e: Event) -> bool:
+        branch = (e.detail or {}).get("branch")
+        return e.kind in (Kind.ANSWER, Kind.RESUME) and branch is not None and branch != pause
+
+    return History(tuple(e for e in h.events if not other(e)))
+
+
 class VariantJudge(Judge):
     """The kit's judge with every path it decides on named after a workflow variant (``wait:park-kill``):
     the verdicts, the citations looked up for them and the calls it records (so a re-judge replays them
@@ -290,11 +313,11 @@ def replay(calls: Sequence[Mapping[str, Any]], histories: Mapping[str, Any], fra
                 out.append(judge.effects_once(path, h, args["what"], tuple(args["expected"])))
             case "gated_once":
                 out.append(judge.gated_once(path, h, args["what"], args["witness"],
-                                            tuple(args.get("gates", (GATE,)))))
+                                            tuple(args.get("gates", (GATE,))), args.get("pauses")))
             case "prefix":
                 out.append(judge.prefix(path, h, args.get("at", "crash")))
             case "live":
-                out.append(judge.live(path, h, args["what"], args["result"], args["witness"]))
+                out.append(judge.live(path, h, args["what"], args["result"], args["witness"], args.get("gate", GATE)))
             case "fork":
                 out.append(judge.fork(h, args["expected"], path))
             case "tampered":

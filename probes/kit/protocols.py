@@ -31,8 +31,7 @@ from probes.core.portable import portable_text, tail
 from probes.core.visibility import found_after_delete
 from probes.kit.adapter import NOTHING_DURABLE, READDRESS_PARTS, Adapter, Capability
 from probes.kit.judge import Judge, VariantJudge
-from probes.kit.runtime import CODE_ENV, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
-from probes.kit.runtime import HANDLER_POINTS  # the handler protocol's crash points
+from probes.kit.runtime import CODE_ENV, HANDLER_POINTS, SAVE_POINTS, STEP_POINTS, WORKFLOWS, required_effects
 
 
 @dataclass(frozen=True)
@@ -899,6 +898,117 @@ def callback(p: Probe, args: dict[str, Any]) -> list[Verdict]:
         at, f"kill at {at}, recovered by {mode}") + f"; the approval callback fired e_cb {fired.get('e_cb', 0)}x"
     return [p.judge.effects_once(path, h, what, CALLBACK_EFFECTS), p.judge.gated_once(path, h, what),
             p.judge.live(path, h, what, p.target.cls.result(answer))]
+PARALLEL_RUNS: dict[str, tuple[Property, ...]] = {  # the parallel protocol's cells and what each decides
+    "partly": (Property.EO, Property.CO, Property.LV), "crash": (Property.EO, Property.CO, Property.LV)}
+PARALLEL = "parallel"  # the kit's workflow of two paused branches and a join (runtime.SHAPES)
+
+
+def parallel_path(of: str, mode: str, point: str | None = None) -> str:
+    """A parallel cell's path: ``parallel:partly/<mode>``, ``parallel:crash@<join point>/<mode>``."""
+    return f"{PARALLEL}:{of}{'@' + point if point else ''}/{mode}"
+
+
+def branch_answers(cls: type[Adapter]) -> dict[str, Any]:
+    """Each branch's answer: the first branch the adapter's first answer, the second its other answer
+    (so the join's outcome tells which answer reached which branch) unless that one declines, which
+    would skip the branch's effect: then the first answer again."""
+    from probes.kit.runtime import branches
+
+    first, other = cls.answers
+    names = branches()
+    return {name: (first if i == 0 or other in cls.declines else other) for i, name in enumerate(names)}
+
+
+def _asking(status: dict[str, Any]) -> str:
+    """``ended`` of a status of the parallel workflow, a pause with the branches it asks."""
+    return f"paused, asking {', '.join(status.get('pending') or []) or 'nothing named'}" \
+        if status.get("status") == "paused" else ended(status)
+
+
+def _answer_branch(run: Run, incarnation: str, status: dict[str, Any], branch: str, answer: Any,
+                   **fault: Any) -> dict[str, Any]:
+    """Answer parallel branch ``branch`` of the pause ``status`` gave, from a process of its own; the
+    ANSWER event names the branch (CO counts each gate's answers to its own pause)."""
+    run.note(Kind.ANSWER, value=answer, detail={"addressed": status.get("handle") is not None, "branch": branch,
+                                                "workflow": PARALLEL})
+    return run.op(incarnation, "resume_branch", handle=status.get("handle"), branch=branch, answer=answer, **fault)
+
+
+def _answer_pending(run: Run, status: dict[str, Any], answers: dict[str, Any], label: str,
+                    log: list[str]) -> dict[str, Any]:
+    """While the run is paused, answer the first branch its status says is asking, each from a fresh
+    process, as a user answering whatever the run asks; a branch asked again is answered again (the
+    history then shows what that did). At most one round per branch and one more, so a run that asks
+    forever ends here paused (LV says so)."""
+    for i in range(len(answers) + 1):
+        if status.get("status") != "paused":
+            break
+        pending = [b for b in status.get("pending") or [] if b in answers]
+        if not pending:
+            raise HarnessError(f"the parallel workflow paused without naming a branch it asks ({status}); the "
+                               "adapter's paused status must say which branches are pending")
+        status = _answer_branch(run, f"{label}-{pending[0]}" + (f"-{i + 1}" if i else ""), status, pending[0],
+                                answers[pending[0]])
+        log.append(f"{pending[0]} answered: {_asking(status)}")
+    return status
+
+
+def parallel(p: Probe, args: dict[str, Any]) -> list[Verdict]:
+    """Two parallel branches that each pause for an answer of their own, then a join
+    (``runtime.SHAPES["parallel"]``): ``s1`` fires ``e1``, branch ``b1`` and ``b2`` each fire ``e_<branch>``
+    after its answer, the join fires ``e_join`` and gives the outcome ``runtime.joined``.
+
+    ``partly`` (``args["of"]``): the run starts (both branches ask), ``b1`` alone is answered by a process
+    that then ends, and a fresh process recovers by ``mode``: ``b2`` must still be asking (asked again,
+    not lost, not answered by itself), and its answer, in a fresh process, runs the join. ``crash``:
+    both answered, each from a process of its own, the one that runs the join SIGKILLed at ``point``
+    (``runtime.JOIN_POINTS``), recovered by ``mode`` and answered on whatever it asks. EO: every effect
+    at most once, each exactly once on completion; CO: each branch's effect at most once, and only once
+    that branch was answered (``Judge.gated_once`` with ``pauses``: fired with no answer to its own
+    branch, the framework answered it by itself or with the other's answer); LV: the run completes with
+    both answers joined (a lost branch: never completed, or EO's missing effect).
+    """
+    from probes.kit.runtime import JOIN_POINTS, parallel_effects
+
+    of, mode, point = args["of"], args["mode"], args.get("point")
+    if of not in PARALLEL_RUNS or (of == "crash") != (point in JOIN_POINTS):
+        raise HarnessError(f"the parallel protocol runs partly or crash@<{'|'.join(JOIN_POINTS)}>, not {of} {point}")
+    path = parallel_path(of, mode, point)
+    if why := _needs(p, Capability.PAUSE, Capability.RECOVER, Capability.PARALLEL):
+        return [p.judge.not_applicable(prop, path, why) for prop in PARALLEL_RUNS[of]]
+    answers = branch_answers(p.target.cls)
+    first, second = list(answers)
+    run = p.run("run")
+    run.code = PARALLEL  # every process of this run builds the parallel workflow
+    p.observations["workflow_shape"] = PARALLEL
+    started = run.start()
+    log = [f"started: {_asking(started)}"]
+    fault = {"park_at": point} if point else {}
+    status = _answer_branch(run, f"answer-{first}", started, first, answers[first], **fault)
+    log.append(f"{first} answered: {_asking(status)}")
+    if of == "crash" and not p.read().of(Kind.CRASH) and status.get("status") == "paused":
+        status = _answer_branch(run, f"answer-{second}", status, second, answers[second], **fault)
+        log.append(f"{second} answered: {_asking(status)}")
+    if of == "crash" and not p.read().of(Kind.CRASH):
+        if any(e.step == "join" for e in p.read().of(Kind.STEP_BEGIN)):  # the join ran and the kill missed it
+            raise HarnessError(f"crash point {point} was not reached although the join ran; the run {_asking(status)}")
+        # the framework never ran the join with both branches answered (it lost a branch, refused, or asks
+        # again): its behaviour, judged with the recovery that follows
+        log.append(f"the join never ran, so {point} was never reached")
+    elif of == "crash":
+        log.append(f"killed at {point}")
+    status = run.recover("recover", mode, answers[second])
+    log.append(f"recovered by {mode}: {_asking(status)}")
+    status = _answer_pending(run, status, answers, "recover-answer", log)
+    h = p.read()
+    fired = dict(sorted(h.effect_counts().items()))
+    p.observations["parallel"] = {"cell": of, "point": point, "mode": mode, "steps": log, "end": _asking(status),
+                                  "effects": fired}
+    what = "; ".join(log)
+    gates = tuple(f"e_{b}" for b in answers)
+    return [p.judge.effects_once(path, h, what, parallel_effects()),
+            p.judge.gated_once(path, h, what, gates=gates, pauses={f"e_{b}": b for b in answers}),
+            p.judge.live(path, h, what, p.target.cls.parallel_result(answers), gate=None)]
 
 
 def _count(p: Probe) -> int:
@@ -908,9 +1018,9 @@ def _count(p: Probe) -> int:
 PROTOCOLS: dict[str, Callable[[Probe, dict[str, Any]], list[Verdict]]] = {
     "baseline": baseline, "crash": crash, "parkkill": parkkill, "stray": stray, "answers": answers,
     "race": race, "fork": fork, "tamper": tamper, "savekill": savekill, "stall": stall,
-    "change": change, "pause_twice": pause_twice, "nested": nested, "delete": delete,
+    "change": change, "pause_twice": pause_twice, "nested": nested, "delete": delete, "parallel": parallel,
+    "handler": handler, "callback": callback,
 }
-PROTOCOLS.update({"handler": handler, "callback": callback})  # a step with an error handler; an approval callback
 
 
 def _partition(p: Probe, args: dict[str, Any]) -> list[Verdict]:

@@ -22,7 +22,7 @@ import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import FailOnce, park, pause
@@ -51,8 +51,13 @@ SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
     # Another workflow of its own (the nested protocol): the pausing step runs inside a nested workflow
     # of the framework's (a subgraph, a child workflow, a sub-agent), the same bodies as "pause".
     "nested": (("s1", "first"), ("s2", "nested-pause")),
+    # A third (the parallel protocol): after ``s1`` two branches run in parallel, each pausing for an answer
+    # of its own (role "branch-pause": ``before_branch``, the framework's pause, ``branch``: its effect
+    # ``e_<branch>``), then a fan-in step waits for both and fires its own effect (role "join": ``join``).
+    # Consecutive "branch-pause" steps are the parallel branches; the "join" step follows them all.
+    "parallel": (("s1", "first"), ("b1", "branch-pause"), ("b2", "branch-pause"), ("join", "join")),
 }
-WORKFLOWS = ("pause-twice", "nested")  # shapes a run has from its start, not code a change deploys
+WORKFLOWS = ("pause-twice", "nested", "parallel")  # shapes a run has from its start, not code a change deploys
 # Two more workflows of their own (the handler and callback protocols, issue 27 item 1). "handler": the
 # answered step fails after its effect ("pause-fails": ``before_pause``, the pause, ``step2_fails``) and the
 # framework's own error-handling construct (an error edge, a fallback route, a try/except around a step in a
@@ -67,6 +72,19 @@ HANDLER_POINTS = ("h.begin", "h.effect")    # crash points of the handler step
 CALLBACK_POINTS = ("cb.begin", "cb.effect")  # crash points of the approval callback
 CODE_CHANGES = tuple(kind for kind in SHAPES if kind != "v1" and kind not in WORKFLOWS)
 CODE_ENV = "RC_KIT_CODE"  # the code version a process runs (set by the kit's child from the protocol's choice)
+
+
+JOIN_POINTS = ("join.begin", "join.effect")  # the fan-in step's crash points (the parallel protocol's crash cell)
+
+
+def branches(kind: str = "parallel") -> tuple[str, ...]:
+    """The parallel branches of workflow ``kind`` (its "branch-pause" steps), in order."""
+    return tuple(name for name, role in SHAPES[kind] if role == "branch-pause")
+
+
+def parallel_effects(kind: str = "parallel") -> tuple[str, ...]:
+    """The effects a completed run of the parallel workflow fired exactly once: ``e1``, each branch's, the join's."""
+    return ("e1",) + tuple(f"e_{name}" for name, role in SHAPES[kind] if role in ("branch-pause", "join"))
 
 
 def asks_twice() -> bool:
@@ -255,6 +273,41 @@ def approval_callback() -> bool:
     point("cb.effect")
     record(Kind.STEP_END, step="cb")
     return True
+def before_branch(name: str) -> None:
+    """Call where parallel branch ``name`` starts, just before it asks for its own answer (crash point
+    ``<name>.begin``). A framework that re-runs a branch whose pause is still open when another branch's
+    answer arrives runs this again: another STEP_BEGIN, which no property counts (no effect fires)."""
+    record(Kind.STEP_BEGIN, step=name)
+    point(f"{name}.begin")
+
+
+def branch(name: str, answer: Any) -> Any:
+    """The rest of parallel branch ``name`` once its answer arrived: consume it, fire ``e_<name>`` (crash
+    points ``<name>.consumed``, ``<name>.effect``); returns the answer, which the join combines."""
+    record(Kind.CONSUME, step=name, value=answer)
+    point(f"{name}.consumed")
+    _effect(name)
+    point(f"{name}.effect")
+    record(Kind.STEP_END, step=name)
+    return answer
+
+
+def joined(answers: Mapping[str, Any]) -> str:
+    """The parallel workflow's outcome: each branch's answer by branch name (injective, so an answer
+    delivered to the wrong branch or served twice shows in the outcome)."""
+    return "joined " + ", ".join(f"{name}={answers[name]!r}" for name in sorted(answers))
+
+
+def join(answers: Mapping[str, Any], name: str = "join") -> str:
+    """The fan-in step after the parallel branches: begins (crash point ``join.begin``), fires ``e_join``
+    (crash point ``join.effect``), ends; returns ``joined(answers)``, the run's outcome. ``answers``: each
+    branch's answer, as the framework handed the branches' results to this step."""
+    record(Kind.STEP_BEGIN, step=name)
+    point(f"{name}.begin")
+    _effect(name)
+    point(f"{name}.effect")
+    record(Kind.STEP_END, step=name)
+    return joined(answers)
 
 
 def extra_step(name: str, passed: Any = None) -> Any:

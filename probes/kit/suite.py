@@ -23,9 +23,9 @@ from probes.core.receipt import ProbeResult
 from probes.kit.adapter import Adapter
 from probes.kit.judge import visibility_verdicts
 from probes.kit.partition import PARTITION_POINTS
-from probes.kit.protocols import NESTED_RUNS, PROTOCOLS, STALL_POINTS, Probe, Target
-from probes.kit.protocols import CALLBACK_CELLS, HANDLER_CELLS
-from probes.kit.runtime import CODE_CHANGES, SAVE_POINTS, STEP_POINTS, STEPS
+from probes.kit.protocols import (CALLBACK_CELLS, HANDLER_CELLS, NESTED_RUNS, PARALLEL_RUNS, PROTOCOLS, STALL_POINTS,
+                                  Probe, Target)
+from probes.kit.runtime import CODE_CHANGES, JOIN_POINTS, SAVE_POINTS, STEP_POINTS, STEPS
 
 PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
@@ -101,6 +101,12 @@ def kit_params(cls: type[Adapter], protocols: tuple[str, ...] = PROTOCOL_NAMES) 
         Param("callback_cells", "list[str]", list(CALLBACK_CELLS), ["clean", "park-kill"],
               "the callback protocol's cells: no fault, killed at the pause, or a SIGKILL after the approval "
               "callback's effect", CALLBACK_CELLS),
+        Param("parallel_runs", "list[str]", list(PARALLEL_RUNS), list(PARALLEL_RUNS),
+              "the parallel protocol's cells: one branch answered, then a recovery (partly); both answered and the "
+              "join killed (crash)", tuple(PARALLEL_RUNS)),
+        Param("parallel_points", "list[str]", list(JOIN_POINTS), ["join.effect"],
+              "where in the join (the fan-in step after the two paused branches) the parallel protocol's crash "
+              "cell SIGKILLs the process", JOIN_POINTS),
         Param("code_changes", "list[str]", list(CODE_CHANGES), ["paused-step-renamed", "steps-swapped"],
               "the code changes the change protocol deploys between a pause and its answer", CODE_CHANGES),
         Param("partition_points", "list[str]", ["s2.consumed"], ["s2.consumed"],
@@ -125,8 +131,9 @@ SMOKE: dict[str, Any] = {"crash_points": ["s2.effect"], "crash_hows": ["kill"], 
                          "race_min_trials": 1, "race_max_trials": 1, "tamper_limit": 1, "save_points": ["save.write"],
                          "savekill_cap": 1, "exhaustive_cap": 1,
                          "stall_points": ["s2.consumed"], "code_changes": ["paused-step-renamed"],
-                         "rd_points": ["s2.begin"], "rd_copies": 2, "nested_runs": ["crash"]}
-SMOKE.update({"handler_cells": ["h.effect"], "callback_cells": ["clean"]})  # the handler and callback protocols
+                         "rd_points": ["s2.begin"], "rd_copies": 2, "nested_runs": ["crash"],
+                         "parallel_runs": ["crash"], "parallel_points": ["join.effect"],
+                         "handler_cells": ["h.effect"], "callback_cells": ["clean"]}
 
 
 def kit_check(params: Mapping[str, Any]) -> None:
@@ -181,6 +188,11 @@ def _cells(params: Mapping[str, Any], protocols: tuple[str, ...]) -> list[tuple[
             kinds = HANDLER_CELLS if proto == "handler" else CALLBACK_CELLS
             cells += [(f"{proto}.{at}", {"at": at, "mode": params["recovery_modes"][0]})
                       for at in kinds if at in params.get(f"{proto}_cells", kinds)]  # a hand-made plan: every cell
+        elif proto == "parallel":  # one branch answered then a recovery; the join killed at each point
+            runs, modes = params["parallel_runs"], params["recovery_modes"]
+            cells += [(f"parallel.partly.{mode}", {"of": "partly", "mode": mode}) for mode in modes if "partly" in runs]
+            cells += [(f"parallel.crash.{pt}.{mode}", {"of": "crash", "point": pt, "mode": mode})
+                      for pt in JOIN_POINTS if pt in params["parallel_points"] and "crash" in runs for mode in modes]
         elif proto == "savekill":
             cells.append(("savekill", {"points": [p for p in SAVE_POINTS if p in params["save_points"]],
                                        "cap": params["savekill_cap"]}))

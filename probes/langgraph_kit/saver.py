@@ -33,6 +33,19 @@ FUNCTIONAL = "functional"
 DURABILITY_ENV = "RC_LG_DURABILITY"
 
 
+def _parallel() -> bool:
+    """Whether this process runs the parallel workflow (its paused status names the open branches)."""
+    return any(role == "branch-pause" for _, role in runtime.shape())
+
+
+def open_interrupts(snapshot: Any) -> list[str]:
+    """The questions of the interrupts still open in a thread's state: those of the tasks still to run
+    (``snapshot.next``). ``snapshot.interrupts`` alone is not that: after one of two parallel interrupts
+    was answered, LangGraph 1.2.9 still lists the answered one there (its task has finished, with a
+    result, and is no longer in ``next``)."""
+    return sorted(str(i.value) for t in snapshot.tasks if t.name in snapshot.next for i in t.interrupts)
+
+
 def durability() -> dict[str, Any]:
     """The ``durability=`` keyword of this process's invokes (none: LangGraph's default)."""
     mode = os.environ.get(DURABILITY_ENV)
@@ -114,7 +127,7 @@ class SaverAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CODE_CHANGE, Capability.TWO_PAUSES, Capability.NESTED,
-                              Capability.DELETE, Capability.HANDLER, Capability.CALLBACK})
+                              Capability.DELETE, Capability.HANDLER, Capability.CALLBACK, Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "a checkpointer's storage is its own: the kit cannot edit it generically"}
     # invoke(None): the documented resume of a thread; resend-input: the original input invoked again on
@@ -143,6 +156,9 @@ class SaverAdapter(Adapter):
     citations.update({"EO functional:callback:*": doc("LG-12", "deviation"),
                       "EO functional:handler:kill@*": doc("LG-5", "deviation"),
                       "CO functional:handler:kill@*": doc("LG-5", "deviation")})
+    # the parallel workflow's join killed and recovered: the node that was running (the join) starts again
+    # from its top, as LG-4 says of any node (its effect again)
+    citations["EO parallel:crash@*"] = doc("LG-4", "deviation")
 
     def hook(self) -> None:
         self._saver = _factory()(self.store)
@@ -203,6 +219,8 @@ class SaverAdapter(Adapter):
         bodies = {"first": lambda name: s1, "pause": lambda name: s2, "pause-twice": lambda name: s2_twice,
                   "extra": extra, "nested-pause": nested,
                   "pause-fails": lambda name: s2_fails, "callback-pause": lambda name: s2_callback}
+        if any(role == "branch-pause" for _, role in runtime.shape()):
+            return self._parallel(s1)
         graph = StateGraph(State)
         previous = START
         steps = runtime.shape()
@@ -216,12 +234,53 @@ class SaverAdapter(Adapter):
         graph.add_edge(previous, END)
         return graph.compile(checkpointer=self._saver)
 
+    def _parallel(self, s1: Any) -> Any:
+        """The parallel workflow (``runtime.SHAPES["parallel"]``): ``s1``, then each branch a node fanned out
+        from it that ``interrupt()``s with its own name as the question, then the join, reached by one edge
+        from every branch (``add_edge([...], "join")``: it runs once, after both). Each branch writes its
+        answer under its name into a merged ``answers`` channel (parallel writes to one plain key collide)."""
+        import operator
+        from typing import Annotated, TypedDict
+
+        from langgraph.graph import END, START, StateGraph
+        from langgraph.types import interrupt
+
+        class State(TypedDict):
+            out: str
+            answers: Annotated[dict, operator.or_]
+
+        def branch(name: str) -> Any:
+            def node(state: State) -> dict:
+                runtime.before_branch(name)
+                return {"answers": {name: runtime.branch(name, interrupt(name))}}
+            return node
+
+        def join(name: str) -> Any:
+            return lambda state: {"out": runtime.join(state["answers"], name)}
+
+        graph = StateGraph(State)
+        previous: str = START
+        fanned: list[str] = []
+        for name, role in runtime.shape():
+            graph.add_node(name, {"first": lambda n: s1, "branch-pause": branch, "join": join}[role](name))
+            if role == "branch-pause":
+                graph.add_edge(previous, name)
+                fanned.append(name)
+                continue
+            graph.add_edge(fanned if fanned else previous, name)
+            previous, fanned = name, []
+        graph.add_edge(previous, END)
+        return graph.compile(checkpointer=self._saver)
+
     def _functional(self) -> Any:
         """The kit's workflow in the functional API: each step of ``runtime.shape()`` a ``@task`` called
         from one ``@entrypoint``; a pausing step's question is ``interrupt()`` in the entrypoint, its
         answer consumed in a task of its own (so the consumed answer's effect is a task's result)."""
         from langgraph.func import entrypoint, task
         from langgraph.types import interrupt
+
+        if _parallel():  # the functional variant runs the protocols of FUNCTIONAL_API.runs, which this is not
+            raise ValueError("the parallel workflow is built in the graph API only (parallel interrupting nodes)")
 
         def named(name: str, body: Any) -> Any:
             return task(name=name)(body)
@@ -283,7 +342,8 @@ class SaverAdapter(Adapter):
         # the returned ``__interrupt__`` is LangGraph's documented signal of a pause: after the first
         # answer to a node with two interrupts, 1.2.9's state lists no next node for the second
         if snapshot.next or (isinstance(result, dict) and result.get("__interrupt__")):
-            return {"status": "paused", "handle": snapshot.config["configurable"]["checkpoint_id"]}
+            return {"status": "paused", "handle": snapshot.config["configurable"]["checkpoint_id"],
+                    **({"pending": open_interrupts(snapshot)} if _parallel() else {})}
         values = snapshot.values
         return {"status": "completed", "outcome": values.get("out") if isinstance(values, dict) else values}
 
@@ -301,6 +361,21 @@ class SaverAdapter(Adapter):
         if os.environ.get(API_ENV) == FUNCTIONAL and handle == self._current():
             handle = None
         return self._invoke(Command(resume=answer), handle)
+
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch's interrupt answered alone, as LangGraph documents answering one of several
+        open interrupts: ``Command(resume={interrupt_id: answer})`` on the thread, the id that of the
+        interrupt whose question is ``branch`` in the state at checkpoint ``handle`` (the pause the caller
+        was given; else the thread's newest). The interrupt id addresses the pause, so the command goes to
+        the thread, not to the checkpoint: sent to checkpoint ``handle`` after the other branch's answer,
+        LangGraph 1.2.9 runs that answered branch again (its effect twice; measured while writing this
+        adapter), which is the checkpoint addressing the fork and retry cells measure, not this one. A
+        branch with no interrupt there gets the plain ``Command(resume=answer)``: LangGraph decides."""
+        from langgraph.types import Command
+
+        at = {"configurable": {**THREAD["configurable"], **({"checkpoint_id": handle} if handle else {})}}
+        ids = {str(i.value): i.id for i in self._app().get_state(at).interrupts}
+        return self._invoke(Command(resume={ids[branch]: answer} if branch in ids else answer))
 
     def delete(self) -> dict[str, Any]:
         """``delete_thread``, the checkpointer's own deletion of every checkpoint and write of the thread."""

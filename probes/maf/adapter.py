@@ -13,6 +13,11 @@ sub-workflow that ``WorkflowExecutor`` wraps as an executor of the outer workflo
 own nesting: with ``propagate_request`` the sub-workflow's request surfaces as the outer workflow's,
 under the same request id, and the outer checkpoint embeds the sub-workflow's own checkpoint
 (``WorkflowExecutor.on_checkpoint_save``), so the handle, the resume and the recovery stay as they are.
+For the parallel workflow (the kit's parallel protocol) ``s1`` fans out (``add_fan_out_edges``) to one
+executor per branch, each asking with ``request_info`` (its name as the request's data), and the branches
+fan in (``add_fan_in_edges``) to the join, which the framework hands both branches' messages at once. A
+pause's handle is the checkpoint id and each open request's id by its branch; one branch is answered by
+``responses`` naming its request alone.
 """
 
 
@@ -100,10 +105,36 @@ def _workflow(storage: Any) -> Any:
         inner = WorkflowBuilder(start_executor=Second(id=INNER), name=f"{NAME}-{id}").build()
         return WorkflowExecutor(inner, id=id, allow_direct_output=id == last, propagate_request=True)
 
+    class Branch(Executor):
+        """A parallel branch (role "branch-pause"): asks with its own name as the request's data, and on its
+        answer fires its effect and sends ``{branch: answer}`` on to the join."""
+
+        @handler
+        async def ask(self, msg: str, ctx: WorkflowContext) -> None:
+            runtime.before_branch(self.id)
+            await ctx.request_info(self.id, str)
+
+        @response_handler
+        async def answered(self, original: str, answer: str, ctx: WorkflowContext[dict]) -> None:
+            await ctx.send_message({self.id: runtime.branch(self.id, answer)})
+
+    class Join(Executor):
+        """The join (role "join"): a fan-in edge hands it every branch's message at once, as a list."""
+
+        @handler
+        async def go(self, msgs: list[dict], ctx: WorkflowContext[str, str]) -> None:
+            answers = {branch: answer for msg in msgs for branch, answer in msg.items()}
+            await forward(self.id, runtime.join(answers, self.id), ctx)
+
     kinds = {"first": First, "pause": Second, "pause-twice": SecondTwice, "extra": Extra, "nested-pause": nested,
-             "callback-pause": Approval}
+             "callback-pause": Approval, "branch-pause": Branch, "join": Join}
     executors = [kinds[role](id=name) for name, role in shape]
     builder = WorkflowBuilder(start_executor=executors[0], checkpoint_storage=storage, name=NAME)
+    roles = [role for _, role in shape]
+    if "branch-pause" in roles:  # s1 fans out to the branches, which fan in to the join
+        branches = [e for e, role in zip(executors, roles) if role == "branch-pause"]
+        join = executors[roles.index("join")]
+        return builder.add_fan_out_edges(executors[0], branches).add_fan_in_edges(branches, join).build()
     for before, after in zip(executors, executors[1:]):
         builder = builder.add_edge(before, after)
     return builder.build()
@@ -117,7 +148,7 @@ class MafAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE, Capability.CALLBACK})
+                              Capability.NESTED, Capability.DELETE, Capability.CALLBACK, Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
     # the handler and callback workflows (the kit's handler and callback protocols): not built here
     missing = {
@@ -143,6 +174,9 @@ class MafAdapter(Adapter):
             pending = result.get_request_info_events()
             if pending:
                 latest = await storage.get_latest(workflow_name=NAME)
+                if runtime.branches(runtime.code()):  # the parallel workflow: each open request by its branch
+                    asked = {str(e.data): e.request_id for e in pending}
+                    return {"status": "paused", "handle": [latest.checkpoint_id, asked], "pending": sorted(asked)}
                 return {"status": "paused", "handle": [latest.checkpoint_id, pending[0].request_id]}
             outputs, state = result.get_outputs(), result.get_final_state()
             finished = outputs or state.name == "IDLE"  # idle with nothing pending: the run is over
@@ -163,6 +197,16 @@ class MafAdapter(Adapter):
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         checkpoint, request = handle or self._latest()
         return self._run(checkpoint_id=checkpoint, responses={request: answer})
+
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: ``run(checkpoint_id=..., responses={request_id: answer})`` with the
+        request id of that branch's open request alone (the handle's ``{branch: request id}``; none: the
+        newest checkpoint's pending requests, by the branch each asked with); the other request stays open."""
+        async def asked() -> tuple[str, dict[str, str]]:
+            latest = await self._storage().get_latest(workflow_name=NAME)
+            return latest.checkpoint_id, {str(e.data): rid for rid, e in latest.pending_request_info_events.items()}
+        checkpoint, requests = handle or asyncio.run(asked())
+        return self._run(checkpoint_id=checkpoint, responses={requests[branch]: answer})
 
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         checkpoint, _ = self._latest()

@@ -21,6 +21,11 @@ to an agent of its own (with a scripted model of its own), which the outer agent
 (``Agent.as_tool``, the SDK's agents-as-tools). The nested run's approval interruption is the outer
 result's, and ``to_state()`` serializes the nested run's state inside the outer one (the pending function
 call's ``agent_run_state``), so approving it on the restored outer state resumes the nested run.
+
+The parallel workflow (the kit's parallel protocol): after ``s1`` the scripted model calls both branches'
+approval-gated tools in one response (parallel tool calls), and once both have an output the join tool with
+them; a paused status names the tools whose approval is pending. One branch is answered by approving its tool
+call alone on the restored state (``resume_branch``); the other call's approval stays pending.
 """
 
 import asyncio
@@ -42,6 +47,29 @@ def _nested() -> tuple[str, ...]:
     return tuple(name for name, role in runtime.shape() if role == "nested-pause")
 
 
+def _respond_parallel(outs: list[tuple[str, str]]) -> list[Any]:
+    """The scripted model of the parallel workflow: ``s1``; then both branches' approval-gated tools in one
+    response (parallel tool calls); once both have an output, the join tool with their outputs by branch
+    (a JSON string); then a final message echoing the join's result."""
+    import json
+
+    from agents.testing import assistant_message, function_call
+
+    def last(tool: str) -> str | None:
+        mine = [out for cid, out in outs if cid.rsplit("-", 1)[0] == tool]
+        return mine[-1] if mine and not mine[-1].startswith("An error occurred while running the tool") else None
+
+    branches = runtime.branches(runtime.code())
+    join = next(name for name, role in runtime.shape() if role == "join")
+    if last("s1") is None:
+        return [function_call("s1", {}, call_id="s1-0")]
+    if any(last(b) is None for b in branches):
+        return [function_call(b, {}, call_id=f"{b}-0") for b in branches if last(b) is None]
+    if last(join) is None:
+        return [function_call(join, {"answers": json.dumps({b: last(b) for b in branches})}, call_id=f"{join}-0")]
+    return [assistant_message(f"final: {last(join)}")]
+
+
 def _respond(call: Any) -> list[Any]:
     """The scripted model: each of ``_tools()``, then a final message echoing the last one's result. A
     tool that failed is called again, as the SDK's error output asks ("... Please try again.")."""
@@ -50,6 +78,8 @@ def _respond(call: Any) -> list[Any]:
     items = call.input if isinstance(call.input, list) else []
     outs = [(i.get("call_id"), str(i.get("output"))) for i in items if isinstance(i, dict)
             and i.get("type") == "function_call_output"]
+    if runtime.branches(runtime.code()):
+        return _respond_parallel(outs)
     for tool in _tools():
         mine = [out for cid, out in outs if cid.rsplit("-", 1)[0] == tool]
         if not mine or mine[-1].startswith("An error occurred while running the tool"):
@@ -111,12 +141,37 @@ def _agent() -> Any:
         return runtime.second_answer("approve")
 
     tools = [s1, s2, s2b] if runtime.asks_twice() else [s1, s2]
+    if runtime.branches(runtime.code()):
+        tools = [s1, *_parallel_tools()]
     nested = [name for name, role in runtime.shape() if role == "nested-pause"]
     if nested:  # the gated step inside an agent that the outer agent calls as its tool "s2"
         inner = ScriptedModel([ModelStep.respond(_respond_inner) for _ in range(8)])
         gated = Agent(name=f"kit-{nested[0]}", model=inner, tools=[s2])
         tools = [s1, gated.as_tool(tool_name=nested[0], tool_description="the kit's second step, as an agent")]
     return Agent(name="kit", model=ScriptedModel([ModelStep.respond(_respond) for _ in range(8)]), tools=tools)
+
+
+def _parallel_tools() -> list[Any]:
+    """The parallel workflow's tools: one approval-gated tool per branch (approved: ``before_branch`` and
+    ``branch``, its effect), and the join, a tool taking the branches' outputs (``runtime.join``)."""
+    import json
+
+    from agents import function_tool
+
+    def gated(name: str) -> Any:
+        def branch() -> str:
+            runtime.before_branch(name)  # the call was approved: the branch runs
+            return runtime.branch(name, "approve")
+        branch.__name__ = branch.__qualname__ = name
+        return function_tool(branch, name_override=name, needs_approval=True)
+
+    def joins(name: str) -> Any:
+        def join(answers: str) -> str:
+            return runtime.join(json.loads(answers), name)
+        return function_tool(join, name_override=name)
+
+    return [gated(name) if role == "branch-pause" else joins(name)
+            for name, role in runtime.shape() if role in ("branch-pause", "join")]
 
 
 class OpenAIAgentsAdapter(Adapter):
@@ -127,7 +182,7 @@ class OpenAIAgentsAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.TWO_PAUSES, Capability.NESTED,
-                              Capability.DELETE, Capability.CALLBACK, Capability.HANDLER})
+                              Capability.DELETE, Capability.CALLBACK, Capability.HANDLER, Capability.PARALLEL})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("run-state", "session")
@@ -147,11 +202,19 @@ class OpenAIAgentsAdapter(Adapter):
         """The handler workflow's outcome: the scripted model's final message echoes the handler's output."""
         return f"final: {super().handled(answer)}"
 
+    @classmethod
+    def parallel_result(cls, answers: Any) -> Any:
+        """The scripted model's final message echoes the join's result (``_respond_parallel``)."""
+        return f"final: {super().parallel_result(answers)}"
+
     def hook(self) -> None:
         from agents import SQLiteSession
         runtime.hook_save(SQLiteSession, "add_items")
 
-    def _go(self, payload: Any, answer: Any = None) -> dict[str, Any]:
+    def _go(self, payload: Any, answer: Any = None, only: str | None = None) -> dict[str, Any]:
+        """Run the agent on ``payload`` (a stored state is restored and its approvals answered ``answer``;
+        ``only``: the approval of that tool alone, the others left pending; no ``answer``: none answered) and
+        store its state."""
         from agents import RunState, Runner, SQLiteSession
 
         async def go() -> dict[str, Any]:
@@ -161,7 +224,8 @@ class OpenAIAgentsAdapter(Adapter):
             if isinstance(payload, Path):  # a stored state: restore it and answer its approvals
                 run_input = await RunState.from_string(agent, payload.read_text())
                 for item in run_input.get_interruptions():
-                    (run_input.approve if answer == "approve" else run_input.reject)(item)
+                    if answer is not None and (only is None or item.tool_name == only):
+                        (run_input.approve if answer == "approve" else run_input.reject)(item)
             result = await Runner.run(agent, run_input, session=session)
             states = self.workdir / "states"
             states.mkdir(parents=True, exist_ok=True)
@@ -169,6 +233,9 @@ class OpenAIAgentsAdapter(Adapter):
             path.write_text(result.to_state().to_string())
             runtime.persisted("run-state")
             if result.interruptions:
+                if runtime.branches(runtime.code()):  # the parallel workflow: the tools whose approval is pending
+                    return {"status": "paused", "handle": path.name,
+                            "pending": sorted({str(item.tool_name) for item in result.interruptions})}
                 return {"status": "paused", "handle": path.name}
             return {"status": "completed", "outcome": result.final_output}
         return asyncio.run(go())
@@ -180,13 +247,22 @@ class OpenAIAgentsAdapter(Adapter):
         paths = self.state_paths()
         return self._go(self.workdir / "states" / handle if handle else paths[-1], answer)
 
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: the stored state restored and only the approval of the branch's tool
+        call approved (or rejected), the other tool call's approval left pending, then ``Runner.run``."""
+        paths = self.state_paths()
+        return self._go(self.workdir / "states" / handle if handle else paths[-1], answer, only=branch)
+
     def recover(self, mode: str, answer: Any) -> dict[str, Any]:
         if mode == "session":  # rerun on the conversation the session kept
             from agents import SQLiteSession
             has_items = asyncio.run(SQLiteSession("kit", self.store).get_items())
             return self._go([] if has_items else "go")
         paths = self.state_paths()
-        return self._go(paths[-1], answer) if paths else self.nothing_durable("no run state saved yet")
+        if not paths:
+            return self.nothing_durable("no run state saved yet")
+        # the parallel workflow's recovery answers nothing itself: which branch an answer is for is the kit's
+        return self._go(paths[-1], None if runtime.branches(runtime.code()) else answer)
 
     def delete(self) -> dict[str, Any]:
         """The SDK's durable store of the run is its session: ``clear_session`` (``SessionABC``, in

@@ -50,7 +50,7 @@ class PydanticAIAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE})
+                              Capability.NESTED, Capability.DELETE, Capability.PARALLEL})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     # the handler and callback workflows (the kit's handler and callback protocols): not built here
@@ -120,6 +120,27 @@ class PydanticAIAdapter(Adapter):
         DBOS.send(wid, answer, topic)
         return self._result(DBOS, wid)
 
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: ``DBOS.send`` of ``{"branch": ..., "answer": ...}`` to the workflow's
+        recv (the workflow approves that branch's deferred call alone); returns once the workflow has ended or
+        consumed it and waits in its next recv, with the branches it then names (``_parallel_paused``)."""
+        wid, topic = handle or (WID, TOPIC)
+        DBOS, _ = self._launch()
+        before, _ = _recvs(DBOS.list_workflow_steps(wid))
+        DBOS.send(wid, {"branch": branch, "answer": answer}, topic)
+        status = _until_answered(DBOS.retrieve_workflow(wid), lambda: DBOS.list_workflow_steps(wid), before)
+        if status["status"] == "paused":
+            return self._parallel_paused(DBOS)
+        DBOS.destroy()
+        return status
+
+    def _parallel_paused(self, DBOS: Any) -> dict[str, Any]:
+        """The parallel workflow waiting in recv: the branches its ``pending`` event names (set before each
+        recv), the process ended as a paused run's must."""
+        from probes.pydantic_ai.workflow import PENDING
+        return _paused_in_recv({"status": "paused", "handle": [WID, TOPIC],
+                                "pending": list(DBOS.get_event(WID, PENDING, timeout_seconds=5) or [])})
+
     def serve(self) -> dict[str, Any]:  # the one executor: the recovered workflow waits in recv for a client
         return self._result(self._launch()[0])
 
@@ -166,6 +187,8 @@ class PydanticAIAdapter(Adapter):
         if "outcome" in box:
             DBOS.destroy()
             return {"status": "completed", "outcome": box["outcome"]}
+        if runtime.branches(runtime.code()):
+            return self._parallel_paused(DBOS)
         # DBOS's executor waits in recv and interpreter exit would join it: end the process in
         # threading's exit hooks (they run after the kit's child wrote its result).
         threading._register_atexit(lambda: (sys.stdout.flush(), sys.stderr.flush(), os._exit(0)))

@@ -21,6 +21,15 @@ body cannot ask again once it runs. So the step asks twice the way the SDK offer
 tool calls, ``s2`` (the kit's ``first_answer``) and then ``s2b`` (``second_answer``), which the scripted
 model calls after ``s2``'s return; the workflow parks in ``recv`` for each approval in turn.
 
+The parallel workflow (the kit's parallel protocol): the scripted model calls both branches' approval-gated
+tools in one response, so the run ends with two approvals deferred; the workflow begins each branch (step
+``ask_branch``), names the branches it waits for in a DBOS event (``pending``), and parks in ``recv`` for an
+answer that names its branch, once per branch: pydantic-ai takes the deferred calls' results all at once
+(a ``DeferredToolResults`` approving one of two is refused, "UserError: Tool call results need to be provided
+for all deferred tool calls", measured on 2.68.0 while writing this workflow), so an answer given is kept as
+DBOS keeps a consumed ``recv`` (its recorded operation) until the other arrives; then both calls are approved
+together and the model calls the join tool on both results.
+
 The nested workflow (the kit's nested protocol, role "nested-pause"): the approval-gated tool ``s2`` belongs
 to an agent of its own (``kit-s2``, a scripted model of its own, ``DBOSDurability`` too), which the outer
 agent's tool ``s2`` runs: pydantic-ai's agent delegation (a tool that calls another agent's ``run``). The
@@ -46,11 +55,32 @@ def _tools() -> tuple[str, ...]:
     return ("s1", "s2", "s2b") if runtime.asks_twice() else ("s1", "s2")
 
 
+def _parallel_model(done: dict[str, Any]) -> Any:
+    """The scripted model of the parallel workflow: ``s1``; then every branch's approval-gated tool in one
+    response (parallel tool calls); with both results, the join tool on them (a JSON string); then its result."""
+    import json
+
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+    branches = runtime.branches(runtime.code())
+    join = next(name for name, role in runtime.shape() if role == "join")
+    if "s1" not in done:
+        return ModelResponse(parts=[ToolCallPart("s1", {}, tool_call_id="call-s1")])
+    if any(b not in done for b in branches):
+        return ModelResponse(parts=[ToolCallPart(b, {}, tool_call_id=f"call-{b}") for b in branches if b not in done])
+    if join not in done:
+        answers = json.dumps({b: done[b] for b in branches})
+        return ModelResponse(parts=[ToolCallPart(join, {"answers": answers}, tool_call_id=f"call-{join}")])
+    return ModelResponse(parts=[TextPart(done[join])])
+
+
 def _model(messages: list[Any], info: Any) -> Any:
     """The scripted model: call each of ``_tools()``, then answer with the last one's result."""
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
     done = {p.tool_name: p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)}
+    if runtime.branches(runtime.code()):
+        return _parallel_model(done)
     todo = [tool for tool in _tools() if tool not in done]
     return ModelResponse(parts=[ToolCallPart(todo[0], {}, tool_call_id=f"call-{todo[0]}") if todo
                                 else TextPart(done[_tools()[-1]])])
@@ -67,6 +97,31 @@ def _inner_model(messages: list[Any], info: Any) -> Any:
 
     done = [p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart) and p.tool_name == "s2"]
     return ModelResponse(parts=[TextPart(done[-1]) if done else ToolCallPart("s2", {}, tool_call_id="inner-s2")])
+
+
+PENDING = "pending"  # the DBOS event where the parallel workflow names the branches whose approval it waits for
+
+
+def _parallel_tools(agent: Any, branches: tuple[str, ...]) -> None:
+    """The parallel workflow's tools on ``agent``: each branch approval-gated (its effect on the approved
+    answer, ``runtime.branch``), the join on both branches' results; each a DBOS step, as ``s1`` is."""
+    import json
+
+    from dbos import DBOS
+
+    join = next(name for name, role in runtime.shape() if role == "join")
+
+    def gated(name: str) -> None:
+        async def branch(answer: str = "") -> str:
+            return runtime.branch(name, answer)
+        agent.tool_plain(name=name, requires_approval=True)(DBOS.step(name=name)(branch))
+
+    for name in branches:
+        gated(name)
+
+    async def joining(answers: str) -> str:
+        return runtime.join(json.loads(answers), join)
+    agent.tool_plain(name=join)(DBOS.step(name=join)(joining))
 
 
 def workflow() -> Any:
@@ -121,9 +176,32 @@ def workflow() -> Any:
         async def s2b(answer: str = "") -> str:  # the second approval of the step that asks twice
             return runtime.second_answer(answer)
 
+    branches = runtime.branches(runtime.code())
+    if branches:
+        _parallel_tools(agent, branches)
+
+    @DBOS.step(name="ask_branch")  # each branch's begin, a step: a replay never begins it again
+    async def ask_branch(name: str) -> None:
+        runtime.before_branch(name)
+
     @DBOS.workflow(name="kit_workflow")
     async def kit_workflow() -> str:
         run = await agent.run("go")
+        if branches:  # every branch's approval at once, one answer (naming its branch) at a time
+            for call in run.output.approvals if isinstance(run.output, DeferredToolRequests) else []:
+                await ask_branch(call.tool_name)
+            while isinstance(run.output, DeferredToolRequests):
+                calls = {c.tool_name: c.tool_call_id for c in run.output.approvals}
+                given: dict[str, Any] = {}
+                while set(calls) - set(given):  # each answer a recv of its own (recorded), kept until all are in
+                    await DBOS.set_event_async(PENDING, sorted(set(calls) - set(given)))
+                    answer = await DBOS.recv_async(TOPIC, timeout_seconds=3600)
+                    given.setdefault(answer["branch"], answer["answer"])
+                approved = {calls[b]: ToolApproved(override_args={"answer": given[b]}) for b in calls}
+                run = await agent.run(message_history=run.all_messages(),
+                                      deferred_tool_results=DeferredToolResults(approvals=approved))
+            await DBOS.set_event_async(PENDING, [])
+            return run.output
         if _nested():  # the delegate asked and was answered inside the outer run
             return run.output
         await ask()

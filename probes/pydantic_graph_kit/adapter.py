@@ -129,6 +129,12 @@ class PydanticGraphAdapter(Adapter):
     missing = {Capability.DELETE: "pydantic-graph 1.107.1's state persistence has no deletion: BaseStatePersistence "
                                   "(FileStatePersistence, SimpleStatePersistence) snapshots, records runs and loads, "
                                   "and nothing deletes a run; its file is the persistence's own, not the adapter's",
+               # Read from the installed source (1.107.1): BaseNode.run returns the one next node or End; the
+               # builder's graphs (graph_builder.GraphBuilder) fork (broadcast, map) and join, but take no persistence.
+               Capability.PARALLEL: "pydantic-graph 1.107.1 has no parallel branches that pause and resume: a BaseNode "
+                                    "Graph, the one with state persistence (iter_from_persistence), runs one next node "
+                                    "at a time (BaseNode.run returns one node or End), and GraphBuilder's graphs, which "
+                                    "fork and join, have no state persistence to resume a paused branch from",
                Capability.NESTED: "pydantic-graph 1.107.1 has no nesting that pauses and resumes: a Graph is not a "
                                   "node of another (refused: no get_node_id), the builder API's subgraphs are a TODO "
                                   "and it has no persistence, and a graph run inside a node keeps its own "

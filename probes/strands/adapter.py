@@ -43,6 +43,33 @@ def _events(tool: str | None, text: str = "", call_id: str = "", args: str = "{}
             {"messageStop": {"stopReason": "tool_use" if tool else "end_turn"}}]
 
 
+def _calls(calls: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """One assistant message with several tool calls (``(tool, call id, input)`` each) as model stream events:
+    the parallel workflow's branches, called at once."""
+    blocks = [event for tool, call_id, args in calls
+              for event in ({"contentBlockStart": {"start": {"toolUse": {"toolUseId": call_id, "name": tool}}}},
+                            {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}}, {"contentBlockStop": {}})]
+    return [{"messageStart": {"role": "assistant"}}, *blocks, {"messageStop": {"stopReason": "tool_use"}}]
+
+
+def _parallel_reply(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scripted model of the parallel workflow: ``s1``; then both branches' tools in one message; once both
+    have a result, the join tool with their results by branch (a JSON string); then the join's result as text."""
+    def last(tool: str) -> str | None:
+        mine = [r for r in results if r["toolUseId"].startswith(f"{tool}-") and r.get("status") != "error"]
+        return "".join(c.get("text", "") for c in mine[-1]["content"]) if mine else None
+
+    branches = runtime.branches(runtime.code())
+    join = next(name for name, role in runtime.shape() if role == "join")
+    if last("s1") is None:
+        return _events("s1", call_id="s1-0")
+    if any(last(b) is None for b in branches):
+        return _calls([(b, f"{b}-0", "{}") for b in branches if last(b) is None])
+    if last(join) is None:
+        return _events(join, call_id=f"{join}-0", args=json.dumps({"answers": json.dumps({b: last(b) for b in branches})}))
+    return _events(None, text=last(join) or "")
+
+
 def _nested() -> tuple[str, ...]:
     """The outer agent's tools that are agents (the nested workflow's pausing step, ``Agent.as_tool``)."""
     return tuple(name for name, role in runtime.shape() if role == "nested-pause")
@@ -68,6 +95,10 @@ def _model(tools: tuple[str, ...] = ("s1", "s2"), prefix: str = "") -> Any:
 
         async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
             results = [b["toolResult"] for m in messages for b in m["content"] if "toolResult" in b]
+            if runtime.branches(runtime.code()):  # the parallel workflow
+                for event in _parallel_reply(results):
+                    yield event
+                return
             reply = None
             for tool in tools:
                 mine = [r for r in results if r["toolUseId"].startswith(f"{prefix}{tool}-")]
@@ -101,6 +132,8 @@ def _agent(storage: Path) -> Any:
     if any(role == "pause-fails" for _, role in runtime.shape()):  # the answered step fails; a hook handles it
         s2, hooks = _failing_s2(), [_error_hook()]
     tools = [s1, s2]
+    if runtime.branches(runtime.code()):
+        tools = [s1, *_parallel_tools()]
     if _nested():  # the interrupting step inside an agent that the outer agent calls as its tool "s2"
         inner = Agent(model=_model(("s2",), prefix="inner-"), tools=[s2], name=f"kit-{_nested()[0]}",
                       callback_handler=None)
@@ -177,6 +210,28 @@ def _approved_s2() -> Any:
     return s2
 
 
+def _parallel_tools() -> list[Any]:
+    """The parallel workflow's tools: one per branch, interrupting with the branch's name (its begin before the
+    interrupt, its effect after the answer: ``before_branch``, ``branch``), and the join taking their results."""
+    from strands import tool
+
+    def interrupting(name: str) -> Any:
+        def branch(tool_context: Any) -> str:
+            runtime.before_branch(name)
+            return runtime.branch(name, tool_context.interrupt(name, reason=name))
+        branch.__doc__ = f"The parallel workflow's branch {name}: asks for its answer, then consumes it."
+        return tool(name=name, context=True)(branch)
+
+    def joins(name: str) -> Any:
+        def join(answers: str) -> str:
+            return runtime.join(json.loads(answers), name)
+        join.__doc__ = "The parallel workflow's join: both branches' answers, as a JSON object."
+        return tool(name=name)(join)
+
+    return [interrupting(name) if role == "branch-pause" else joins(name)
+            for name, role in runtime.shape() if role in ("branch-pause", "join")]
+
+
 class StrandsAdapter(Adapter):
     framework = "strands"
     packages = ("strands-agents",)
@@ -185,7 +240,7 @@ class StrandsAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.DELETE, Capability.NESTED, Capability.CALLBACK,
-                              Capability.HANDLER})
+                              Capability.HANDLER, Capability.PARALLEL})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
     recovery_modes = ("session",)
@@ -210,12 +265,37 @@ class StrandsAdapter(Adapter):
 
     def _call(self, prompt: Any) -> dict[str, Any]:
         result = _agent(self.workdir / "sessions")(prompt)
+        if result.stop_reason == "interrupt" and runtime.branches(runtime.code()):
+            return self._asking()
         if result.stop_reason == "interrupt":
             handle = result.interrupts[0].id
             with open(self.workdir / "pauses.txt", "a") as given:
                 given.write(handle + "\n")
             return {"status": "paused", "handle": handle}
         return {"status": "completed", "outcome": str(result).strip(), "stop_reason": result.stop_reason}
+
+    def _asking(self) -> dict[str, Any]:
+        """The parallel workflow's pause, read from the durable interrupt state: the branches (each interrupt's
+        name) still waiting; the handle maps each to its interrupt id."""
+        named = self._interrupts()
+        return {"status": "paused", "handle": named, "pending": sorted(named)}
+
+    def _interrupts(self) -> dict[str, str]:
+        """The durable interrupt state's open interrupts, by name (the parallel workflow's branches)."""
+        if not self._agent_file.exists():
+            return {}
+        doc = json.loads(self._agent_file.read_text())
+        state = (doc.get("_internal_state") or {}).get("interrupt_state") or {}
+        if not state.get("activated"):
+            return {}
+        return {str(i.get("name")): iid for iid, i in (state.get("interrupts") or {}).items() if i.get("response") is None}
+
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: a fresh agent on the session called with one ``interruptResponse``, the
+        id of the interrupt the branch's tool raised (from ``handle``, else the durable interrupt state); the
+        other interrupt gets no response."""
+        iid = (handle or self._interrupts()).get(branch)
+        return self._call([{"interruptResponse": {"interruptId": iid, "response": answer}}])
 
     def _pending(self) -> list[str]:
         """The interrupt ids the durable agent state is waiting on."""
@@ -238,6 +318,8 @@ class StrandsAdapter(Adapter):
         if not self._agent_file.exists():
             return self.nothing_durable("no agent state saved yet")
         pending = self._pending()
+        if pending and runtime.branches(runtime.code()):  # which branch an answer is for is the kit's to say
+            return self._asking()
         if pending:  # the restored agent is in its interrupt state: it accepts only the answer
             return self.resume(pending[-1], answer)
         return self._call(None)  # "No input: uses existing conversation history"

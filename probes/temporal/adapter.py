@@ -41,6 +41,10 @@ workflow (``workflow.KitNested``, started with ``workflow.execute_child_workflow
 activity are the child's, whose result the parent returns. The pause is the child's wait (its ``paused``
 query), its handle the child's id and run id; the answer is signalled to the child, and the run's outcome
 is the parent's result.
+
+The parallel workflow (the kit's parallel protocol) runs each branch as a child workflow (``workflow.KitBranch``,
+id ``<parent's id>-<branch>``) waiting for its own ``answer`` signal; ``resume_branch`` signals one child, and a
+paused status names the children that wait (their ``paused`` query). The join is an activity of the parent's.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class TemporalAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.SAVE_HOOK,
                               Capability.CLIENT, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE, Capability.HANDLER})
+                              Capability.NESTED, Capability.DELETE, Capability.HANDLER, Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
     missing = {Capability.TAMPER: "the durable state is the server's event history (protobuf payloads in the dev "
                                   "server's SQLite file, served through its caches); there is no JSON document to edit",
@@ -124,12 +128,56 @@ class TemporalAdapter(Adapter):
             await asyncio.sleep(0.1)
         return {"status": "completed", "outcome": await handle.result()}
 
+    async def _branch_state(self, client: Any, branch: str) -> str:
+        """Parallel branch ``branch``'s state, read from its child workflow on the server: ``unstarted`` (no
+        execution yet), ``asking`` (it waits for its signal: the ``paused`` query), ``running``, or the
+        child's ended status (``COMPLETED``, ``FAILED``, ...)."""
+        from temporalio.client import WorkflowExecutionStatus
+        from temporalio.service import RPCError, RPCStatusCode
+
+        from probes.temporal.workflow import KitWorkflow, nested_id
+        child = client.get_workflow_handle(nested_id(self.wid, branch))
+        try:
+            desc = await child.describe()
+        except RPCError as exc:
+            if exc.status != RPCStatusCode.NOT_FOUND:
+                raise
+            return "unstarted"
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            return desc.status.name
+        return "asking" if desc.history_length > 4 and await child.query(KitWorkflow.paused) else "running"
+
+    async def _parallel_status(self, client: Any, answered: str | None = None) -> dict[str, Any]:
+        """The parallel run's status once it has settled (the worker running): completed once the parent
+        ended, or paused with the branches that wait for their signal (``pending``) once no branch is
+        starting or running an activity. ``answered``: the branch just signalled, which still reports its
+        wait until it has taken the signal (each branch waits once)."""
+        from temporalio.client import WorkflowExecutionStatus
+        handle = client.get_workflow_handle(self.wid)
+        while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            states = {branch: await self._branch_state(client, branch) for branch in runtime.branches(runtime.code())}
+            asking = [branch for branch, state in states.items() if state == "asking"]
+            if (asking and answered not in asking
+                    and not any(state in ("unstarted", "running") for state in states.values())):
+                return {"status": "paused", "handle": [self.wid, None], "pending": asking}
+            await asyncio.sleep(0.1)
+        return {"status": "completed", "outcome": await result_or_task_failure(handle)}
+
+    async def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: the ``answer`` signal sent to that branch's child workflow (its own
+        id), the other branch's child left waiting; a worker runs while the run settles."""
+        from probes.temporal.workflow import KitWorkflow, nested_id
+        async with session(self.wid) as client:
+            await client.get_workflow_handle(nested_id(self.wid, branch)).signal(KitWorkflow.give, answer)
+            return await self._parallel_status(client, branch)
+
     async def start(self) -> dict[str, Any]:
         from probes.temporal.workflow import KitWorkflow
         async with session(self.wid) as client:
             await client.start_workflow(KitWorkflow.run, id=self.wid, task_queue=self.wid,
                                         task_timeout=timedelta(seconds=3))
-            return await self._until_paused(client)
+            return await (self._parallel_status(client) if runtime.branches(runtime.code()) else
+                          self._until_paused(client))
 
     async def start_held(self, step: str, barrier_at: str) -> dict[str, Any]:
         """``start``, its worker held after ``step``'s body until released (``probes.temporal.serverkill``)."""
@@ -145,7 +193,8 @@ class TemporalAdapter(Adapter):
                 if exc.status != RPCStatusCode.NOT_FOUND:
                     raise
                 return self.nothing_durable("the server has no workflow execution with the run's id")
-            return await self._until_paused(client)
+            return await (self._parallel_status(client) if runtime.branches(runtime.code()) else
+                          self._until_paused(client))
 
     async def delete(self) -> dict[str, Any]:
         """The service's ``DeleteWorkflowExecution`` ("asynchronously deletes a specific Workflow

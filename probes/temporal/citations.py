@@ -23,6 +23,7 @@ CITATIONS = {
     # A worker killed (or an activity raising) after an activity's effect: the attempt is made again.
     "EO crash:*": _RETRIED,
     "EO nested:crash:*": _RETRIED,  # the same retry of the child workflow's activity (the nested protocol)
+    "EO parallel:crash@*": _RETRIED,  # the parallel workflow's join, an activity, killed: attempted again
     "EO save-kill:*": _RETRIED,  # the worker died before it reported the activity's outcome
     "EO server-kill:s1.effect": _RETRIED,  # the server died before it recorded s1's outcome
     # A worker stopped (SIGSTOP) inside an activity outlives the attempt's start-to-close timeout:

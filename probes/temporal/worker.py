@@ -85,8 +85,21 @@ def activities() -> list[Any]:
             return runtime.handler(answer, handed=handed)
         return [(name, on_error)]
 
+    def branch(name: str) -> list[tuple[str, Any]]:  # the parallel workflow's branch: its begin, its answer's effect
+        def begin() -> None:
+            runtime.before_branch(name)
+
+        def answered_branch(answer: Any) -> Any:
+            return runtime.branch(name, answer)
+        return [(f"{name}.ask", begin), (name, answered_branch)]
+
+    def join(name: str) -> list[tuple[str, Any]]:
+        def joined(answers: dict[str, Any]) -> str:
+            return runtime.join(answers, name)
+        return [(name, joined)]
+
     bodies = {"first": first, "pause": answered, "pause-twice": twice, "extra": extra, "nested-pause": answered,
-              "pause-fails": fails, "handler": handler}
+              "pause-fails": fails, "handler": handler, "branch-pause": branch, "join": join}
     return [activity.defn(name="ask")(ask)] + [activity.defn(name=named)(body) for name, role in runtime.shape()
                                               for named, body in bodies[role](name)]
 
@@ -126,7 +139,7 @@ async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
     from temporalio.worker import Worker
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-    from probes.temporal.workflow import KitNested, KitWorkflow
+    from probes.temporal.workflow import KitBranch, KitNested, KitWorkflow
     engine = Runtime(telemetry=TelemetryConfig(metrics=None), worker_heartbeat_interval=None,
                      disable_environment_info=True)
     client = await Client.connect(os.environ[ADDRESS], runtime=engine)
@@ -135,7 +148,7 @@ async def session(task_queue: str, worker: bool = True) -> AsyncIterator[Any]:
         return
     sandbox = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("probes"))
     with ThreadPoolExecutor(4) as pool:
-        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow, KitNested], activities=activities(),
+        async with Worker(client, task_queue=task_queue, workflows=[KitWorkflow, KitNested, KitBranch], activities=activities(),
                           activity_executor=pool, max_cached_workflows=0, workflow_runner=sandbox):
             yield client
 

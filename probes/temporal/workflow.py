@@ -14,6 +14,10 @@ second signal: each answer is taken once, in the order the signals arrive. The `
 tells a process running a worker that the workflow reached such a wait (the kit's pause), and
 which one: 1 at the first wait of the run, 2 at the second, 0 while it waits for no signal --
 so a process that answered the first wait can tell the second (a new pause) from the first.
+
+The parallel workflow (roles "branch-pause" and "join") starts each branch as a child workflow
+``KitBranch`` (``start_child_workflow``, id ``<parent's id>-<branch>``), so both wait for their own signal
+at once; the parent awaits both children's results and runs the join's activity on them.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ class KitWorkflow:
     @workflow.run
     async def run(self) -> str:
         result: Any = None
+        started: dict[str, Any] = {}  # the parallel workflow's branches: child workflow handles, by branch
         for name, role in SHAPE:
             if role == "first":
                 await workflow.execute_activity(name, **ACTIVITY)
@@ -78,6 +83,14 @@ class KitWorkflow:
                 result = await workflow.execute_child_workflow(
                     KitNested.run, name, id=nested_id(info.workflow_id, name), task_queue=info.task_queue,
                     task_timeout=info.task_timeout, result_type=str)
+            elif role == "branch-pause":  # a child workflow started, not awaited: the next branch starts too
+                info = workflow.info()
+                started[name] = await workflow.start_child_workflow(
+                    KitBranch.run, name, id=nested_id(info.workflow_id, name), task_queue=info.task_queue,
+                    task_timeout=info.task_timeout)
+            elif role == "join":  # every branch's result awaited, then the join's activity on them
+                answers = {branch: await handle for branch, handle in started.items()}
+                result = await workflow.execute_activity(name, answers, result_type=str, **ACTIVITY)
             elif role == "pause-twice":  # the same wait twice, the first answer's effect in between
                 await workflow.execute_activity("ask", **ACTIVITY)
                 await workflow.execute_activity(name, await self._asked(), **ACTIVITY)
@@ -132,3 +145,16 @@ class KitNested(KitWorkflow):
     async def run(self, name: str) -> str:  # type: ignore[override]
         await workflow.execute_activity("ask", **ACTIVITY)
         return await workflow.execute_activity(name, await self._asked(), result_type=str, **ACTIVITY)
+
+
+@workflow.defn(name="kit_branch")
+class KitBranch(KitWorkflow):
+    """A branch of the parallel workflow (role "branch-pause") as a child workflow of its own: the activity
+    ``<branch>.ask`` (the kit's ``before_branch``), the wait for the ``answer`` signal sent to this child,
+    then the branch's activity on it (``branch``: its effect); its result is the answer, which the parent's
+    join takes. The ``paused`` query is the parent class's: this child's wait."""
+
+    @workflow.run
+    async def run(self, name: str) -> Any:  # type: ignore[override]
+        await workflow.execute_activity(f"{name}.ask", **ACTIVITY)
+        return await workflow.execute_activity(name, await self._asked(), **ACTIVITY)

@@ -494,7 +494,8 @@ class Recorded:
         stopped went on beside the process that took its run over (the kit's stall protocol:
         two resumes of one run at once, which the model has no step for; likewise a racer cut off from
         the store by the partition protocol), or the answer ran changed code (the kit's change
-        protocol: the model has one fixed workflow), or its step pauses twice (the pause-twice protocol)."""
+        protocol: the model has one fixed workflow), or its step pauses twice (the pause-twice protocol), or
+        two parallel branches pause at once (the parallel protocol)."""
         from probes.core.history import Kind
 
         if self.history.of(Kind.TAMPER):
@@ -513,6 +514,9 @@ class Recorded:
             return f"the run's workflow ({workflow}) pauses more than once in a step (the model has one pause)"
         if workflow is not None and (why := _outside_roles(workflow)):
             return why
+        if workflow is not None and any(role == "branch-pause" for _, role in SHAPES.get(workflow, ())):
+            return (f"the run's workflow ({workflow}) has parallel branches paused at once and a join (the model "
+                    "has one pause of one task at a time)")
         return None  # a nested pause is one pause of one task to the model: the nesting is the framework's
 
     @property
