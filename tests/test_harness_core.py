@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from probes.core.campaign import Param, parse_value, run_campaign, seed_for
 from probes.core.checker import DocRef, Label, Property, Subject
 from probes.core.errors import HarnessError, ReceiptError, UsageError
 from probes.core.nemesis import FailOnce, InjectedCrash, PausedChild, run_child
-from probes.core.oracle import Ledger, Oracle, cross_check
+from probes.core.history import Kind
+from probes.core.oracle import LATE, Ledger, Oracle, cross_check
 from probes.core.receipt import load_receipt, view_bytes
 from tests.fixtures.selftest import CAMPAIGN_A
 
@@ -59,6 +61,38 @@ def test_oracle_agrees_with_itself(tmp_path: Path) -> None:
     oracle.fire("x")
     oracle.fire("x")
     assert oracle.cross_check() == {"x": 2}
+
+
+def test_a_report_waits_for_an_effect_in_flight_and_a_later_one_is_late(tmp_path: Path) -> None:
+    """A framework thread may fire while the process reports: the report never sees an effect half
+    fired (counted, not yet in the ledger), and one fired after it is in the ledger as late."""
+    oracle = Oracle(tmp_path / "l.sqlite", "p")
+    entered, release = threading.Event(), threading.Event()
+    record = oracle.ledger.record
+
+    def slow_record(*a: object, **k: object) -> None:  # the ledger write of the effect in flight, held
+        entered.set()
+        release.wait(5)
+        record(*a, **k)
+
+    oracle.ledger.record = slow_record  # type: ignore[method-assign]
+    firing = threading.Thread(target=oracle.fire, args=("e2",))
+    firing.start()
+    entered.wait(5)
+    reported: list[dict[str, int]] = []
+    reporter = threading.Thread(target=lambda: reported.append(oracle.report()))
+    reporter.start()
+    reporter.join(0.2)
+    assert reporter.is_alive() and not reported  # the report waits for the ledger row
+    release.set()
+    firing.join(5)
+    reporter.join(5)
+    assert reported == [{"e2": 1}]
+    assert cross_check(reported[0], oracle.ledger, "p") == {"e2": 1}
+    oracle.fire("e3")  # after the report
+    assert cross_check(reported[0], oracle.ledger, "p") == {"e2": 1}
+    assert oracle.ledger.counts(f"p{LATE}") == {"e3": 1}
+    assert [(e.incarnation, e.effect) for e in oracle.ledger.history().of(Kind.EFFECT)] == [("p", "e2"), (f"p{LATE}", "e3")]
 
 
 def test_fail_once_fails_once_across_instances(tmp_path: Path) -> None:

@@ -11,12 +11,18 @@ Each process that fires effects has an *incarnation* label (``park``, ``recover-
 ``racer-3`` ...). When that process exits normally it reports its counter; the parent
 compares it with the ledger rows of the same incarnation. A mismatch means the
 measurement is broken and raises ``HarnessError`` -- never a verdict.
+
+A framework may fire from a thread of its own (an activity worker) while the process reports:
+``Oracle.report`` waits for an effect in flight to reach both oracles, and an effect fired after
+the report (the process was already ending) is written to the ledger and history under the
+incarnation ``<incarnation>+late``, outside the cross-check but never out of the judged history.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping
@@ -96,6 +102,9 @@ class EffectCounter:
         return dict(sorted(self.counts.items()))
 
 
+LATE = "+late"  # the incarnation suffix of an effect fired after its process reported its count
+
+
 class Oracle:
     """Fire effects into both oracles at once. One per process (per incarnation)."""
 
@@ -103,6 +112,8 @@ class Oracle:
         self.ledger = Ledger(ledger_path)
         self.counter = EffectCounter()
         self.incarnation = incarnation
+        self._lock = threading.Lock()  # one effect at a time reaches both oracles, and the report waits for it
+        self._reported = False
 
     def fire(self, effect: str, detail: str | None = None, value: Any = None, step: str | None = None) -> None:
         """The non-idempotent external effect: count it, then commit its ledger row and history event.
@@ -110,8 +121,20 @@ class Oracle:
         ``detail`` goes to the ledger only (it may be run-varying, e.g. a pid); ``value``
         (e.g. the answer the gate consumed) and ``step`` go to the history event.
         """
-        self.counter.counts[effect] += 1
-        self.ledger.record(effect, self.incarnation, detail, value, step)
+        with self._lock:
+            incarnation = self.incarnation
+            if self._reported:  # a thread went on after the process reported its count
+                incarnation = f"{self.incarnation}{LATE}"
+            else:
+                self.counter.counts[effect] += 1
+            self.ledger.record(effect, incarnation, detail, value, step)
+
+    def report(self) -> dict[str, int]:
+        """The process's final count, for the parent's cross-check: taken once no effect is half
+        fired, and closing the counter (a later effect is recorded as ``LATE``)."""
+        with self._lock:
+            self._reported = True
+            return self.counter.snapshot()
 
     def record(self, kind: Kind | str, step: str | None = None, value: Any = None,
                detail: Mapping[str, Any] | None = None) -> None:

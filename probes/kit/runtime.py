@@ -376,7 +376,8 @@ def hook_save(owner: Any, method: str, writes: tuple[tuple[Any, str], ...] = ())
 
 
 def counter() -> dict[str, int]:
-    return _p().oracle.counter.snapshot()
+    """The process's final count (``Oracle.report``): called once, as the operation ends."""
+    return _p().oracle.report()
 
 
 def pid() -> int:

