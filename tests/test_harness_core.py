@@ -15,7 +15,7 @@ from probes.core.atomic import atomic_write_json, remove_stale_temp_files
 from probes.core.campaign import Param, parse_value, run_campaign, seed_for
 from probes.core.checker import DocRef, Label, Property, Subject
 from probes.core.errors import HarnessError, ReceiptError, UsageError
-from probes.core.nemesis import FailOnce, InjectedCrash, PausedChild, run_child
+from probes.core.nemesis import ChildOutcome, FailOnce, InjectedCrash, PausedChild, run_child
 from probes.core.history import Kind
 from probes.core.oracle import LATE, Ledger, Oracle, cross_check
 from probes.core.receipt import load_receipt, view_bytes
@@ -47,6 +47,12 @@ def test_child_exception_is_reported_with_stderr() -> None:
     assert "boom in child" in out.stderr_tail
     with pytest.raises(HarnessError):
         out.require_ok()
+
+
+def test_a_child_that_ended_in_error_says_its_exit_status_or_signal() -> None:
+    assert ChildOutcome("error", returncode=-signal.SIGKILL).ended == "error (signal SIGKILL)"
+    assert ChildOutcome("error", returncode=3, forked=True).ended == "error (exit 3, forked from the fork server)"
+    assert ChildOutcome("timeout").ended == "timeout"
 
 
 def test_oracles_disagreeing_is_a_harness_error_not_a_verdict(tmp_path: Path) -> None:

@@ -37,6 +37,23 @@ def _parallel(name: str, adapter: str, out: Path, **params: Any) -> Any:
     return run
 
 
+def _registered(name: str, out: Path, **params: Any) -> Any:
+    """Registered campaign ``name``'s parallel cells (in its side environment), at every join point."""
+    from probes import campaigns
+
+    campaign = campaigns.get(name)
+    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS),
+                                                   **params}, quick=True), out)
+    assert run.harness_errors == []
+    return run
+
+
+def _seen(run: Any, by_mode: bool = False) -> dict[str, Any]:
+    """Each cell's observations, keyed ``partly`` or ``crash@<point>`` (and ``/<mode>`` with ``by_mode``)."""
+    return {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else "")
+            + (f"/{r.args['mode']}" if by_mode else ""): r.observations["parallel"] for r in run.receipts}
+
+
 def _labels(run: Any) -> dict[tuple[str, str], str]:
     return {(v.path, v.property.value): v.label.value for r in run.receipts for v in r.verdicts}
 
@@ -124,8 +141,7 @@ def test_langgraph_keeps_the_unanswered_branch_asking_and_restarts_a_killed_join
     run = _parallel(f"lg_parallel_{backend}", LANGGRAPH, outside_basetemp, backends=[backend],
                     parallel_points=list(JOIN_POINTS), recovery_modes=["none-input"])
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     # b1 answered alone (a resume map with its interrupt id): b2 still asks; invoke(None) from a fresh
     # process finds b2 asking again, not lost and not answered by itself; its answer runs the join once
     assert seen["partly"]["steps"] == [
@@ -169,8 +185,7 @@ def test_dbos_branches_as_child_workflows_each_waiting_in_recv(tmp_path: Path) -
     run = _parallel("dbos_parallel", "probes.dbos_kit.adapter:DBOSAdapter", tmp_path,
                     parallel_points=list(JOIN_POINTS))
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     # a launch recovers the parent and b2's child; b2's recv waits again, b1's recorded result is read back
     assert seen["partly"]["steps"] == [
         "started: paused, asking b1, b2", "b1 answered: paused, asking b2", "recovered by launch: paused, asking b2",
@@ -192,15 +207,9 @@ def test_temporal_branches_as_child_workflows_each_waiting_for_its_signal(tmp_pa
     by the parent (``start_child_workflow``), waiting for the ``answer`` signal sent to its own id; the join
     an activity of the parent's after both children's results."""
     # no require(): temporalio lives in the campaign's side environment (made on first use), as tests/test_temporal.py
-    from probes import campaigns
-
-    campaign = campaigns.get("temporal")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
-                                                  quick=True), tmp_path)
-    assert run.harness_errors == []
+    run = _registered("temporal", tmp_path)
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     # a new worker takes the parent and b2's child over: b2 waits for its signal again
     assert seen["partly"]["steps"][2] == "recovered by worker: paused, asking b2"
     for path in ("parallel:partly/worker", "parallel:crash@join.begin/worker"):
@@ -218,8 +227,7 @@ def test_maf_fans_out_to_two_requesting_executors_and_fans_in_to_the_join(tmp_pa
     require("agent_framework")
     run = _parallel("maf_parallel", "probes.maf.adapter:MafAdapter", tmp_path, parallel_points=list(JOIN_POINTS))
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     # the newest checkpoint holds b2's request alone: the recovery asks it again
     assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2",
                                             "recovered by latest-checkpoint: paused, asking b2"]
@@ -235,16 +243,9 @@ def test_maf_fans_out_to_two_requesting_executors_and_fans_in_to_the_join(tmp_pa
 def test_google_adk_gathers_two_asking_branches_with_its_join_node(tmp_path: Path) -> None:
     """Google ADK (its side environment): s1 fans out to two branches, each a node asking with RequestInput
     under the branch's name and a node taking its answer, gathered by ADK's JoinNode before the join."""
-    from probes import campaigns
-
-    campaign = campaigns.get("google_adk")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS),
-                                                   "recovery_modes": ["resume-invocation", "resend-input"]},
-                                                  quick=True), tmp_path)
-    assert run.harness_errors == []
+    run = _registered("google_adk", tmp_path, recovery_modes=["resume-invocation", "resend-input"])
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else "") + "/" + r.args["mode"]:
-            r.observations["parallel"] for r in run.receipts}
+    seen = _seen(run, by_mode=True)
     # b1's answer leaves b2's question open in the session (ADK asks nothing anew); the resumed invocation too
     assert seen["partly/resume-invocation"]["steps"][1:3] == ["b1 answered: paused, asking b2",
                                                                "recovered by resume-invocation: paused, asking b2"]
@@ -263,15 +264,9 @@ def test_google_adk_gathers_two_asking_branches_with_its_join_node(tmp_path: Pat
 def test_openai_agents_two_parallel_approval_gated_tool_calls(tmp_path: Path) -> None:
     """OpenAI Agents SDK (its side environment): the scripted model calls both branches' approval-gated tools
     in one response; one call approved alone on the restored RunState, the other stays pending."""
-    from probes import campaigns
-
-    campaign = campaigns.get("openai_agents")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS),
-                                                   "recovery_modes": ["run-state", "session"]}, quick=True), tmp_path)
-    assert run.harness_errors == []
+    run = _registered("openai_agents", tmp_path, recovery_modes=["run-state", "session"])
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else "") + "/" + r.args["mode"]:
-            r.observations["parallel"] for r in run.receipts}
+    seen = _seen(run, by_mode=True)
     # b2's approval stays pending in the stored state and in the session's rerun alike
     for mode in ("run-state", "session"):
         assert seen[f"partly/{mode}"]["steps"][1:3] == ["b1 answered: paused, asking b2",
@@ -293,15 +288,9 @@ def test_openai_agents_two_parallel_approval_gated_tool_calls(tmp_path: Path) ->
 def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Path) -> None:
     """Strands Agents: the scripted model calls both branches' tools in one message, each interrupting under the
     branch's name; one interrupt answered alone (one interruptResponse), the other stays in the agent's state."""
-    from probes import campaigns
-
-    campaign = campaigns.get("strands")  # its side environment
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
-                                                  quick=True), tmp_path)
-    assert run.harness_errors == []
+    run = _registered("strands", tmp_path)
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     # the session's interrupt state keeps b2's interrupt open after b1's answer, and a fresh agent finds it
     assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2", "recovered by session: paused, asking b2"]
     for path in ("parallel:partly/session", "parallel:crash@join.begin/session"):
@@ -335,15 +324,9 @@ def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says
 def test_agno_two_user_input_tool_calls_in_one_step_answered_one_at_a_time(tmp_path: Path) -> None:
     """agno (its side environment): Parallel refuses human review, so the branches are two user-input tools one
     step's agent calls in one response; one tool's input given alone, continue_run pauses again on the other."""
-    from probes import campaigns
-
-    campaign = campaigns.get("agno")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
-                                                  quick=True), tmp_path)
-    assert run.harness_errors == []
+    run = _registered("agno", tmp_path)
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2",
                                             "recovered by continue-run: paused, asking b2"]
     assert {prop: labels[("parallel:partly/continue-run", prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
@@ -361,15 +344,9 @@ def test_pydantic_ai_two_deferred_approvals_answered_one_at_a_time_inside_dbos(t
     """pydantic-ai (its side environment): the scripted model calls both branches' approval-gated tools in one
     response; the DBOS workflow parks in recv once per branch, keeping b1's consumed answer until b2's arrives
     (pydantic-ai refuses a DeferredToolResults that approves one of two calls), then approves both."""
-    from probes import campaigns
-
-    campaign = campaigns.get("pydantic_ai")
-    run = run_campaign(campaign, campaign.resolve({"protocols": ["parallel"], "parallel_points": list(JOIN_POINTS)},
-                                                  quick=True), tmp_path)
-    assert run.harness_errors == []
+    run = _registered("pydantic_ai", tmp_path)
     labels = _labels(run)
-    seen = {r.args["of"] + (f"@{r.args['point']}" if r.args.get("point") else ""): r.observations["parallel"]
-            for r in run.receipts}
+    seen = _seen(run)
     # a launch replays the consumed recv of b1's answer and waits again for b2's
     assert seen["partly"]["steps"][1:3] == ["b1 answered: paused, asking b2", "recovered by launch: paused, asking b2"]
     for path in ("parallel:partly/launch", "parallel:crash@join.begin/launch"):

@@ -116,9 +116,18 @@ class ChildOutcome:
     seconds: float = 0.0
     forked: bool = False  # forked from a fork server (probes.core.forkserver), not a fresh interpreter
 
+    @property
+    def ended(self) -> str:
+        """How it ended, for a message: the status, and for an error the exit status (a signal by name)."""
+        if self.status != "error" or self.returncode is None:
+            return self.status
+        code = self.returncode
+        how = f"signal {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals() else f"exit {code}"
+        return f"error ({how}{', forked from the fork server' if self.forked else ''})"
+
     def require_ok(self) -> Any:
         if self.status != "ok":
-            raise HarnessError(f"child ended with status {self.status}: {self.stderr_tail[-800:]}")
+            raise HarnessError(f"child ended with status {self.ended}: {self.stderr_tail[-800:]}")
         return self.result
 
     def require_killed(self) -> None:

@@ -127,7 +127,7 @@ class Run:
         if out.status == "timeout" and self.hang_is_behaviour:
             return self._hung(inc)
         if out.status != "ok":
-            raise HarnessError(f"{inc} ({name}) ended {out.status}: {out.stderr_tail[-800:]}")
+            raise HarnessError(f"{inc} ({name}) ended {out.ended}: {out.stderr_tail[-800:]}")
         cross_check(result["counter"], self.ledger, inc)
         if fired:
             self.note(Kind.CRASH, detail={"how": "exception", "at": fail_at, "victim": inc,
@@ -160,7 +160,7 @@ class Run:
                 if out.status == "timeout" and self.hang_is_behaviour:
                     return self._hung(inc)
                 if out.status != "ok":
-                    raise HarnessError(f"{inc} ({name}), let go on after a stop at {at}, ended {out.status}: "
+                    raise HarnessError(f"{inc} ({name}), let go on after a stop at {at}, ended {out.ended}: "
                                        f"{out.stderr_tail[-800:]}")
                 cross_check(result["counter"], self.ledger, inc)
                 return result
