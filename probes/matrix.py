@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from probes import campaigns
 from probes.core import checker, race
@@ -31,6 +31,17 @@ class Cell:
     # a race cell's trials and, beside a ✓ or ?, the Wilson 95 % bound of its violation rate
     bound: str = ""
     rate_bound: float | None = None
+    protocol: str | None = None  # the kit protocol that measured it (``kit_protocol``); None outside the kit
+
+
+def kit_protocol(args: Mapping[str, Any]) -> str | None:
+    """The kit protocol a receipt's cell ran (its arguments' ``protocol``), or for a workflow variant's
+    cell (``protocol`` the variant's name, e.g. LangGraph's ``functional``) the protocol it ran on the
+    variant (``of``). A protocol an adapter package registers for itself keeps its own name."""
+    from probes.kit.protocols import PROTOCOLS
+
+    name, of = args.get("protocol"), args.get("of")
+    return of if name not in PROTOCOLS and of in PROTOCOLS else name
 
 
 class Cells(list):
@@ -93,7 +104,7 @@ def load_all_verdicts(receipts_root: Path | None = None) -> Cells:
             for v in receipt.verdicts:
                 cells.append(Cell(v.framework, v.backend, v.property, v.path, v.label, v.summary, rel, v.doc,
                                   race.bound_text(v.evidence), v.evidence.get("violation_rate_upper95")
-                                  if "race_decision" in v.evidence else None))
+                                  if "race_decision" in v.evidence else None, kit_protocol(receipt.args)))
     return cells
 
 
@@ -129,6 +140,20 @@ def grid(cells: list[Cell]) -> dict[str, dict[Property, list[Cell]]]:
     for c in cells:
         rows[c.framework][c.property].append(c)
     return {k: dict(v) for k, v in sorted(rows.items())}
+
+
+def protocol_grid(cells: list[Cell]) -> dict[str, dict[str, list[Cell]]]:
+    """Kit protocol -> framework -> the cells it measured there: the kit's protocols in their registered
+    order, each framework's own row (no tampered-state or saver-only rows, whose protocols are the
+    framework's). Cells measured outside the kit, and protocols an adapter package registers for itself
+    (its chapter shows them), are left out."""
+    from probes.kit.protocols import PROTOCOLS
+
+    rows: dict[str, dict[str, list[Cell]]] = {p: defaultdict(list) for p in PROTOCOLS}
+    for c in cells:
+        if c.protocol in rows and " · " not in c.framework and "(" not in c.framework:
+            rows[c.protocol][c.framework].append(c)
+    return {p: dict(sorted(fw.items())) for p, fw in rows.items() if fw}
 
 
 def not_live(cells: list[Cell]) -> dict[tuple[str, str], Label]:

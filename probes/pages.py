@@ -330,6 +330,38 @@ def matrix_figure(cells: list[Any], figures_dir: Path, page_link: str = "", file
                        svg=Path(files["svg"]).read_text(), files_prefix=files_prefix)
 
 
+def protocol_table(cells: list[Any]) -> list[str]:
+    """The kit's protocols (rows) on each framework (columns), a heading and a table: the worst label
+    over every verdict a protocol gave on a framework (its variants, backends and properties); its
+    title lists each label with its number of paths, or an n/a's reason."""
+    from probes.core.checker import Label
+    from probes.matrix import protocol_grid, summarise, worst
+
+    rows = protocol_grid(cells)
+    if not rows:
+        return []
+    frameworks = sorted({f for by in rows.values() for f in by})
+    body = []
+    for protocol, by in rows.items():
+        line = [f"<code>{_e(protocol)}</code>"]
+        for f in frameworks:
+            got = by.get(f, [])
+            if not got:
+                line.append('<span title="not run on this framework">–</span>')
+                continue
+            measured = [c for c in got if c.label is not Label.NA]
+            title = summarise(measured) if measured else _short(got[0].summary, 300)
+            text = worst(c.label for c in measured).value if measured else Label.NA.value
+            line.append(f'<a href="#m-{_slug(f)}" title="{_e(title)}">{_e(text)}</a>')
+        body.append(line)
+    return ["", "## By protocol", "",
+            "Each protocol of the kit (rows) on each framework it runs on (columns): the worst label over every "
+            "verdict the protocol gave there, over its workflow variants, backends and properties (hover: each "
+            "label with its number of paths, or why the protocol does not apply); – where the framework's "
+            "campaign did not run it. Protocols a framework's package registers for itself are in its chapter.",
+            "", _table(["protocol"] + [_e(f) for f in frameworks], body, "rc-protocols")]
+
+
 def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | None = None) -> str:
     """The conformance matrix (a figure, then the count table), then every measured path grouped
     by framework, property and label: a path measured on several backends or repetitions is one
@@ -366,6 +398,7 @@ def matrix_page(cells: list[Any], link_prefix: str = "../", figures_dir: Path | 
         body.append([f'<a href="#m-{anchor}">{_e(framework)}</a>']
                     + [_e(summarise(props.get(p, []))) for p in COLUMNS])
     out.append(_table(head, body, "rc-matrix"))
+    out += protocol_table(cells)
     out += ["", "## Every path, with its receipts", "",
             "One line per framework and property; each label's paths fold behind their count. Each path is "
             "listed once with how many receipts measured it (`×6`: e.g. 2 backends × 3 repetitions); the numbers "

@@ -300,3 +300,38 @@ def test_an_eo_pass_is_shown_beside_its_lv_failure() -> None:
     chips = re.findall(r'<code>(crash:[abc])</code>( <span class="rc-beside">LV (.)</span>)?', page)
     assert ("crash:a", ' <span class="rc-beside">LV U</span>', "U") in chips
     assert all(not beside for path, beside, _ in chips if path != "crash:a")
+
+
+def test_a_variant_cell_counts_for_the_protocol_it_ran_and_an_own_protocol_keeps_its_name() -> None:
+    assert matrix.kit_protocol({"protocol": "crash", "point": "s2.effect"}) == "crash"
+    assert matrix.kit_protocol({"protocol": "functional", "of": "answers"}) == "answers"  # LangGraph's functional API
+    assert matrix.kit_protocol({"protocol": "parallel", "of": "partly"}) == "parallel"  # "of" is the cell, here
+    assert matrix.kit_protocol({"protocol": "fork_ways"}) == "fork_ways"  # registered by LangGraph's package
+    assert matrix.kit_protocol({"n": 3}) is None  # a study's receipt
+
+
+def test_the_page_shows_each_protocol_on_each_framework_with_its_worst_label() -> None:
+    def cell(framework: str, protocol: str | None, label: Label, path: str = "p", summary: str = "s") -> Cell:
+        return Cell(framework, "sqlite", Property.EO, path, label, summary, f"receipts/c/{path}.json", protocol=protocol)
+
+    cs = Cells([cell("fw", "crash", Label.PASS, "a"), cell("fw", "crash", Label.UNDOC, "b"),
+                cell("other", "crash", Label.PASS), cell("fw", "parallel", Label.NA, summary="no parallel branches"),
+                cell("fw · undetected forgery", "tamper", Label.UNDOC), cell("fw", "fork_ways", Label.UNDOC),
+                cell("fw", None, Label.UNDOC)])
+    rows = matrix.protocol_grid(cs)
+    assert list(rows) == ["crash", "parallel"]  # the kit's order; no tampered-state row, no own or study protocol
+    assert {f: len(c) for f, c in rows["crash"].items()} == {"fw": 2, "other": 1}
+    from probes import pages
+
+    page = "\n".join(pages.protocol_table(cs))
+    head, body = re.search(r'<table class="rc-table rc-protocols">(.*?)</table>', page, re.S).group(1).split("</thead>")
+    text = lambda c: html.unescape(re.sub(r"<[^>]+>", "", c)).strip()  # noqa: E731
+    frameworks = [text(h) for h in re.findall(r"<th>(.*?)</th>", head)][1:]
+    table = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        cells = [text(c) for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+        table.update({(cells[0], f): t for f, t in zip(frameworks, cells[1:])})
+    assert table[("crash", "fw")] == "U" and table[("crash", "other")] == "✓"
+    assert table[("parallel", "fw")] == "n/a" and table[("parallel", "other")] == "–"
+    assert 'title="no parallel branches"' in page
+    assert "## By protocol" in pages.matrix_page(cs)
