@@ -147,11 +147,13 @@ def protocol_grid(cells: list[Cell]) -> dict[str, dict[str, list[Cell]]]:
     order, each framework's own row (no tampered-state or saver-only rows, whose protocols are the
     framework's). Cells measured outside the kit, and protocols an adapter package registers for itself
     (its chapter shows them), are left out."""
+    from probes.kit.judge import FORGERY_ROW
     from probes.kit.protocols import PROTOCOLS
+    from probes.remit.verdicts import saver_only
 
     rows: dict[str, dict[str, list[Cell]]] = {p: defaultdict(list) for p in PROTOCOLS}
     for c in cells:
-        if c.protocol in rows and " · " not in c.framework and "(" not in c.framework:
+        if c.protocol in rows and not c.framework.endswith((f" · {FORGERY_ROW}", saver_only(""))):
             rows[c.protocol][c.framework].append(c)
     return {p: dict(sorted(fw.items())) for p, fw in rows.items() if fw}
 

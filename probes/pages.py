@@ -335,7 +335,7 @@ def protocol_table(cells: list[Any]) -> list[str]:
     over every verdict a protocol gave on a framework (its variants, backends and properties); its
     title lists each label with its number of paths, or an n/a's reason."""
     from probes.core.checker import Label
-    from probes.matrix import protocol_grid, summarise, worst
+    from probes.matrix import protocol_grid, race_bound, summarise, worst
 
     rows = protocol_grid(cells)
     if not rows:
@@ -351,7 +351,9 @@ def protocol_table(cells: list[Any]) -> list[str]:
                 continue
             measured = [c for c in got if c.label is not Label.NA]
             title = summarise(measured) if measured else _short(got[0].summary, 300)
-            text = worst(c.label for c in measured).value if measured else Label.NA.value
+            # a ✓ or ? that rests on races states its largest bound (``race < 9.9 %``), as the matrix does
+            text = " ".join(filter(None, (worst(c.label for c in measured).value, race_bound(measured)))) \
+                if measured else Label.NA.value
             line.append(f'<a href="#m-{_slug(f)}" title="{_e(title)}">{_e(text)}</a>')
         body.append(line)
     return ["", "## By protocol", "",

@@ -9,6 +9,7 @@ import html
 import re
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -317,9 +318,11 @@ def test_the_page_shows_each_protocol_on_each_framework_with_its_worst_label() -
     cs = Cells([cell("fw", "crash", Label.PASS, "a"), cell("fw", "crash", Label.UNDOC, "b"),
                 cell("other", "crash", Label.PASS), cell("fw", "parallel", Label.NA, summary="no parallel branches"),
                 cell("fw · undetected forgery", "tamper", Label.UNDOC), cell("fw", "fork_ways", Label.UNDOC),
-                cell("fw", None, Label.UNDOC)])
+                cell("fw", None, Label.UNDOC), cell("fw", "race", Label.PASS, "r"),
+                cell("langgraph+remit (saver only, no effect ledger)", "crash", Label.UNDOC)])
     rows = matrix.protocol_grid(cs)
-    assert list(rows) == ["crash", "parallel"]  # the kit's order; no tampered-state row, no own or study protocol
+    # the kit's order; no tampered-state or saver-only row, no own or study protocol
+    assert list(rows) == ["crash", "race", "parallel"]
     assert {f: len(c) for f, c in rows["crash"].items()} == {"fw": 2, "other": 1}
     from probes import pages
 
@@ -333,5 +336,7 @@ def test_the_page_shows_each_protocol_on_each_framework_with_its_worst_label() -
         table.update({(cells[0], f): t for f, t in zip(frameworks, cells[1:])})
     assert table[("crash", "fw")] == "U" and table[("crash", "other")] == "✓"
     assert table[("parallel", "fw")] == "n/a" and table[("parallel", "other")] == "–"
+    raced = Cells([dataclasses.replace(cell("fw", "race", Label.PASS), rate_bound=0.0734)])
+    assert "✓ race &lt; 7.3 %" in "\n".join(pages.protocol_table(raced))  # a ✓ from trials states its bound
     assert 'title="no parallel branches"' in page
     assert "## By protocol" in pages.matrix_page(cs)
