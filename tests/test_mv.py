@@ -54,11 +54,13 @@ def test_a_refusal_is_loud_only_when_no_effect_fired_twice() -> None:
 
 
 @pytest.mark.slow
-def test_langgraph_pin_and_newest_resume_each_others_runs(tmp_path: Path) -> None:
-    run = run_campaign(CAMPAIGN, CAMPAIGN.resolve({}, quick=True), tmp_path)
+@pytest.mark.parametrize("other", ["1.2.24", "1.0.10"])  # the newest, and the atlas's oldest
+def test_langgraph_pin_and_another_release_resume_each_others_runs(tmp_path: Path, other: str) -> None:
+    """The oldest release builds the kit's workflow too (a handler-only import once broke every cell)."""
+    run = run_campaign(CAMPAIGN, CAMPAIGN.resolve({"langgraph_releases": ["1.2.9", other]}, quick=True), tmp_path)
     assert run.harness_errors == []
     cells = {(r.args["from"], r.args["to"]): r for r in run.receipts}
-    assert set(cells) == {("1.2.9", "1.2.9"), ("1.2.9", "1.2.24"), ("1.2.24", "1.2.9"), ("1.2.24", "1.2.24")}
+    assert set(cells) == {("1.2.9", "1.2.9"), ("1.2.9", other), (other, "1.2.9"), (other, other)}
     for (a, b), r in cells.items():
         ran = r.observations["mv"]["ran"]
         assert (ran["start"]["langgraph"], ran["answer"]["langgraph"]) == (a, b)

@@ -169,7 +169,6 @@ class SaverAdapter(Adapter):
         (the original two steps, or the code a change protocol deployed)."""
         from typing import TypedDict
 
-        from langgraph.errors import NodeError
         from langgraph.graph import END, START, StateGraph
         from langgraph.types import interrupt
 
@@ -204,10 +203,16 @@ class SaverAdapter(Adapter):
             runtime.before_pause()
             return runtime.step2_fails(interrupt("answer?"))
 
-        def on_error(state: State, error: NodeError) -> dict:
+        def error_handler() -> Any:
             """The node-level error handler (``add_node(..., error_handler=)``): the handler step, serving
-            the answer the failed step's exception carries (``NodeError.error``, typed ``BaseException``)."""
-            return {"out": runtime.handler(getattr(error.error, "answer", None), error.error)}
+            the answer the failed step's exception carries (``NodeError.error``, typed ``BaseException``).
+            Built only for the handler workflow: older releases (1.0.10 and 1.1.6, measured) have no
+            ``NodeError``, and the cross-version protocol builds every other workflow with them."""
+            from langgraph.errors import NodeError
+
+            def on_error(state: State, error: NodeError) -> dict:
+                return {"out": runtime.handler(getattr(error.error, "answer", None), error.error)}
+            return on_error
 
         def s2_callback(state: State) -> dict:
             """LangGraph has no approval callback: the code before ``interrupt()`` in the node is where an
@@ -228,7 +233,7 @@ class SaverAdapter(Adapter):
             if role == "handler":  # the error handler of the step before it, not a node of the chain
                 continue
             handled = i + 1 < len(steps) and steps[i + 1][1] == "handler"
-            graph.add_node(name, bodies[role](name), **({"error_handler": on_error} if handled else {}))
+            graph.add_node(name, bodies[role](name), **({"error_handler": error_handler()} if handled else {}))
             graph.add_edge(previous, name)
             previous = name
         graph.add_edge(previous, END)
