@@ -305,12 +305,9 @@ def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Pa
 @pytest.mark.parametrize("adapter, says", [
     ("probes.crewai_kit.adapter:CrewAIAdapter", "one pending human feedback per flow"),
     ("probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "one next node at a time"),
-    ("probes.llamaindex_kit.adapter:LlamaIndexAdapter", "does not build the parallel workflow yet"),
-    ("probes.autogen_kit.adapter:AutoGenAdapter", "does not build the parallel workflow yet"),
 ])
 def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says: str, tmp_path: Path) -> None:
-    """n/a with the adapter's reason: measured (CrewAI), read from the installed source (pydantic-graph), or the
-    suite's own gap, said as such (no adapter code for it yet)."""
+    """n/a with the adapter's reason: measured (CrewAI) or read from the installed source (pydantic-graph)."""
     from probes.kit.protocols import Probe, Target, parallel
     from probes.kit.suite import adapter_class
 

@@ -32,6 +32,31 @@ and the inner team after it (its model is never asked: ``_NoModel`` refuses if i
 handoff reaches the outer thread with its result, where ``HandoffTermination("user")`` stops the outer run;
 ``save_state`` of the outer team holds the inner team's state in its participant's entry, and the answer
 (the outer run's task) is buffered for the inner team, which resumes at ``s2``.
+
+The handler workflow (the kit's handler protocol, roles "pause-fails" and "handler"): after the answer, ``s2``
+is an ``AssistantAgent`` (a scripted model, ``_scripted_model``) calling its tool with the answer; the tool runs
+``runtime.step2_fails``, which raises after ``e2``. AgentChat's own error handling makes the exception the
+call's result (``StaticWorkbench.call_tool`` catches it into ``ToolResult(is_error=True)``,
+``AssistantAgent._execute_tool_call`` into a ``FunctionExecutionResult`` with ``is_error``, returned in a
+``ToolCallSummaryMessage``), and the graph's conditional edge on that error (``_failed_call``) routes to the
+handler agent ``h``, handed the failed call's ``FunctionExecutionResult``.
+
+The callback workflow (role "callback-pause"): the run stops at the handoff to the user through
+``_approval_termination``, a ``TerminationCondition`` of the application's (AgentChat's hook that decides a
+run stops: the pause) whose body is the approval callback (``runtime.approval_callback``) before it stops the
+run; the answered run does not call it for the restored handoff (the thread is loaded, not replayed).
+
+The parallel workflow (roles "branch-pause" and "join"): ``s1`` fans out to an agent per branch, fanned in to
+``join`` (activation "all"). A branch agent without its answer hands off to the user, and a conditional edge
+back to itself (an activation group of its own, "any") keeps it in the ready queue; its answer, a user
+message whose ``metadata`` names the branch (``resume_branch``), makes it reply with its result. A paused
+status's ``pending`` is read from the graph manager's saved thread (a branch whose newest message is a
+handoff). Measured on 0.7.5: in one team object the branch left unanswered asks again and stays in the ready
+queue; after ``load_state`` it does not, because ``GraphFlowManager.save_state`` does not save
+``_triggered_activation_groups``, so selecting the branch after a load never clears its ``enqueued_any``
+flag, its loop edge enqueues nothing, the ready queue empties and the manager takes the graph as complete and
+resets it to ``s1`` (``_digraph_group_chat.py``: ``save_state``, ``_reset_triggered_activation_groups``,
+``update_message_thread``, ``_apply_termination_condition``): the next answer runs ``s1`` again.
 """
 
 import asyncio
@@ -52,9 +77,7 @@ MANAGER = "GraphManager"
 def _team() -> Any:
     from autogen_agentchat.agents import BaseChatAgent
     from autogen_agentchat.base import Response
-    from autogen_agentchat.conditions import HandoffTermination
-    from autogen_agentchat.messages import HandoffMessage, TextMessage
-    from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
+    from autogen_agentchat.messages import HandoffMessage, TextMessage, ToolCallSummaryMessage
 
     roles = _roles()
 
@@ -71,21 +94,156 @@ def _team() -> Any:
             if role == "pause":
                 answer = [m.content for m in messages if m.source == "user"][-1]
                 return Response(chat_message=TextMessage(content=runtime.step2(answer), source=self.name))
+            if role == "handler":  # routed here by the error edge: handed the failed call's FunctionExecutionResult
+                answer = [m.content for m in messages if m.source == "user"][-1]
+                failed = [r for m in messages if isinstance(m, ToolCallSummaryMessage) for r in m.results
+                          if r.is_error][-1]
+                return Response(chat_message=TextMessage(content=runtime.handler(answer, failed), source=self.name))
+            if role == "branch-pause":
+                return Response(chat_message=_branch(self.name, messages))
+            if role == "join":
+                return Response(chat_message=TextMessage(content=runtime.join(_branch_results(messages)),
+                                                         source=self.name))
             passed = messages[-1].content if messages else None
             return Response(chat_message=TextMessage(content=runtime.extra_step(self.name, passed), source=self.name))
 
         async def on_reset(self, cancellation_token: Any) -> None:
             return None
 
-    agents = [Step(name, description=name) for name in roles]
+    agents = [_failing(name) if role == "pause-fails" else Step(name, description=name) for name, role in roles.items()]
     if _nested():
         return _nested_team(agents)
+    if "join" in roles.values():
+        return _parallel_team(agents)
+    return _chain_team(agents)
+
+
+def _handoff(message: Any) -> bool:
+    """Whether ``message`` hands off to the user: the team's pause."""
+    from autogen_agentchat.messages import HandoffMessage
+    return isinstance(message, HandoffMessage) and message.target == "user"
+
+
+def _failed_call(message: Any) -> bool:
+    """The handler workflow's error edge: the answered step's tool call came back as an error result
+    (``FunctionExecutionResult.is_error``, which AgentChat's workbench makes of the tool's exception)."""
+    from autogen_agentchat.messages import ToolCallSummaryMessage
+    return isinstance(message, ToolCallSummaryMessage) and any(r.is_error for r in message.results)
+
+
+def _chain_team(agents: list[Any]) -> Any:
+    """The two-step workflow (and its code changes, the handler and the callback workflow): the agents in a
+    ``GraphFlow`` chain, the run ending at the handoff to the user. The handler workflow's last edge
+    (failed step -> handler) is conditional on the failed tool call (``_failed_call``): AgentChat's error
+    route. The callback workflow stops at the handoff through ``_ApprovalTermination``, the application's
+    termination condition whose body is the approval callback."""
+    from autogen_agentchat.conditions import HandoffTermination
+    from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
+
+    roles = _roles()
     builder = DiGraphBuilder()
     for agent in agents:
         builder.add_node(agent)
     for before, after in zip(agents, agents[1:]):
-        builder.add_edge(before, after)
+        handled = roles[before.name] == "pause-fails" and roles[after.name] == "handler"
+        builder.add_edge(before, after, condition=_failed_call if handled else None)
+    callback = any(role == "callback-pause" for _, role in runtime.shape())
+    return GraphFlow(agents, graph=builder.build(),
+                     termination_condition=_approval_termination() if callback else HandoffTermination("user"))
+
+
+def _parallel_team(agents: list[Any]) -> Any:
+    """The parallel workflow: ``s1`` fans out to one agent per branch (GraphFlow runs a turn's ready agents
+    concurrently), each joined to ``join`` (activation "all": the join waits for both). A branch agent
+    without its answer hands off to the user; its conditional edge back to itself (an activation group of its
+    own, "any") is meant to keep it in the graph's ready queue, so a run that answers the other branch runs it
+    again, it asks again and the run ends at a handoff (``HandoffTermination``): so it does within one team
+    object, not after ``load_state`` (the module's docstring: the loop's bookkeeping is not in the saved state).
+    Its answer makes it reply with its result, whose conditional edge counts towards the join."""
+    from autogen_agentchat.conditions import HandoffTermination
+    from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
+
+    roles = _roles()
+    first = [a for a in agents if roles[a.name] == "first"][0]
+    join = [a for a in agents if roles[a.name] == "join"][0]
+    builder = DiGraphBuilder()
+    for agent in agents:
+        builder.add_node(agent)
+    for agent in agents:
+        if roles[agent.name] == "branch-pause":
+            builder.add_edge(first, agent)
+            builder.add_edge(agent, agent, condition=_handoff, activation_group=f"asks-{agent.name}",
+                             activation_condition="any")
+            builder.add_edge(agent, join, condition=lambda m: not _handoff(m))
     return GraphFlow(agents, graph=builder.build(), termination_condition=HandoffTermination("user"))
+
+
+def _branch(name: str, messages: Any) -> Any:
+    """A parallel branch's turn: the newest answer addressed to it (a user message whose metadata names the
+    branch) runs the rest of the branch (``runtime.branch``), its result the reply; no answer to it: it
+    asks (``runtime.before_branch``, a handoff to the user)."""
+    from autogen_agentchat.messages import HandoffMessage, TextMessage
+
+    answers = [m.content for m in messages if m.source == "user" and m.metadata.get("branch") == name]
+    if answers:
+        return TextMessage(content=json.dumps(runtime.branch(name, answers[-1])), source=name)
+    runtime.before_branch(name)
+    return HandoffMessage(content=f"{name}: answer?", target="user", source=name)
+
+
+def _branch_results(messages: Any) -> dict[str, Any]:
+    """What the join was handed: each branch's newest reply buffered for it (its result, not a handoff)."""
+    names = runtime.branches(runtime.code())
+    return {m.source: json.loads(m.content) for m in messages if m.source in names and not _handoff(m)}
+
+
+def _failing(name: str) -> Any:
+    """The handler workflow's answered step (role "pause-fails"): an ``AssistantAgent`` whose scripted model
+    calls its tool ``name`` with the user's answer; the tool runs ``runtime.step2_fails``, which raises after
+    its effect. AgentChat's own error handling turns the exception into the call's result:
+    ``StaticWorkbench.call_tool`` catches it (``is_error=True``), ``AssistantAgent`` returns it in a
+    ``ToolCallSummaryMessage`` (``reflect_on_tool_use=False``), and the graph's error edge routes to the
+    handler."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_core.tools import FunctionTool
+
+    async def step(answer: str) -> str:  # a coroutine: run on the team's event loop, not in a worker thread
+        return runtime.step2_fails(answer)
+
+    return AssistantAgent(name, model_client=_scripted_model(name), tools=[FunctionTool(step, "the answered step",
+                                                                                         name=name)],
+                          reflect_on_tool_use=False, description=name)
+
+
+def _approval_termination() -> Any:
+    """The callback workflow's termination condition (AgentChat's hook that decides a run stops): at the
+    handoff to the user it calls the application's approval callback (``runtime.approval_callback``: an
+    audit write, a notification) and, the approval being needed, stops the run for it. CodeExecutorAgent's
+    ``approval_func`` is not it: it must return its ``ApprovalResponse`` inside the run
+    (``CodeExecutorAgent.execute_code_block``), so it cannot stop a run for an answer that comes later."""
+    from autogen_agentchat.base import TerminatedException, TerminationCondition
+    from autogen_agentchat.messages import StopMessage
+
+    class _ApprovalTermination(TerminationCondition):
+        def __init__(self) -> None:
+            self._stopped = False
+
+        @property
+        def terminated(self) -> bool:
+            return self._stopped
+
+        async def __call__(self, messages: Any) -> Any:
+            if self._stopped:
+                raise TerminatedException("the run already stopped for the approval")
+            if any(_handoff(m) for m in messages) and runtime.approval_callback():
+                self._stopped = True
+                return StopMessage(content="the user's approval is asked", source="approval-callback")
+            return None
+
+        async def reset(self) -> None:
+            self._stopped = False
+
+    return _ApprovalTermination()
 
 
 def _nested() -> tuple[str, ...]:
@@ -125,6 +283,45 @@ def _no_model() -> Any:
     return _NoModel()
 
 
+def _scripted_model(tool: str) -> Any:
+    """The model of the handler workflow's ``AssistantAgent`` (no real model is asked): it calls tool ``tool``
+    with the newest user message (the kit's answer) as ``answer``; ``reflect_on_tool_use=False`` and one tool
+    iteration (the default) mean it is asked once per turn."""
+    from autogen_core import FunctionCall
+    from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
+
+    class _Scripted(ChatCompletionClient):
+        async def create(self, messages: Any, *_: Any, **__: Any) -> Any:
+            answer = [m.content for m in messages if getattr(m, "source", None) == "user"][-1]
+            call = FunctionCall(id=f"call-{tool}", name=tool, arguments=json.dumps({"answer": answer}))
+            return CreateResult(finish_reason="function_calls", content=[call], cached=False,
+                                usage=RequestUsage(prompt_tokens=0, completion_tokens=0))
+
+        def _refuse(self, *_: Any, **__: Any) -> Any:
+            raise RuntimeError("the scripted model only answers create()")
+
+        create_stream = count_tokens = remaining_tokens = _refuse
+
+        async def close(self) -> None:
+            return None
+
+        def actual_usage(self) -> Any:
+            return RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+        total_usage = actual_usage
+
+        @property
+        def capabilities(self) -> Any:
+            return self.model_info
+
+        @property
+        def model_info(self) -> Any:
+            return {"vision": False, "function_calling": True, "json_output": False, "family": "unknown",
+                    "structured_output": False}
+
+    return _Scripted()
+
+
 def _nested_team(agents: list[Any]) -> Any:
     """The nested workflow: ``s1``, then the team ``ask -> s2`` (a GraphFlow ending at the handoff) as the
     outer ``SelectorGroupChat``'s other participant."""
@@ -151,12 +348,14 @@ def _manager() -> str:
 
 def _roles() -> dict[str, str]:
     """The team's agents in order, name -> role: the steps of ``runtime.shape()`` (the original two,
-    or the code a change protocol deployed), the paused step as an agent that asks and one that
-    takes the answer."""
+    or the code a change protocol deployed, or a workflow of its own), the paused step as an agent that
+    asks and one that takes the answer (the callback workflow's too: its callback is the termination
+    condition, ``_approval_termination``; the handler workflow's failing step takes the answer as a tool
+    call). A parallel branch asks and takes its answer in one agent (``_branch``)."""
     roles: dict[str, str] = {}
     for name, role in runtime.shape():
-        role = "pause" if role == "nested-pause" else role  # the same agents, in a team of their own
-        if role == "pause":
+        role = "pause" if role in ("nested-pause", "callback-pause") else role  # the same agents
+        if role in ("pause", "pause-fails"):
             roles["ask" if name == "s2" else f"ask_{name}"] = "ask"
         roles[name] = role
     return roles
@@ -168,10 +367,27 @@ async def _save(team: Any, path: Path) -> None:
 
 
 def _status(thread: list[Any], handle: str) -> dict[str, Any]:
+    if "join" in _roles().values():
+        return _parallel_status(thread, handle)
     last = thread[-1] if thread else {}
     if last.get("type") == "HandoffMessage" and last.get("target") == "user":
         return {"status": "paused", "handle": handle}
     if last.get("source") == list(_roles())[-1]:
+        return {"status": "completed", "outcome": last.get("content")}
+    return {"status": f"stopped after {last.get('source')!r}"}
+
+
+def _parallel_status(thread: list[Any], handle: str) -> dict[str, Any]:
+    """The parallel workflow's status, read from the graph manager's thread (the saved team state): a branch
+    whose newest message is a handoff to the user still asks (``pending``); the join's reply last: completed."""
+    names = runtime.branches(runtime.code())
+    newest = {m.get("source"): m for m in thread if m.get("source") in names}
+    pending = [b for b in names if b in newest and newest[b].get("type") == "HandoffMessage"
+               and newest[b].get("target") == "user"]
+    if pending:
+        return {"status": "paused", "handle": handle, "pending": pending}
+    last = thread[-1] if thread else {}
+    if last.get("source") == "join":
         return {"status": "completed", "outcome": last.get("content")}
     return {"status": f"stopped after {last.get('source')!r}"}
 
@@ -183,23 +399,13 @@ class AutoGenAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.NESTED,
-                              Capability.DELETE})
+                              Capability.DELETE, Capability.HANDLER, Capability.CALLBACK, Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
-    # the handler and callback workflows (the kit's handler and callback protocols): not built here
-    missing = {
-        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
-                            "wired into its workflow (not measured)",
-        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
-                             "wired into its pause (not measured)",
-        Capability.PARALLEL: "the adapter does not build the parallel workflow yet: the run stops at the first "
-                             "handoff to the user (HandoffTermination), so two branches asking at once would "
-                             "need a GraphFlow fan-out whose both handoffs survive in the saved team state; no "
-                             "code for it was written or measured (a gap of the suite, not a finding about "
-                             "AutoGen)",
-    }
     recovery_modes = ("latest-team-state",)
     # As the paper's campaign cites it (probes/citations.py): a team's saved state resumes (AG-3); the
-    # documentation is silent on crashes (AG-5), on validity (AG-7) and on consume-once (AG-8).
+    # documentation is silent on crashes (AG-5), on validity (AG-7) and on consume-once (AG-8). No statement
+    # speaks to a tool error's result, a termination condition or a graph's branches across save/load: the
+    # handler, callback and parallel paths cite nothing for EO and CO (U).
     citations = {"LV *": doc("AG-3", "claims")}
 
     def hook(self) -> None:
@@ -208,7 +414,7 @@ class AutoGenAdapter(Adapter):
     def _files(self) -> list[Path]:
         return sorted((self.workdir / "states").glob("*.json"))
 
-    def _run(self, task: str | None, state: Path | None = None) -> dict[str, Any]:
+    def _run(self, task: Any, state: Path | None = None) -> dict[str, Any]:
         async def go() -> dict[str, Any]:
             team = _team()
             if state is not None:
@@ -216,6 +422,8 @@ class AutoGenAdapter(Adapter):
             result = await team.run(task=task)
             path = self.workdir / "states" / f"{len(self._files()) + 1:03d}-{os.getpid()}.json"
             await _save(team, path)  # the module global: hook() may have wrapped it
+            if "join" in _roles().values():  # which branches still ask: the whole thread, as saved
+                return _status(self.load_state((path, MANAGER))["message_thread"], path.name)
             return _status([m.dump() for m in result.messages], path.name)
         return asyncio.run(go())
 
@@ -224,6 +432,15 @@ class AutoGenAdapter(Adapter):
 
     def resume(self, handle: Any, answer: Any) -> dict[str, Any]:
         return self._run(answer, self.workdir / "states" / handle if handle else self._files()[-1])
+
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: the saved team state ``handle`` (else the newest) loaded and run with
+        a user message addressed to ``branch`` (its ``metadata``); the other branch's agent, still in the
+        graph's ready queue, runs without an answer of its own and asks again."""
+        from autogen_agentchat.messages import TextMessage
+
+        task = TextMessage(content=answer, source="user", metadata={"branch": branch})
+        return self._run(task, self.workdir / "states" / handle if handle else self._files()[-1])
 
     def delete(self) -> dict[str, Any]:
         """AgentChat stores nothing (no durable execution; ``save_state`` returns a dict, AG-3): the run's

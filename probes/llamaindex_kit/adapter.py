@@ -12,6 +12,15 @@ twice in one step, two ``ctx.wait_for_event`` calls; an answer to the first is d
 (its second ``InputRequiredEvent`` snapshotted and the run cancelled). SAVE_HOOK is that snapshot write
 (``ctx.to_dict()`` + the atomic file's ``os.replace``), the only durable write there is.
 
+The handler workflow (the kit's handler protocol): ``s2`` fires its effect and raises, and a step decorated
+``@catch_error(for_steps=["s2"])``, the framework's own error handler (handed a ``StepFailedEvent``), runs the
+kit's handler step and ends the run with its result. The parallel workflow (the kit's parallel protocol):
+``s1`` fans out with ``ctx.send_event`` to one step per branch, each waiting with ``ctx.wait_for_event`` for a
+``HumanResponseEvent`` whose ``branch`` names it, and a join gathers both answers with ``ctx.collect_events``;
+the run is snapshotted once it has settled (every branch waiting or joined), and a paused status names the
+branches whose wait the snapshot records (``open_branches``); ``resume_branch`` answers one. The callback
+workflow is not built: 2.22.2 has no approval callback or hook (``missing``).
+
 The pause mechanism is a variant of the workflow (issue 25), chosen per process by the
 environment variable ``RC_LI_WORKFLOW`` (unset: the split steps above, the kit's workflow,
 unchanged). ``wait_for_event``: the docs' other human-in-the-loop form, one step that does
@@ -36,7 +45,7 @@ import types
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from probes.citations import doc
 from probes.core.atomic import atomic_write_json
@@ -50,6 +59,7 @@ WAIT_FOR_EVENT = "wait_for_event"  # s1's work and the pause in one step, paused
 UNSERIALISABLE = "unserialisable-store"  # s1 also stores a value no serializer encodes (UNSERIALISABLE_KEY)
 UNSERIALISABLE_KEY = "lock"
 WAITING_STEP = "s1_then_wait"  # the wait_for_event variant's only step: s1's work, the wait, the rest of s2
+BRANCH_KEY = "branch"  # the parallel workflow: the HumanResponseEvent field naming the branch answered
 
 
 def workflow() -> str | None:
@@ -57,11 +67,12 @@ def workflow() -> str | None:
     return os.environ.get(WORKFLOW_ENV) or None
 
 
-def _waiting_trigger(name: str) -> type:
-    """The event a step that waits (``ctx.wait_for_event``) is triggered by, as a class of this module:
-    the snapshot keeps a waiting step's trigger to re-deliver it on the answer, and ``Context.from_dict``
-    imports its class by qualified name (``module.Name``), which a class built inside ``_workflow`` is
-    not. Built on first use (the framework is imported lazily) and kept, one class per name."""
+def _module_event(name: str) -> type:
+    """An event class of this module carrying one ``value``: the snapshot keeps a waiting step's trigger
+    (to re-deliver it on the answer) and the events ``ctx.collect_events`` has buffered for a join, and
+    ``Context.from_dict`` imports their classes by qualified name (``module.Name``), which a class built
+    inside ``_workflow`` is not. Built on first use (the framework is imported lazily) and kept, one class
+    per name."""
     made = globals().get(name)
     if made is None:
         from workflows.events import Event
@@ -74,9 +85,14 @@ def _workflow() -> Any:
     """The steps of ``runtime.shape()`` as workflow steps linked by events (the original ``s1`` ->
     ``Asked`` -> ``ask`` -> input request -> ``s2`` -> stop, or the code a change protocol deployed):
     the paused step is ``ask`` (``ask_<name>`` for another name) and the step named after it, which
-    takes the human response; every other step hands its value on in an event of its own."""
-    from workflows import Context, Workflow, step
-    from workflows.events import Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
+    takes the human response; every other step hands its value on in an event of its own. The handler
+    workflow's answered step (role "pause-fails") is such a step that fails, and its handler (role
+    "handler") a ``@catch_error`` step scoped to it; the parallel workflow is ``_parallel_workflow``'s."""
+    if runtime.branches(runtime.code()):
+        return _parallel_workflow()
+    from workflows import Context, Workflow, catch_error, step
+    from workflows.events import (Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StepFailedEvent,
+                                  StopEvent)
 
     class Asked(Event):
         note: str
@@ -84,10 +100,10 @@ def _workflow() -> Any:
     def handed(after: str) -> type:  # the event a step hands its value on in
         return type(f"After{after.capitalize()}", (Event,), {"__annotations__": {"value": str}})
 
-    def method(name: str, body: Any, takes: Any, returns: Any, with_ctx: bool = False) -> Any:
+    def method(name: str, body: Any, takes: Any, returns: Any, with_ctx: bool = False, decorate: Any = step) -> Any:
         body.__name__, body.__qualname__ = name, f"Kit.{name}"  # a method of the class built below
         body.__annotations__ = {**({"ctx": Context} if with_ctx else {}), "ev": takes, "return": returns}
-        return step(body)
+        return decorate(body)
 
     shape = runtime.shape()
     steps: dict[str, Any] = {}
@@ -109,8 +125,21 @@ def _workflow() -> Any:
             return StopEvent(result=value)
         shape, steps[WAITING_STEP] = (), method(WAITING_STEP, first_then_wait, StartEvent, StopEvent, with_ctx=True)
     for i, (name, role) in enumerate(shape):
-        last = i == len(shape) - 1
-        if role == "pause":
+        # the last step of the chain: a handler after it is no link of the chain but its error handler
+        last = all(after == "handler" for _, after in shape[i + 1:])
+        if role == "handler":
+            failing = shape[i - 1][0]
+
+            async def handle(self: Any, ctx: Any, ev: Any) -> Any:
+                # the framework hands the handler the failure (StepFailedEvent): the exception (in process,
+                # the one raised) and the event the failed step was triggered by, whose response is the answer
+                value = runtime.handler(ev.input_event.response, ev.exception)
+                await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
+                return StopEvent(result=value)
+            steps[name] = method(name, handle, StepFailedEvent, StopEvent, with_ctx=True,
+                                 decorate=catch_error(for_steps=[failing]))
+            continue
+        if role in ("pause", "pause-fails"):
             asker = "ask" if name == "s2" else f"ask_{name}"
 
             async def ask(self: Any, ev: Any) -> Any:
@@ -119,7 +148,10 @@ def _workflow() -> Any:
             steps[asker] = method(asker, ask, takes, InputRequiredEvent)
             out = StopEvent if last else handed(name)
 
-            async def answered(self: Any, ctx: Any, ev: Any, out: Any = out) -> Any:
+            async def answered(self: Any, ctx: Any, ev: Any, out: Any = out,
+                               fails: bool = role == "pause-fails") -> Any:
+                if fails:  # the handler workflow: the effect fires, then the step raises for @catch_error
+                    runtime.step2_fails(ev.response)
                 value = runtime.step2(ev.response)
                 await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
                 return StopEvent(result=value) if out is StopEvent else out(value=value)
@@ -145,8 +177,8 @@ def _workflow() -> Any:
             steps[name] = method(name, twice, takes, out, with_ctx=True)
         else:
             after = None if last else shape[i + 1][1]
-            out = (StopEvent if last else Asked if (name, after) == ("s1", "pause")
-                   else _waiting_trigger(f"After{name.capitalize()}") if after == "pause-twice" else handed(name))
+            out = (StopEvent if last else Asked if name == "s1" and after in ("pause", "pause-fails")
+                   else _module_event(f"After{name.capitalize()}") if after == "pause-twice" else handed(name))
 
             async def run(self: Any, ev: Any, out: Any = out, name: str = name, role: str = role) -> Any:
                 value = runtime.step1() if role == "first" else runtime.extra_step(name, getattr(ev, "value", None))
@@ -166,6 +198,100 @@ def _workflow() -> Any:
     return Kit(timeout=TIMEOUT)
 
 
+def _parallel_workflow() -> Any:
+    """The parallel workflow (``runtime.SHAPES["parallel"]``): ``s1`` fans out to each branch with
+    ``ctx.send_event`` (the docs' fan-out), each branch a step that begins (``runtime.before_branch``) and
+    waits with ``ctx.wait_for_event`` for a ``HumanResponseEvent`` whose ``branch`` is its name (the
+    ``requirements`` filter), announcing the wait with an ``InputRequiredEvent`` (``waiter_id`` and ``prefix``
+    the branch's name); the answer's effect (``runtime.branch``) is handed on in the branch's own event, and
+    the join gathers both with ``ctx.collect_events`` (returning nothing until both are in).
+
+    Why the in-step wait and not the split steps' returned ``InputRequiredEvent``: a wait is recorded in the
+    context (``workers.<step>.collected_waiters``, one per ``waiter_id``) until its step returns, so a
+    snapshot itself says which branches still ask (``open_branches``); an input request a step returned is
+    on the event stream only, and a restored context keeps no trace of it. The trigger and answered events
+    are classes of this module (``_module_event``): a snapshot names them, the waits' triggers and the join's
+    buffered events."""
+    from workflows import Context, Workflow, step
+    from workflows.events import HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
+
+    def method(name: str, body: Any, takes: Any, returns: Any) -> Any:
+        body.__name__, body.__qualname__ = name, f"Kit.{name}"  # a method of the class built below
+        body.__annotations__ = {"ctx": Context, "ev": takes, "return": returns}
+        return step(body)
+
+    names = runtime.branches(runtime.code())
+    go = {b: _module_event(f"To{b.capitalize()}") for b in names}  # what starts branch b
+    answered = {b: _module_event(f"{b.capitalize()}Answered") for b in names}  # branch b's answer, for the join
+    steps: dict[str, Any] = {}
+    for name, role in runtime.shape():
+        if role == "first":
+            async def first(self: Any, ctx: Any, ev: Any, name: str = name) -> Any:
+                value = runtime.step1()
+                for b in names:  # both branches start before either is answered
+                    ctx.send_event(go[b](value=value))
+                return None
+            steps[name] = method(name, first, StartEvent, Union[tuple(go.values())])
+        elif role == "branch-pause":
+            async def branch(self: Any, ctx: Any, ev: Any, name: str = name) -> Any:
+                # replayed from here whenever its wait is re-established or answered (LI-3): before_branch's
+                # STEP_BEGIN again, no effect; the effect comes after the answer
+                runtime.before_branch(name)
+                got = await ctx.wait_for_event(HumanResponseEvent, waiter_id=name, requirements={BRANCH_KEY: name},
+                                               waiter_event=InputRequiredEvent(prefix=name))
+                return answered[name](value=runtime.branch(name, got.response))
+            steps[name] = method(name, branch, go[name], answered[name])
+        elif role == "join":
+            async def join(self: Any, ctx: Any, ev: Any, name: str = name) -> Any:
+                got = ctx.collect_events(ev, [answered[b] for b in names])
+                if got is None:  # the other branch has not been answered yet
+                    return None
+                value = runtime.join({b: e.value for b, e in zip(names, got)}, name)
+                await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
+                return StopEvent(result=value)
+            steps[name] = method(name, join, Union[tuple(answered.values())], StopEvent)
+        else:
+            raise ValueError(f"the parallel workflow has no role {role!r} ({runtime.code()})")
+    Kit = types.new_class("Kit", (Workflow,), exec_body=lambda ns: ns.update(steps, __module__=__name__))
+    return Kit(timeout=TIMEOUT)
+
+
+def open_branches(doc: Any) -> list[str]:
+    """The parallel branches a snapshot ``doc`` (``ctx.to_dict()``) says still wait for their answer: the
+    framework's own record of an open wait, a ``collected_waiters`` entry of the branch's worker with its
+    ``waiter_id`` and no ``resolved_event`` yet, in the workflow's branch order (not what the adapter
+    remembers answering)."""
+    workers = (doc.get("workers") or {}) if isinstance(doc, dict) else {}
+    waiting = {w.get("waiter_id") for worker in workers.values() if isinstance(worker, dict)
+               for w in worker.get("collected_waiters") or [] if w.get("resolved_event") is None}
+    return [b for b in runtime.branches(runtime.code()) if b in waiting]
+
+
+def joined_branches(doc: Any) -> list[str]:
+    """The parallel branches whose answered event (``<Branch>Answered``) a snapshot ``doc`` holds in a worker's
+    ``collected_events``, the buffer ``ctx.collect_events`` keeps for the join until every branch is in."""
+    workers = (doc.get("workers") or {}) if isinstance(doc, dict) else {}
+    names = set()
+    for worker in workers.values():
+        for buffered in ((worker.get("collected_events") or {}) if isinstance(worker, dict) else {}).values():
+            for ev in buffered or []:
+                ev = json.loads(ev) if isinstance(ev, str) else ev
+                names.add(ev.get("qualified_name") if isinstance(ev, dict) else None)
+    return [b for b in runtime.branches(runtime.code()) if f"{__name__}.{b.capitalize()}Answered" in names]
+
+
+def settled(doc: Any, answered: str | None = None) -> bool:
+    """Whether the parallel run whose context is ``doc`` has settled at its pauses: no step has an event
+    queued or a work item in progress, every branch either waits (``open_branches``) or has handed its
+    answer to the join (``joined_branches``), and the branch ``answered`` just now no longer waits."""
+    workers = (doc.get("workers") or {}) if isinstance(doc, dict) else {}
+    if any(w.get("queue") or w.get("in_progress") for w in workers.values() if isinstance(w, dict)):
+        return False
+    waiting = open_branches(doc)
+    accounted = set(waiting) | set(joined_branches(doc))
+    return answered not in waiting and all(b in accounted for b in runtime.branches(runtime.code()))
+
+
 def save_context(ctx: Any, states: Path, status: str) -> str:
     """The durable write: the framework's serializer, then an atomic file replace (hooked)."""
     name = f"{time.time_ns():020d}-{os.getpid()}-{status}.json"
@@ -181,27 +307,29 @@ class LlamaIndexAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE})
+                              Capability.DELETE, Capability.HANDLER, Capability.PARALLEL})
     code_changes = runtime.CODE_CHANGES
     # Measured on 2.22.2: a child workflow declared as a typed field (``Report(summarize=Summarize())``, the
     # workflows-py "Child workflows" page) is refused by ``Workflow.__init__`` (no such keyword), and a step
     # cannot take a child's StopEvent subclass; llama_index.core's ``add_workflows`` is gone from this package.
-    missing = {Capability.PARALLEL: "the adapter does not build the parallel workflow yet: two steps each emitting an "
-                                    "InputRequiredEvent and a join collecting both answers (ctx.collect_events) could "
-                                    "express it, but the adapter snapshots and cancels the run at the first input "
-                                    "request, and no code for a second one was written or measured (a gap of the "
-                                    "suite, not a finding about LlamaIndex)",
-               Capability.NESTED: "llama-index-workflows 2.22.2 has no nesting that pauses and resumes: child "
+    missing = {Capability.NESTED: "llama-index-workflows 2.22.2 has no nesting that pauses and resumes: child "
                                   "workflows (typed Workflow fields, stream_events(include_children=True)) are "
                                   "not in this release (Workflow.__init__ refuses the child; a step cannot take "
                                   "the child's StopEvent), and a workflow run from inside a step is a separate "
                                   "run whose context the outer ctx.to_dict() does not hold"}
-    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    # The callback workflow (the kit's callback protocol): read from the installed 2.22.2 source. The handler
+    # workflow is built (``@catch_error``), and so is the parallel one (``_parallel_workflow``).
     missing = {**missing,
-        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
-                            "wired into its workflow (not measured)",
-        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
-                             "wired into its pause (not measured)",
+        Capability.CALLBACK: "llama-index-workflows 2.22.2 has no approval callback or hook: a pause is an "
+                             "InputRequiredEvent a step returns, or writes to the stream as ctx.wait_for_event's "
+                             "waiter_event, for the caller to answer with a HumanResponseEvent (workflows/events.py); "
+                             "neither @step (workflow, num_workers, retry_policy, skip_graph_checks, "
+                             "accept_event_subclasses; workflows/decorators.py), Workflow.__init__ "
+                             "(workflows/workflow.py) nor Context.wait_for_event (event_type, waiter_event, waiter_id, "
+                             "requirements, timeout; workflows/context/context.py) takes a callable asked before the "
+                             "pause; the package's other hooks are a runtime plugin's on_tick/after_tick "
+                             "(workflows/runtime/types/plugin.py, the broker runtime's interface) and "
+                             "llama_index_instrumentation's span and event handlers (tracing)",
     }
     recovery_modes = ("latest-snapshot",)
     answers = ("yes", "no")
@@ -222,7 +350,13 @@ class LlamaIndexAdapter(Adapter):
                  "EO pause-twice:*": doc("LI-3", "deviation"), "CO pause-twice:*": doc("LI-3", "deviation"),
                  "EO wait:baseline:*": doc("LI-3", "deviation"), "EO wait:park-kill": doc("LI-3", "deviation"),
                  "EO wait:in-process": doc("LI-3", "deviation"), "PC wait:*": doc("LI-3", "deviation"),
-                 "EO wait:crash:*": doc("LI-2", "deviation")}
+                 "EO wait:crash:*": doc("LI-2", "deviation"),
+                 # The handler workflow killed inside its @catch_error handler (``handler:kill@h.*``) and the parallel
+                 # workflow killed in its join (``parallel:crash@join.*``): the only durable state is the snapshot
+                 # taken at the last pause, so the recovery re-delivers that pause's answer and the answered step
+                 # (the failed s2; the last branch) runs again from its top, as LI-2's at-least-once resume says
+                 # (the kit's own crash cells, "EO *kill*"). CO has no statement (LI-9 is silent): U.
+                 "EO handler:kill@*": doc("LI-2", "deviation"), "EO parallel:crash@*": doc("LI-2", "deviation")}
 
     def hook(self) -> None:
         runtime.hook_save(sys.modules[__name__], "save_context", writes=((os, "replace"),))
@@ -233,14 +367,50 @@ class LlamaIndexAdapter(Adapter):
         return asyncio.run(go())
 
     async def _driven(self, handler: Any) -> dict[str, Any]:
-        """Run until the workflow asks (an ``InputRequiredEvent`` on the stream: snapshot, cancel) or ends."""
+        """Run until the workflow asks (an ``InputRequiredEvent`` on the stream: snapshot, cancel) or ends.
+        The parallel workflow asks once per branch: ``_settled``."""
         from workflows.events import InputRequiredEvent
+        if runtime.branches(runtime.code()):
+            return await self._settled(handler)
         async for ev in handler.stream_events():
             if isinstance(ev, InputRequiredEvent):
                 name = save_context(handler.ctx, self.workdir / "states", "paused")
                 await handler.cancel_run()  # hand the run off to the snapshot (LI-9)
                 return {"status": "paused", "handle": name}
         return await self._finished(handler)
+
+    async def _settled(self, handler: Any, answered: str | None = None) -> dict[str, Any]:
+        """The parallel workflow run until it has settled at its pauses, then snapshotted and cancelled, as
+        the split steps are at their input request; its status names the branches the snapshot says still
+        wait (``open_branches``). Or the run ends.
+
+        Settled is decided at the framework's ``WorkflowIdleEvent`` (an internal event of the stream) from
+        the context itself (``settled``), not from the idle event alone: 2.22.2 checks idleness between ticks,
+        and an event a step sends with ``ctx.send_event`` arrives in a tick of its own, so the run is "idle"
+        after ``s1`` has sent the branches' events and before either branch has begun, and again once one
+        branch waits and before the other has begun (measured while writing this adapter: a snapshot then
+        lacks the branch not yet begun, and its restore never asks it; the run times out), and a restored
+        run is idle once its waits are re-established, before the answer sent to it is taken. ``answered``: the
+        branch this operation just answered, not settled while it still waits, unless the framework says the
+        answer matched nothing (``UnhandledEvent``)."""
+        from workflows.events import UnhandledEvent, WorkflowIdleEvent
+        async for ev in handler.stream_events(expose_internal=True):
+            if isinstance(ev, UnhandledEvent) and ev.event_type == "HumanResponseEvent":
+                answered = None  # no wait took the answer: the framework's to say so, nothing to wait for
+            if isinstance(ev, WorkflowIdleEvent) and settled(handler.ctx.to_dict(), answered):
+                # no await since the check: the context the save writes is the one checked
+                name = save_context(handler.ctx, self.workdir / "states", "paused")
+                await handler.cancel_run()  # hand the run off to the snapshot (LI-9)
+                return self._paused(name)
+        return await self._finished(handler)
+
+    def _paused(self, name: str) -> dict[str, Any]:
+        """The status of the pause snapshot ``name``; for the parallel workflow with the branches it says
+        still wait (``pending``, read from the snapshot: ``open_branches``)."""
+        if not runtime.branches(runtime.code()):
+            return {"status": "paused", "handle": name}
+        return {"status": "paused", "handle": name,
+                "pending": open_branches(self.load_state(self.workdir / "states" / name))}
 
     async def _finished(self, handler: Any) -> dict[str, Any]:
         result = await handler
@@ -261,6 +431,22 @@ class LlamaIndexAdapter(Adapter):
             # one pause: an input request after the answer is a new run's (a stray on an ended context),
             # which the answer already sent serves; the run goes on to its end
             return await self._finished(handler)
+        return asyncio.run(go())
+
+    def resume_branch(self, handle: Any, branch: str, answer: Any) -> dict[str, Any]:
+        """One parallel branch answered: the snapshot ``handle`` (else the newest) restored, as ``resume``
+        restores one, and sent a ``HumanResponseEvent`` whose ``branch`` field names it, which only that
+        branch's wait accepts (its ``requirements``); the other branch's wait stays open. The run goes on
+        until it is idle again (snapshotted, the other branch pending) or ends (``_settled``)."""
+        from workflows import Context
+        from workflows.events import HumanResponseEvent
+        path = self.workdir / "states" / handle if handle else self.state_paths()[-1]
+
+        async def go() -> dict[str, Any]:
+            workflow = _workflow()
+            handler = workflow.run(ctx=Context.from_dict(workflow, json.loads(path.read_text())))
+            handler.ctx.send_event(HumanResponseEvent(response=answer, **{BRANCH_KEY: branch}))
+            return await self._settled(handler, branch)
         return asyncio.run(go())
 
     # --- LlamaIndex's own operations (probes.llamaindex_kit.protocols) ----------------------------
@@ -328,8 +514,8 @@ class LlamaIndexAdapter(Adapter):
         paths = self.state_paths()
         if not paths:
             return self.nothing_durable("no context snapshot written yet")
-        if paths[-1].name.endswith("-paused.json"):  # the run waits for its answer
-            return {"status": "paused", "handle": paths[-1].name}
+        if paths[-1].name.endswith("-paused.json"):  # the run waits for its answer (each branch's, if parallel)
+            return self._paused(paths[-1].name)
         stored = self.load_state(paths[-1])["state"]["state_data"]["_data"].get("outcome")
         return {"status": "completed", "outcome": json.loads(stored) if stored else None}
 

@@ -18,6 +18,13 @@ executor per branch, each asking with ``request_info`` (its name as the request'
 fan in (``add_fan_in_edges``) to the join, which the framework hands both branches' messages at once. A
 pause's handle is the checkpoint id and each open request's id by its branch; one branch is answered by
 ``responses`` naming its request alone.
+For the handler workflow (the kit's handler protocol) the run is a functional workflow, agent_framework's
+other workflow API (``@workflow`` / ``@step``, experimental in 1.23.0, same ``run`` signature, same
+checkpoint storage and workflow name): ``s1``, the answered ``s2`` and the handler ``h`` are ``@step``s, the
+pause is ``RunContext.request_info``, and the error handler is a try/except around the ``s2`` step in the
+durable workflow function (a step's exception is re-raised into the workflow, ``StepWrapper.__call__``),
+which hands the exception to the ``h`` step. The graph API has no such construct: an executor's exception
+ends the run (``Executor.execute`` emits ``executor_failed`` and re-raises).
 """
 
 
@@ -40,6 +47,8 @@ def _workflow(storage: Any) -> Any:
                                  response_handler)
 
     shape = runtime.shape()
+    if any(role == "pause-fails" for _, role in shape):  # the handler workflow: the functional API's (below)
+        return _handler_workflow(storage)
     last = shape[-1][0]
 
     async def forward(name: str, value: str, ctx: WorkflowContext[str, str]) -> None:
@@ -140,6 +149,42 @@ def _workflow(storage: Any) -> Any:
     return builder.build()
 
 
+def _handler_workflow(storage: Any) -> Any:
+    """The handler workflow (``runtime.SHAPES["handler"]``) as a functional workflow: the graph API's executors
+    have no error route (an executor's exception fails the run), while a functional workflow's ``@step`` raises
+    its exception into the workflow function, where a try/except decides what runs next, the way a durable
+    workflow of DBOS or Temporal handles a step's failure. Each step is a ``@step``, so its result is cached in
+    the run's checkpoints and a replay (the response, a restored checkpoint) skips it; the handler is handed
+    the exception itself. Named ``NAME`` like the graph workflow, so the adapter's checkpoint lookups hold."""
+    from agent_framework import RunContext, step, workflow
+
+    names = {role: name for name, role in runtime.shape()}
+
+    @step(name=names["first"])
+    async def first() -> str:
+        return runtime.step1()
+
+    @step(name=names["pause-fails"])
+    async def answered(answer: str) -> str:
+        return runtime.step2_fails(answer)
+
+    @step(name=names["handler"])
+    async def handle(answer: str, error: Exception) -> str:
+        return runtime.handler(answer, error)
+
+    @workflow(name=NAME)
+    async def kit(message: str, ctx: RunContext) -> str:
+        await first()
+        runtime.before_pause()  # the workflow function replays from its top on every run: begins again, no effect
+        answer = await ctx.request_info("answer?", str)
+        try:
+            return await answered(answer)
+        except runtime.StepFailed as error:  # the failed step's own exception, raised into the workflow
+            return await handle(answer, error)
+
+    return kit.build(checkpoint_storage=storage)
+
+
 class MafAdapter(Adapter):
     framework = "agent-framework"
     packages = ("agent-framework-core",)
@@ -148,13 +193,9 @@ class MafAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE, Capability.CALLBACK, Capability.PARALLEL})
+                              Capability.NESTED, Capability.DELETE, Capability.CALLBACK, Capability.PARALLEL,
+                              Capability.HANDLER})
     code_changes = runtime.CODE_CHANGES
-    # the handler and callback workflows (the kit's handler and callback protocols): not built here
-    missing = {
-        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
-                            "wired into its workflow (not measured)",
-    }
     recovery_modes = ("latest-checkpoint",)
     answers = ("yes", "no")
     from probes.maf.citations import CITATIONS as citations

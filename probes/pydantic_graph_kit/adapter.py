@@ -141,12 +141,28 @@ class PydanticGraphAdapter(Adapter):
                                   "persistence, which the outer run's snapshots do not hold (a node cannot stop "
                                   "the outer run to wait for it)"}
     code_changes = runtime.CODE_CHANGES
-    # the handler and callback workflows (the kit's handler and callback protocols): not built here
+    # Read from the installed 1.107.1 source. HANDLER: GraphRun.next runs a node inside
+    # persistence.record_run, which on an exception marks the snapshot 'error' and re-raises
+    # (persistence/file.py), and next re-raises it (graph.py); a node's edges are its run's return
+    # annotation, with no error edge. The builder's GraphRun yields an ErrorMarker its caller may
+    # recover from with override_next (graph_builder.py), but that API has no persistence (PG-8), so
+    # no pause of it outlives its process. CALLBACK: no Callable, hook or callback appears in graph.py,
+    # basenode.py, nodes.py or persistence/ (the reasons name the parameters each entry point takes).
     missing = {**missing,
-        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
-                            "wired into its workflow (not measured)",
-        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
-                             "wired into its pause (not measured)",
+        Capability.HANDLER: "pydantic-graph 1.107.1 has no error handler for a run that pauses and resumes: in the "
+                            "BaseNode Graph, the one with state persistence, a node's exception leaves "
+                            "GraphRun.next (pydantic_graph/graph.py) after FileStatePersistence.record_run marks "
+                            "its snapshot 'error' (persistence/file.py), and a node's edges are its run's return "
+                            "annotation, none for an error; the builder API's GraphRun lets its caller recover "
+                            "from a node's error (ErrorMarker, override_next in graph_builder.py) but has no state "
+                            "persistence (PG-8)",
+        Capability.CALLBACK: "pydantic-graph 1.107.1 has no approval callback or hook: Graph takes nodes, a name, "
+                             "the state and end types and auto_instrument, Graph.iter a start node, state, deps, "
+                             "persistence, a span and infer_name (iter_from_persistence the same but the node and "
+                             "state), and nothing in pydantic_graph/graph.py, "
+                             "basenode.py or persistence/ takes a callable to run around a node or a pause; a pause "
+                             "is the application stopping its GraphRun.next loop at a node without its answer, and "
+                             "the code before it is a node's run",
     }
     recovery_modes = ("iter-from-persistence",)
     answers = ("yes", "no")
