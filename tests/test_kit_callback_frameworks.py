@@ -110,7 +110,7 @@ def test_crewai_asks_its_feedback_provider_once_per_approval(tmp_path: Any) -> N
     assert _co_lv_hold(labels)
 
 
-@pytest.mark.parametrize("name", ["agno", "pydantic_ai", "llamaindex_kit", "pydantic_graph_kit"])
+@pytest.mark.parametrize("name", ["llamaindex_kit", "pydantic_graph_kit"])
 def test_the_other_frameworks_declare_no_callback(name: str) -> None:
     """No approval callback is built for them: their callback cells are n/a (the reason: ``missing`` or the
     capability not declared)."""

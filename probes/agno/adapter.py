@@ -32,6 +32,14 @@ The handler workflow (the kit's handler protocol, roles "pause-fails" and "handl
 fires e2 and raises; declared ``max_retries=0, skip_on_failure=True``, Agno skips it (its output a failure with the
 error's message) and goes on to the next step, ``h``, which runs the handler step on the answer ``s2`` kept in the
 session state the steps share.
+The callback workflow (the kit's callback protocol, role "callback-pause"): Agno's conditional review,
+``HumanReview(requires_output_review=<callable>)``, whose callable (``Callable[[StepOutput], bool]``, asked by
+``agno.workflow.utils.hitl.check_output_review_status`` after the step ran) decides whether the step's output
+waits for a human: it is the application's approval callback, fires ``e_cb`` and says yes. Agno asks it after the
+step's executor, so the reviewed step ``s2`` only drafts (``before_pause``, no effect) and the pause is the review
+of that draft; the answer goes in as the reviewer's edit (``StepRequirement.edit``: confirmed, the output
+replaced), and the next step, ``s2-approved``, runs the rest of ``s2`` on it (``step2``: e2). A confirmed or
+edited review is not asked again: ``continue_run`` goes on after the reviewed step.
 The parallel workflow (the kit's parallel protocol): Agno's ``Parallel`` refuses human review ("Parallel does
 not support HITL pauses -- steps inside a Parallel execute concurrently and cannot be individually paused",
 ``validate_human_review_for_parallel``; an agent paused inside one raises "Executor HITL inside Parallel steps
@@ -213,6 +221,9 @@ def _answer(requirement: Any, answer: Any, only: str | None = None) -> None:
     """Put ``answer`` into the workflow's current pause: the step's user input, or (a pause inside
     the step's agent) the user input of the agent's unresolved tool requirement, which the
     ``StepRequirement`` carries as dicts; ``only``: that tool's requirement alone (a parallel branch)."""
+    if requirement.requires_output_review:  # the callback workflow: the answer is the reviewer's edit of the draft
+        requirement.edit(answer)
+        return
     if not requirement.requires_executor_input:
         requirement.set_user_input(**{FIELD: answer})
         return
@@ -222,6 +233,12 @@ def _answer(requirement: Any, answer: Any, only: str | None = None) -> None:
         if not tool_requirement.is_resolved() and (only is None or tool_requirement.tool_execution.tool_name == only):
             tool_requirement.provide_user_input({FIELD: answer})
     requirement.executor_requirements = [r.to_dict() for r in pending]
+
+
+def _listed(built: Any) -> list[Any]:
+    """A role's Agno steps as a list: most roles are one step, the callback workflow's is two (the reviewed
+    draft and the step after the review)."""
+    return built if isinstance(built, list) else [built]
 
 
 def _workflow(db: Any) -> Any:
@@ -255,8 +272,25 @@ def _workflow(db: Any) -> Any:
         return StepOutput(content=runtime.handler((run_context.session_state or {}).get(ANSWERED),
                                                   handed=type(error).__name__ if error is not None else "none"))
 
+    def drafted(step_input: StepInput) -> StepOutput:
+        """The callback workflow's reviewed step: Agno asks the review callable after the step ran, so the step
+        only begins here and drafts what the reviewer answers; its effect comes after the answer."""
+        runtime.before_pause()
+        return StepOutput(content="approve s2?")
+
+    def needs_review(output: StepOutput) -> bool:
+        """The callback workflow's approval callback: the ``requires_output_review`` callable Agno asks whether the
+        step's output waits for a human (conditional review); the application's code, with an effect of its own."""
+        return runtime.approval_callback()
+
+    def approved(step_input: StepInput) -> StepOutput:
+        """The rest of ``s2`` once the review was answered: the reviewer's edit is the reviewed step's output,
+        which Agno hands this next step as the previous step's content."""
+        return StepOutput(content=runtime.step2(step_input.previous_step_content))
+
     review = HumanReview(requires_user_input=True, user_input_message="answer?",
                          user_input_schema=[{"name": FIELD, "field_type": "str", "required": True}])
+    asking = HumanReview(requires_output_review=needs_review, output_review_message="approve?")
     steps = {"first": lambda name: Step(name=name, executor=s1),
              "pause": lambda name: Step(name=name, executor=s2, human_review=review),
              "extra": lambda name: Step(name=name, executor=extra(name)),
@@ -265,7 +299,10 @@ def _workflow(db: Any) -> Any:
              # the handler workflow: the failing step is not retried and, failed, skipped to the handler step
              "pause-fails": lambda name: Step(name=name, executor=s2_fails, human_review=review, max_retries=0,
                                               skip_on_failure=True),
-             "handler": lambda name: Step(name=name, executor=on_failure)}
+             "handler": lambda name: Step(name=name, executor=on_failure),
+             # the callback workflow: the draft whose review the callable asks for, then the step that acts on it
+             "callback-pause": lambda name: [Step(name=name, executor=drafted, human_review=asking),
+                                             Step(name=f"{name}-approved", executor=approved)]}
     branches = runtime.branches(runtime.code())
     if branches:  # the parallel workflow: s1, then one step whose agent calls the branches' tools and the join
         join = next(name for name, role in runtime.shape() if role == "join")
@@ -273,7 +310,7 @@ def _workflow(db: Any) -> Any:
                         steps=[Step(name="s1", executor=s1), Step(name="parallel", agent=_brancher(branches, join))])
     # the steps of runtime.shape(): the original two, or the code a change protocol deployed
     return Workflow(id=NAME, name=NAME, db=db, telemetry=False,
-                    steps=[steps[role](name) for name, role in runtime.shape()])
+                    steps=[step for name, role in runtime.shape() for step in _listed(steps[role](name))])
 
 
 class AgnoAdapter(Adapter):
@@ -284,13 +321,9 @@ class AgnoAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CODE_CHANGE, Capability.TWO_PAUSES,
-                              Capability.DELETE, Capability.NESTED, Capability.HANDLER, Capability.PARALLEL})
+                              Capability.DELETE, Capability.NESTED, Capability.HANDLER, Capability.PARALLEL,
+                              Capability.CALLBACK})
     code_changes = runtime.CODE_CHANGES
-    # the handler and callback workflows (the kit's handler and callback protocols): not built here
-    missing = {
-        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
-                             "wired into its pause (not measured)",
-    }
     recovery_modes = ("continue-run",)
     answers = ("yes", "no")
     citations = CITATIONS

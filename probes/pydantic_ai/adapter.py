@@ -13,6 +13,12 @@ edits are the pickled outputs of steps ``s1`` and ``s2``. Saves are hooked at
 The step that asks twice (``workflow.py``: two approval-gated tool calls, each a ``recv``): an answer
 after which the workflow waits in its next ``recv`` leaves the run paused again, told from the
 operations DBOS recorded as ``probes/dbos_kit`` tells it (``_until_answered``).
+
+The handler workflow (``Capability.HANDLER``): the approved tool raises after its effect and a ``Hooks``
+capability's ``on_tool_execute_error`` hook (pydantic-ai's handler of a tool's exception, whose return value
+becomes the tool's result) runs the kit's handler step. The callback workflow (``Capability.CALLBACK``): the
+approval is asked by ``ApprovalRequiredToolset``'s ``approval_required_func``, pydantic-ai's approval callback,
+run before the call is deferred. Both are built in ``workflow.py``; the driving below is the two-step one's.
 """
 
 import base64
@@ -50,16 +56,10 @@ class PydanticAIAdapter(Adapter):
     capabilities = frozenset({Capability.PAUSE, Capability.RECOVER, Capability.RETRY,
                               Capability.CONCURRENT, Capability.FORK, Capability.TAMPER,
                               Capability.SAVE_HOOK, Capability.CLIENT, Capability.TWO_PAUSES,
-                              Capability.NESTED, Capability.DELETE, Capability.PARALLEL})
+                              Capability.NESTED, Capability.DELETE, Capability.PARALLEL,
+                              Capability.HANDLER, Capability.CALLBACK})
     missing = {Capability.CODE_CHANGE: "the workflow is an agent's tool calls, chosen by the kit's scripted model: a "
                                        "code change would change its tools, which the change protocol does not define"}
-    # the handler and callback workflows (the kit's handler and callback protocols): not built here
-    missing = {**missing,
-        Capability.HANDLER: "not built by this adapter: no error-handling construct of the framework's own is "
-                            "wired into its workflow (not measured)",
-        Capability.CALLBACK: "not built by this adapter: no approval callback or hook of the framework's own is "
-                             "wired into its pause (not measured)",
-    }
     recovery_modes = ("launch",)
     answers = ("yes", "no")
     citations = CITATIONS

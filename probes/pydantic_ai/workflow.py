@@ -38,6 +38,27 @@ the delegating tool answers them itself, as a caller of ``run`` does); the deleg
 ``ask``), parks in ``DBOS.recv_async`` inside the outer tool call (the workflow's own recv) and runs the
 delegate again with the approval, and its result is the outer tool's result. Nothing of the nested run is
 kept but what DBOS recorded: the delegate's model requests and its ``s2`` are steps of the one workflow.
+
+The handler workflow (the kit's handler protocol, role "pause-fails"): the approved ``s2`` fires ``e2`` and
+raises (``runtime.step2_fails``); pydantic-ai's own handler of a tool's exception is a capability's
+``on_tool_execute_error`` hook ("Return any value to suppress the error and use it as the tool result",
+``pydantic_ai/capabilities/abstract.py``), registered here with the ``Hooks`` capability for tool ``s2``
+(``hooks.on.tool_execute_error``). The hook runs the handler step ``h`` (``runtime.handler``, handed the
+exception) and returns its output, which becomes ``s2``'s result; the scripted model answers with it.
+``s2`` is a DBOS step as everywhere here (DBOS records the exception it raised, and a replay raises the
+recorded one instead of running the body); ``h`` is one too, for its effect, by the same rule as the tools.
+
+The callback workflow (the kit's callback protocol, role "callback-pause"): the approval is asked by
+pydantic-ai's approval callback, ``ApprovalRequiredToolset``'s ``approval_required_func`` (``FunctionToolset
+.approval_required(func)``, ``pydantic_ai/toolsets/approval_required.py``): for a call not yet approved the
+toolset asks the function whether approval is needed and, if so, raises ``ApprovalRequired`` before the tool
+runs; the run ends with the call in ``DeferredToolRequests``. ``s2`` is a tool of that toolset (not
+``requires_approval``); the function fires ``e_cb`` (``runtime.approval_callback``) through a DBOS step
+``cb`` of its own, by the rule above: the function is plain code of the workflow, which every replay runs.
+The approved call runs with ``ctx.tool_call_approved`` set, so the toolset does not ask the function again.
+(Left undecorated, the function ran again in every process that answered the pause, since that process
+recovers the workflow and replays ``agent.run`` from its top: ``e_cb`` twice in a run with no fault, measured
+once on this machine while writing this workflow, not a verdict. The handler's counts were the same either way.)
 """
 
 from __future__ import annotations
@@ -124,6 +145,53 @@ def _parallel_tools(agent: Any, branches: tuple[str, ...]) -> None:
     agent.tool_plain(name=join)(DBOS.step(name=join)(joining))
 
 
+def _role(role: str) -> bool:
+    """Whether this process's workflow has a step of ``role`` (``runtime.shape()``)."""
+    return any(r == role for _, r in runtime.shape())
+
+
+def _error_handler() -> Any:
+    """The handler workflow's error handler: a ``Hooks`` capability whose ``on_tool_execute_error`` hook, for
+    tool ``s2`` alone, runs the handler step ``h`` (a DBOS step: its effect is recorded once it ended) on the
+    exception the tool raised and returns its output, which pydantic-ai then uses as the tool's result."""
+    from dbos import DBOS
+    from pydantic_ai.capabilities import Hooks
+
+    @DBOS.step(name="h")
+    async def handler_step(answer: Any, error: Exception) -> str:
+        return runtime.handler(answer, error)
+
+    hooks: Any = Hooks()
+
+    @hooks.on.tool_execute_error(tools=["s2"])
+    async def handled(ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Exception) -> str:
+        # the answer the approved call ran with: its override args, or what the failure carries
+        answer = args.get("answer") if isinstance(args, dict) else getattr(error, "answer", None)
+        return await handler_step(answer, error)
+
+    return hooks
+
+
+def _approval_asked() -> tuple[Any, Any]:
+    """The callback workflow's toolset: ``s2`` is registered on it by ``workflow``; wrapped in
+    ``ApprovalRequiredToolset`` whose ``approval_required_func`` is the application's approval callback. It
+    fires ``e_cb`` in a DBOS step ``cb`` (so a replay of the workflow returns the recorded answer instead of
+    firing it again) and returns True: the call needs approval. Returns the toolset to register ``s2`` on and
+    the wrapped toolset the agent is given."""
+    from dbos import DBOS
+    from pydantic_ai.toolsets import FunctionToolset
+
+    @DBOS.step(name="cb")
+    def ask_approval() -> bool:
+        return runtime.approval_callback()
+
+    def approval_needed(ctx: Any, tool_def: Any, tool_args: dict[str, Any]) -> bool:
+        return ask_approval()
+
+    tools: Any = FunctionToolset()
+    return tools, tools.approval_required(approval_needed)
+
+
 def workflow() -> Any:
     """Build the agent and register the workflow once per process, before launch (recovery finds it by name)."""
     if _registered:
@@ -133,8 +201,11 @@ def workflow() -> Any:
     from pydantic_ai.durable_exec.dbos import DBOSDurability
     from pydantic_ai.models.function import FunctionModel
 
+    fails, by_callback = _role("pause-fails"), _role("callback-pause")
+    capabilities: list[Any] = [DBOSDurability()] + ([_error_handler()] if fails else [])
+    asked, wrapped = _approval_asked() if by_callback else (None, None)
     agent = Agent(FunctionModel(_model), name="kit", output_type=[str, DeferredToolRequests],
-                  capabilities=[DBOSDurability()])
+                  capabilities=capabilities, toolsets=[wrapped] if wrapped is not None else None)
 
     @agent.tool_plain
     @DBOS.step(name="s1")
@@ -162,13 +233,19 @@ def workflow() -> Any:
                                       deferred_tool_results=DeferredToolResults(approvals=approved))
             return run.output
 
-    @gated.tool_plain(requires_approval=True)
     @DBOS.step(name="s2")
     async def s2(answer: str = "") -> str:
+        if fails:  # the handler workflow: e2, then the tool raises, for the on_tool_execute_error hook
+            return runtime.step2_fails(answer)
         if runtime.asks_twice():
             runtime.first_answer(answer)
             return "s2 answered once"
         return runtime.step2(answer)
+
+    if asked is not None:  # the callback workflow: approval asked by the toolset's approval_required_func
+        asked.tool_plain(s2)
+    else:
+        gated.tool_plain(requires_approval=True)(s2)
 
     if runtime.asks_twice():
         @agent.tool_plain(requires_approval=True)
