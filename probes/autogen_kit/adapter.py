@@ -34,7 +34,7 @@ handoff reaches the outer thread with its result, where ``HandoffTermination("us
 (the outer run's task) is buffered for the inner team, which resumes at ``s2``.
 
 The handler workflow (the kit's handler protocol, roles "pause-fails" and "handler"): after the answer, ``s2``
-is an ``AssistantAgent`` (a scripted model, ``_scripted_model``) calling its tool with the answer; the tool runs
+is an ``AssistantAgent`` (a scripted model, ``_model_client``) calling its tool with the answer; the tool runs
 ``runtime.step2_fails``, which raises after ``e2``. AgentChat's own error handling makes the exception the
 call's result (``StaticWorkbench.call_tool`` catches it into ``ToolResult(is_error=True)``,
 ``AssistantAgent._execute_tool_call`` into a ``FunctionExecutionResult`` with ``is_error``, returned in a
@@ -210,7 +210,7 @@ def _failing(name: str) -> Any:
     async def step(answer: str) -> str:  # a coroutine: run on the team's event loop, not in a worker thread
         return runtime.step2_fails(answer)
 
-    return AssistantAgent(name, model_client=_scripted_model(name), tools=[FunctionTool(step, "the answered step",
+    return AssistantAgent(name, model_client=_model_client(name), tools=[FunctionTool(step, "the answered step",
                                                                                          name=name)],
                           reflect_on_tool_use=False, description=name)
 
@@ -251,54 +251,27 @@ def _nested() -> tuple[str, ...]:
     return tuple(name for name, role in runtime.shape() if role == "nested-pause")
 
 
-def _no_model() -> Any:
-    """A model client for a ``SelectorGroupChat`` whose ``selector_func`` always names the next speaker:
-    never asked (refuses if it were)."""
-    from autogen_core.models import ChatCompletionClient
-
-    class _NoModel(ChatCompletionClient):
-        def _refuse(self, *_: Any, **__: Any) -> Any:
-            raise RuntimeError("the kit's selector_func picks every speaker: no model is asked")
-
-        create = create_stream = count_tokens = remaining_tokens = _refuse
-
-        async def close(self) -> None:
-            return None
-
-        def actual_usage(self) -> Any:
-            from autogen_core.models import RequestUsage
-            return RequestUsage(prompt_tokens=0, completion_tokens=0)
-
-        total_usage = actual_usage
-
-        @property
-        def capabilities(self) -> Any:
-            return self.model_info
-
-        @property
-        def model_info(self) -> Any:
-            return {"vision": False, "function_calling": False, "json_output": False, "family": "unknown",
-                    "structured_output": False}
-
-    return _NoModel()
-
-
-def _scripted_model(tool: str) -> Any:
-    """The model of the handler workflow's ``AssistantAgent`` (no real model is asked): it calls tool ``tool``
-    with the newest user message (the kit's answer) as ``answer``; ``reflect_on_tool_use=False`` and one tool
-    iteration (the default) mean it is asked once per turn."""
+def _model_client(tool: str | None = None) -> Any:
+    """A model client that no real model stands behind. Without ``tool``: for a ``SelectorGroupChat`` whose
+    ``selector_func`` always names the next speaker, never asked (refuses if it were). With ``tool``: the
+    handler workflow's ``AssistantAgent``'s scripted model, which calls ``tool`` with the newest user message
+    (the kit's answer) as ``answer``; ``reflect_on_tool_use=False`` and one tool iteration (the default) mean
+    it is asked once per turn."""
     from autogen_core import FunctionCall
     from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
 
     class _Scripted(ChatCompletionClient):
+        def _refuse(self, *_: Any, **__: Any) -> Any:
+            raise RuntimeError("the scripted model only answers create()" if tool else
+                               "the kit's selector_func picks every speaker: no model is asked")
+
         async def create(self, messages: Any, *_: Any, **__: Any) -> Any:
+            if tool is None:
+                self._refuse()
             answer = [m.content for m in messages if getattr(m, "source", None) == "user"][-1]
             call = FunctionCall(id=f"call-{tool}", name=tool, arguments=json.dumps({"answer": answer}))
             return CreateResult(finish_reason="function_calls", content=[call], cached=False,
                                 usage=RequestUsage(prompt_tokens=0, completion_tokens=0))
-
-        def _refuse(self, *_: Any, **__: Any) -> Any:
-            raise RuntimeError("the scripted model only answers create()")
 
         create_stream = count_tokens = remaining_tokens = _refuse
 
@@ -316,8 +289,8 @@ def _scripted_model(tool: str) -> Any:
 
         @property
         def model_info(self) -> Any:
-            return {"vision": False, "function_calling": True, "json_output": False, "family": "unknown",
-                    "structured_output": False}
+            return {"vision": False, "function_calling": tool is not None, "json_output": False,
+                    "family": "unknown", "structured_output": False}
 
     return _Scripted()
 
@@ -337,7 +310,7 @@ def _nested_team(agents: list[Any]) -> Any:
     def select(thread: Any) -> str:  # s1 first, then the inner team (again with the answer, after the pause)
         return inner.name if any(m.source == first.name for m in thread) else first.name
 
-    return SelectorGroupChat([first, inner], model_client=_no_model(), selector_func=select, name="kit",
+    return SelectorGroupChat([first, inner], model_client=_model_client(), selector_func=select, name="kit",
                              termination_condition=HandoffTermination("user") | SourceMatchTermination([pause.name]))
 
 
