@@ -325,3 +325,41 @@ def test_racers_explain_only_a_history_with_answers_delivered_together() -> None
     verdicts = T.explain([raced, twice], settings=((), (T.RACE_SWITCH,)))
     assert verdicts["raced"].explained_by == ["ConcurrentResume"]
     assert verdicts["twice"].explained_by == []
+
+
+def test_an_rd_history_is_validated_once_per_recovered_copy() -> None:
+    """``rd`` recovers two byte-identical copies of the crashed store, one after the other, into one history:
+    joined, it reads as one run answered twice (no setting admits it); split, each copy's recovery is one
+    crash-recovery of the run, which the reference semantics admits."""
+    from probes.core.checker import Property, Verdict
+    from probes.core.history import Event, History, Kind
+    from probes.core.receipt import Receipt
+
+    def recovered(copy: str) -> list[Event]:
+        inc = f"{copy}/recover"
+        return [Event(Kind.RECOVER, "harness", detail={"copy": copy, "mode": "m", "of": "run"}),
+                Event(Kind.STEP_BEGIN, inc, step="s2"), Event(Kind.PAUSE, inc, step="s2"),
+                Event(Kind.ANSWER, "harness", value="yes"),
+                Event(Kind.CONSUME, f"{inc}-answer", step="s2", value="yes"),
+                Event(Kind.EFFECT, f"{inc}-answer", step="s2", effect="e2"),
+                Event(Kind.COMPLETE, f"{inc}-answer", value="f(yes)")]
+
+    crashed = [Event(Kind.START, "harness"), Event(Kind.STEP_BEGIN, "run/start", step="s1"),
+               Event(Kind.EFFECT, "run/start", step="s1", effect="e1"), Event(Kind.STEP_END, "run/start", step="s1"),
+               Event(Kind.PERSIST, "run/start", detail={"what": "save"}), Event(Kind.STEP_BEGIN, "run/start", step="s2"),
+               Event(Kind.CRASH, "harness", detail={"at": "s2.begin", "how": "SIGKILL", "victim": "run/start"})]
+    joined = History(tuple(crashed + recovered("copy-1") + recovered("copy-2"))).to_json()
+    path = "rd:kill@s2.begin/m/copies=2"
+    verdict = Verdict.from_json({"framework": "fw", "backend": "file", "property": Property.RD.value, "path": path,
+                                 "label": "✓", "evidence": {}, "summary": "s"})
+    receipt = Receipt("fw", "rd.s2.begin.m.file.rep1", {}, {}, {"workflow": {"steps": ["s1", "s2"], "gate": "s2"}},
+                      [verdict], {}, [], histories={path: joined})
+    recorded, _ = T.recorded_histories("fw", [receipt])
+    assert [r.name for r in recorded] == [f"fw/rd.s2.begin.m.file.rep1/{path}/copy-{i}" for i in (1, 2)]
+    assert all(len(r.history.of(Kind.RECOVER)) == 1 for r in recorded)
+    assert all(r.labels == {"RD": "✓"} for r in recorded)
+    whole = T.observations(T.with_steps(History.from_json(joined)), "joined", ("s1", "s2"), "s2")
+    split = [T.observations(r.history, r.name, r.steps, r.gate) for r in recorded]
+    verdicts = T.explain([whole, *split])
+    assert not verdicts["joined"].reference
+    assert all(verdicts[r.name].explained_by == ["reference"] for r in recorded)

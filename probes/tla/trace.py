@@ -593,6 +593,25 @@ def with_steps(history: Any) -> Any:
                          else e for e in events))
 
 
+def per_copy(events: list[Any]) -> list[tuple[str, list[Any]]]:
+    """A history of the ``rd`` protocol split into one history per recovered copy.
+
+    ``rd`` copies the crashed store byte for byte and recovers each copy in a fresh process, one after
+    the other, into one history (each copy's RECOVER names it: ``detail["copy"]``). The model has one
+    store and no copying, so the joined history reads as the same run recovered and answered once per
+    copy (its effects fired once per copy): no setting admits it. Each copy's recovery is one
+    crash-recovery of the crashed run, so each is validated as the events before the first copy's
+    recovery followed by that copy's own (``(copy, events)``); any other history is one part,
+    ``("", events)``. Event JSON (``History.to_json``) in, event JSON out."""
+    starts = [i for i, e in enumerate(events)
+              if e.get("kind") == "recover" and (e.get("detail") or {}).get("copy")]
+    if len(starts) < 2:
+        return [("", events)]
+    prefix = events[:starts[0]]
+    return [(str(events[a]["detail"]["copy"]), prefix + events[a:b])
+            for a, b in zip(starts, starts[1:] + [len(events)])]
+
+
 def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Recorded], int]:
     """Histories stored in a campaign's receipts -> (histories, receipts without one).
 
@@ -602,7 +621,7 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
     (read only then, so one history is never validated twice). Empty histories are skipped. The
     workflow, if the probe knows it, as ``observations["workflow"] = {"steps": [...],
     "gate": ...}``. Events the oracles recorded by effect only get their steps from
-    ``with_steps``.
+    ``with_steps``. An ``rd`` history is validated once per recovered copy (``per_copy``).
     """
     from probes.core.checker import WORST_FIRST
     from probes.core.history import History
@@ -635,10 +654,12 @@ def recorded_histories(campaign: str, receipts: Iterable[Any]) -> tuple[list[Rec
             labels: dict[str, str] = {}
             for v in sorted(decided, key=lambda v: WORST_FIRST.index(v.label)):
                 labels.setdefault(v.property.value, v.label.value)
-            out.append(Recorded("/".join(x for x in (campaign, receipt.probe, key) if x), campaign,
-                                ",".join(frameworks), receipt.probe.split(".")[0], with_steps(History.from_json(events)),
-                                tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate"),
-                                dict(sorted(labels.items()))))
+            for copy, part in per_copy(events):  # rd: one history per recovered copy of the store
+                out.append(Recorded("/".join(x for x in (campaign, receipt.probe, key, copy) if x), campaign,
+                                    ",".join(frameworks), receipt.probe.split(".")[0],
+                                    with_steps(History.from_json(part)),
+                                    tuple(workflow["steps"]) if workflow.get("steps") else None, workflow.get("gate"),
+                                    dict(sorted(labels.items()))))
     return out, without
 
 
