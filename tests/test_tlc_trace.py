@@ -363,3 +363,52 @@ def test_an_rd_history_is_validated_once_per_recovered_copy() -> None:
     verdicts = T.explain([whole, *split])
     assert not verdicts["joined"].reference
     assert all(verdicts[r.name].explained_by == ["reference"] for r in recorded)
+
+
+def test_answers_consumed_at_two_steps_are_outside_the_model() -> None:
+    """LangGraph's fan-out (two branches paused, one resume map answering both) and its sequential
+    interrupts (one pause, then another) consume answers at two steps; ResumePlane has one gated task
+    per run, so no setting can admit them. Read off the history: a step answered twice is one pause."""
+    fanned = _kit_history(("answer", "harness", {"value": "yes"}),
+                          ("consume", "run/answer", {"step": "s2", "value": "yes"}),
+                          ("consume", "run/answer", {"step": "b1", "value": "yes"}))
+    assert _recorded(fanned).outside_model.startswith("parallel branches (s2, b1) paused at once")
+    one_then_other = _kit_history(("answer", "harness", {"value": "yes"}),
+                                  ("consume", "run/answer-1", {"step": "s2", "value": "yes"}),
+                                  ("pause", "run/answer-1", {"step": "s3"}), ("answer", "harness", {"value": "no"}),
+                                  ("consume", "run/answer-2", {"step": "s3", "value": "no"}))
+    assert "paused at 2 steps one after the other (s2, then s3)" in _recorded(one_then_other).outside_model
+    again = tuple((k, inc.replace("run/answer", "run/answer-2"), f) for k, inc, f in ANSWERED)
+    assert _recorded(_kit_history(*ANSWERED, *again)).outside_model is None  # one step answered twice
+
+
+def test_work_run_again_without_a_crash_is_named_and_no_setting_admits_it() -> None:
+    """What the LlamaIndex, LangGraph-functional, AutoGen and CrewAI histories show and ResumePlane
+    lacks: an answer that re-runs the steps before the pause; a completed run restored (no harness
+    event), recovered or answered into running again, or pausing again; a pause before an earlier
+    step ran. TLC confirms no setting admits the first (the gap's claim), and the gap names each."""
+    rerun = ("step_begin", "run/answer", {"step": "s1"}), ("effect", "run/answer", {"step": "s1", "effect": "e1"})
+    prefix_again = _kit_history(ANSWERED[0], *rerun, *ANSWERED[1:])
+    assert T.explain([T.observations(prefix_again, "prefix")])["prefix"].explained_by == []
+    assert _recorded(prefix_again).gap.startswith("the answer re-ran work done before the pause (e1 fired again, "
+                                                  "no crash between)")
+    restored = _kit_history(*ANSWERED, ("effect", "run/restore", {"step": "s1", "effect": "e1"}))
+    assert _recorded(restored).gap.startswith("a restore of its saved state after the run completed started the "
+                                              "workflow again (e1 fired again)")
+    recovered = _kit_history(*ANSWERED, ("recover", "harness", {}),
+                             ("effect", "run/recover", {"step": "s1", "effect": "e1"}),
+                             ("effect", "run/recover", {"step": "s2", "effect": "e2"}))
+    assert _recorded(recovered).gap.startswith("a recovery after the run completed started the workflow again "
+                                               "(e1, e2 fired again)")
+    repaused = _kit_history(*ANSWERED, ("answer", "harness", {"value": "no", "detail": {"addressed": False}}),
+                            ("pause", "run/stray", {"step": "s2"}))
+    assert _recorded(repaused).gap.startswith("a stray answer after the run completed opened a pause again (at s2)")
+    crashed_between = _kit_history(ANSWERED[0], ("crash", "harness", {"detail": {"victim": "run/answer"}}),
+                                   ("recover", "harness", {}), *rerun)
+    assert not _recorded(crashed_between).gap.startswith("the answer re-ran")  # a crash re-enters: not this class
+    from probes.core.history import Event, History, Kind
+    early = History((Event(Kind.START, "harness"), Event(Kind.STEP_BEGIN, "run/start", step="b1"),
+                     Event(Kind.PAUSE, "run/start", step="s2"), Event(Kind.ANSWER, "harness", value="yes"),
+                     Event(Kind.REFUSE, "run/answer")))
+    assert T.Recorded("fw/p", "fw", "fw", "fanout", early, ("b1", "s2"), "s2").gap.startswith(
+        "the run paused at s2 before b1, ordered before it, had fired its effect")

@@ -472,6 +472,82 @@ def _outside_roles(workflow: str) -> str | None:
     return f"the run's workflow ({workflow}) has {'; '.join(found)} (the model has no such step)" if found else None
 
 
+def _several_pauses(history: Any) -> str | None:
+    """Why a history whose answers were consumed at two or more steps is outside the model (None: one step).
+
+    Read off the history, whatever protocol recorded it: parallel branches paused at once and answered
+    in one resume (LangGraph's fan-out, a resume map), or one pause after another, each answered in turn
+    (LangGraph's sequential interrupts). ResumePlane has one gated task per run."""
+    from probes.core.history import Kind
+
+    by_incarnation: dict[str, list[str]] = {}
+    for e in history.of(Kind.CONSUME):
+        if e.step is not None and e.step not in by_incarnation.setdefault(e.incarnation, []):
+            by_incarnation[e.incarnation].append(e.step)
+    steps = list(dict.fromkeys(step for consumed in by_incarnation.values() for step in consumed))
+    if len(steps) < 2:
+        return None
+    if any(len(consumed) >= 2 for consumed in by_incarnation.values()):
+        return (f"parallel branches ({', '.join(steps)}) paused at once and one resume answered them all "
+                "(the model has one pause of one task per run)")
+    return (f"the run paused at {len(steps)} steps one after the other ({', then '.join(steps)}), each answered "
+            "in turn (the model has one pause of one task per run)")
+
+
+def _resumed_by(driver: Any) -> str:
+    """The harness event that made a process run again, in words (None: no harness event: a restore)."""
+    from probes.core.history import Kind
+
+    if driver is None:
+        return "a restore of its saved state"
+    if driver.kind is Kind.RECOVER:
+        return "a recovery"
+    if driver.kind is Kind.ANSWER and not (driver.detail or {}).get("addressed", True):
+        return "a stray answer"
+    return "an answer" if driver.kind is Kind.ANSWER else f"a {driver.kind.value}"
+
+
+def _ran_again_without_a_crash(events: Sequence[Any]) -> str | None:
+    """The first point where a history runs work again that no crash explains, in words (None: none).
+
+    Three shapes, read off the history in order: an effect that had fired fires again with no crash
+    since (the answer re-ran steps done before the pause, or something after completion ran the
+    workflow again), or a completed run pauses again. ResumePlane has none of them: an answer
+    continues at the paused task (only recovery from a crash re-enters earlier: Replay,
+    PrefixReplay), and a resume of a completed run is inert (or, under DoubleConsume, refires the
+    gated step only)."""
+    from probes.core.history import Kind
+
+    drivers = (Kind.ANSWER, Kind.RESUME, Kind.FORK, Kind.RECOVER)
+    fired: dict[str, int] = {}       # effect -> where it last fired
+    last_crash = -1
+    completed = driver = None        # where the run completed; the last harness event since
+    for i, e in enumerate(events):
+        if e.kind in (Kind.CRASH, Kind.ERROR):
+            last_crash = i
+        elif e.kind is Kind.COMPLETE and completed is None:
+            completed, driver = i, None
+        elif e.kind in drivers:
+            driver = e
+        elif e.kind is Kind.PAUSE and completed is not None:
+            return (f"{_resumed_by(driver)} after the run completed opened a pause again (at {e.step}): in "
+                    "ResumePlane a completed run is inert, no setting pauses it again")
+        elif e.kind is Kind.EFFECT and e.effect is not None:
+            if e.effect in fired and fired[e.effect] > last_crash:
+                again = list(dict.fromkeys(x.effect for x in events[i:] if x.kind is Kind.EFFECT and x.effect in fired))
+                if completed is not None:
+                    return (f"{_resumed_by(driver)} after the run completed started the workflow again "
+                            f"({', '.join(again)} fired again): in ResumePlane a resume of a completed run is "
+                            "inert (or, under DoubleConsume, refires the gated step only); no setting runs a "
+                            "completed workflow again")
+                if driver is not None and driver.kind in (Kind.ANSWER, Kind.RESUME):
+                    return (f"the answer re-ran work done before the pause ({', '.join(again)} fired again, no "
+                            "crash between): in ResumePlane an answer continues at the paused task; only a "
+                            "recovery from a crash re-enters earlier (Replay, PrefixReplay)")
+            fired[e.effect] = i
+    return None
+
+
 @dataclass(frozen=True)
 class Recorded:
     """One recorded history and where it came from."""
@@ -495,7 +571,8 @@ class Recorded:
         two resumes of one run at once, which the model has no step for; likewise a racer cut off from
         the store by the partition protocol), or the answer ran changed code (the kit's change
         protocol: the model has one fixed workflow), or its step pauses twice (the pause-twice protocol), or
-        two parallel branches pause at once (the parallel protocol)."""
+        two parallel branches pause at once (the parallel protocol), or, read off any history, answers
+        were consumed at two steps (``_several_pauses``: LangGraph's fan-out and sequential interrupts)."""
         from probes.core.history import Kind
 
         if self.history.of(Kind.TAMPER):
@@ -517,7 +594,7 @@ class Recorded:
         if workflow is not None and any(role == "branch-pause" for _, role in SHAPES.get(workflow, ())):
             return (f"the run's workflow ({workflow}) has parallel branches paused at once and a join (the model "
                     "has one pause of one task at a time)")
-        return None  # a nested pause is one pause of one task to the model: the nesting is the framework's
+        return _several_pauses(self.history)  # None: a nested pause is one pause of one task to the model
 
     @property
     def gap(self) -> str:
@@ -555,15 +632,23 @@ class Recorded:
                         f"({', '.join(saves) or 'its saves'}): those saves did not record the step done, and "
                         "ResumePlane records a step with its effect (one atomic task step), so every save it makes "
                         "after an effect covers that effect's step")
-        done = next((i for i, e in enumerate(events) if e.kind is Kind.COMPLETE), None)
-        if done is not None:
-            before = {e.effect for e in events[:done] if e.kind is Kind.EFFECT}
-            again = sorted({e.effect for e in events[done + 1:] if e.kind is Kind.EFFECT} & before)
-            if again and any(e.kind is Kind.ANSWER and not e.detail.get("addressed", True) for e in events[done:]):
-                return (f"a stray answer after the run completed started the workflow again ({', '.join(again)} "
-                        "fired again): in ResumePlane a resume of a completed run is inert (or, under "
-                        "DoubleConsume, refires the gated step only); no setting runs a completed workflow again")
-        return "none of the above: read the history"
+        return (_ran_again_without_a_crash(events) or self._paused_before_earlier_steps()
+                or "none of the above: read the history")
+
+    def _paused_before_earlier_steps(self) -> str | None:
+        """The run's first pause came before a step ordered earlier in its workflow fired its effect."""
+        from probes.core.history import Kind
+
+        events = list(self.history)
+        pause = next((i for i, e in enumerate(events) if e.kind is Kind.PAUSE), None)
+        if pause is None or not self.steps or self.gate not in self.steps:
+            return None
+        fired = {e.step or e.effect for e in events[:pause] if e.kind is Kind.EFFECT}
+        unrun = [s for s in self.steps[:self.steps.index(self.gate)] if s not in fired]
+        if not unrun:
+            return None
+        return (f"the run paused at {self.gate} before {', '.join(unrun)}, ordered before it, had fired its effect: "
+                "in ResumePlane every task before the gated one fires its effect before the pause")
 
     @property
     def conformant(self) -> bool:
