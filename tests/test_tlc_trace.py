@@ -221,8 +221,11 @@ def test_tables_count_what_admits_each_history() -> None:
     assert (crash["all verdicts ✓"], crash["of them reference"]) == (2, 1)
     assert (tamper["outside the model"], tamper["reference"]) == (1, 0)
     assert [f["history"] for f in T.conformant_findings(rows)] == ["fw/b"]
-    assert T.unexplained_table(rows) == [{"campaign": "fw", "histories": 1, "why no setting admits them": "why b",
-                                          "e.g.": "b"}]
+    assert T.unexplained_table(rows) == [{"class": T.UNCLASSIFIED, "campaign": "fw", "histories": 1,
+                                          "why no setting admits them": "why b", "e.g.": "b"}]
+    classed = rows + [{**rows[1], "name": "fw/e", "gap_class": T.RAN_AGAIN, "gap": "why e"}]
+    assert [r["class"] for r in T.unexplained_table(classed)] == [T.RAN_AGAIN, T.UNCLASSIFIED]  # GAP_CLASSES' order
+    assert T.gap_class_counts(classed) == {T.RAN_AGAIN: 1, T.UNCLASSIFIED: 1}
 
 
 def test_a_trace_repeated_under_other_names_is_checked_once_and_each_copy_gets_its_verdict(
@@ -390,6 +393,7 @@ def test_work_run_again_without_a_crash_is_named_and_no_setting_admits_it() -> N
     rerun = ("step_begin", "run/answer", {"step": "s1"}), ("effect", "run/answer", {"step": "s1", "effect": "e1"})
     prefix_again = _kit_history(ANSWERED[0], *rerun, *ANSWERED[1:])
     assert T.explain([T.observations(prefix_again, "prefix")])["prefix"].explained_by == []
+    assert _recorded(prefix_again).why_unadmitted[0] == T.PREFIX_RERUN
     assert _recorded(prefix_again).gap.startswith("the answer re-ran work done before the pause (e1 fired again, "
                                                   "no crash between)")
     restored = _kit_history(*ANSWERED, ("effect", "run/restore", {"step": "s1", "effect": "e1"}))

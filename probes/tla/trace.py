@@ -459,6 +459,20 @@ def explain(traces: Sequence[Trace], settings: Sequence[tuple[str, ...]] = DEFAU
 
 # --- recorded histories from other campaigns' receipts -----------------------------------
 
+# The classes of histories no setting admits (``Recorded.why_unadmitted``), each by what the model lacks for it.
+CONCURRENT = "concurrent answers beyond the racers"
+NO_PAUSE = "no pause recorded"
+ABSORBED = "injected exception absorbed"
+EFFECT_THEN_CRASH = "effect, then crash before its record"
+REDONE_AFTER_SAVE = "step redone after a save past its effect"
+RAN_AGAIN = "completed run ran again"
+PAUSED_AGAIN = "completed run paused again"
+PREFIX_RERUN = "answer re-ran work before the pause"
+PAUSED_EARLY = "paused before an earlier step ran"
+UNCLASSIFIED = "unclassified"
+GAP_CLASSES = (CONCURRENT, NO_PAUSE, ABSORBED, EFFECT_THEN_CRASH, REDONE_AFTER_SAVE, RAN_AGAIN, PAUSED_AGAIN,
+               PREFIX_RERUN, PAUSED_EARLY, UNCLASSIFIED)
+
 # Roles of the kit's workflows (``runtime.SHAPES``) the model has no step for: a step that fails and the error
 # handler run in its place (the handler protocol), an effect fired before the pause by an approval callback
 # (the callback protocol: the model's gated task fires nothing before its answer).
@@ -507,7 +521,7 @@ def _resumed_by(driver: Any) -> str:
     return "an answer" if driver.kind is Kind.ANSWER else f"a {driver.kind.value}"
 
 
-def _ran_again_without_a_crash(events: Sequence[Any]) -> str | None:
+def _ran_again_without_a_crash(events: Sequence[Any]) -> tuple[str, str] | None:
     """The first point where a history runs work again that no crash explains, in words (None: none).
 
     Three shapes, read off the history in order: an effect that had fired fires again with no crash
@@ -530,19 +544,19 @@ def _ran_again_without_a_crash(events: Sequence[Any]) -> str | None:
         elif e.kind in drivers:
             driver = e
         elif e.kind is Kind.PAUSE and completed is not None:
-            return (f"{_resumed_by(driver)} after the run completed opened a pause again (at {e.step}): in "
-                    "ResumePlane a completed run is inert, no setting pauses it again")
+            return (PAUSED_AGAIN, f"{_resumed_by(driver)} after the run completed opened a pause again (at "
+                    f"{e.step}): in ResumePlane a completed run is inert, no setting pauses it again")
         elif e.kind is Kind.EFFECT and e.effect is not None:
             if e.effect in fired and fired[e.effect] > last_crash:
                 again = list(dict.fromkeys(x.effect for x in events[i:] if x.kind is Kind.EFFECT and x.effect in fired))
                 if completed is not None:
-                    return (f"{_resumed_by(driver)} after the run completed started the workflow again "
-                            f"({', '.join(again)} fired again): in ResumePlane a resume of a completed run is "
+                    return (RAN_AGAIN, f"{_resumed_by(driver)} after the run completed started the workflow "
+                            f"again ({', '.join(again)} fired again): in ResumePlane a resume of a completed run is "
                             "inert (or, under DoubleConsume, refires the gated step only); no setting runs a "
                             "completed workflow again")
                 if driver is not None and driver.kind in (Kind.ANSWER, Kind.RESUME):
-                    return (f"the answer re-ran work done before the pause ({', '.join(again)} fired again, no "
-                            "crash between): in ResumePlane an answer continues at the paused task; only a "
+                    return (PREFIX_RERUN, f"the answer re-ran work done before the pause ({', '.join(again)} fired "
+                            "again, no crash between): in ResumePlane an answer continues at the paused task; only a "
                             "recovery from a crash re-enters earlier (Replay, PrefixReplay)")
             fired[e.effect] = i
     return None
@@ -598,44 +612,51 @@ class Recorded:
 
     @property
     def gap(self) -> str:
-        """For a history no setting admits: which part of it the model has no step for, read
-        off the history itself (so a reader can check it against the events)."""
+        """For a history no setting admits: which part of it the model has no step for (``why_unadmitted``)."""
+        return self.why_unadmitted[1]
+
+    @property
+    def why_unadmitted(self) -> tuple[str, str]:
+        """For a history no setting admits: (its class, one of ``GAP_CLASSES``; which part of it the
+        model has no step for), read off the history itself (so a reader can check it against the events)."""
         from probes.core.history import Kind
 
         events = list(self.history)
         kinds = [e.kind for e in events]
         if any(e.kind is Kind.ANSWER and e.detail.get("racers") for e in events) or self.family in ("grid", "race"):
-            return ("concurrent answers to one pause that not even ConcurrentResume's racers (processes that read "
-                    "the interrupt as pending, each consuming it and running the rest of the workflow) admit")
+            return (CONCURRENT, "concurrent answers to one pause that not even ConcurrentResume's racers (processes "
+                    "that read the interrupt as pending, each consuming it and running the rest of the workflow) admit")
         first_resume = next((i for i, k in enumerate(kinds) if k in (Kind.ANSWER, Kind.RESUME)), None)
         if first_resume is not None and Kind.PAUSE not in kinds[:first_resume]:
-            return "the probe recorded no pause before its first resume: the mapping cannot place the interrupt"
+            return NO_PAUSE, ("the probe recorded no pause before its first resume: the mapping cannot place the "
+                              "interrupt")
         for i, e in enumerate(events):
             if e.kind not in (Kind.CRASH, Kind.ERROR):
                 continue
             if e.detail.get("framework_status"):  # the victim returned: the exception did not end it
-                return (f"the framework absorbed the injected exception at {e.detail.get('at')} and went on "
-                        f"(status {e.detail['framework_status']!r}, e.g. retrying the step or asking again in the "
+                return (ABSORBED, f"the framework absorbed the injected exception at {e.detail.get('at')} and went "
+                        f"on (status {e.detail['framework_status']!r}, e.g. retrying the step or asking again in the "
                         "same process): the model's crash ends an incarnation, so it has no such step")
             victim = e.detail.get("victim", e.incarnation)
             before = [x for x in events[:i] if x.incarnation == victim]
             since_save = before[max((j + 1 for j, x in enumerate(before) if x.kind is Kind.PERSIST), default=0):]
             if any(x.kind is Kind.EFFECT for x in since_save):
-                return ("an effect fired after the victim's last durable save, then the crash: ResumePlane's task "
-                        "step is atomic (effect and record together), so it has no state between them")
+                return (EFFECT_THEN_CRASH, "an effect fired after the victim's last durable save, then the crash: "
+                        "ResumePlane's task step is atomic (effect and record together), so it has no state between "
+                        "them")
             fired = {x.effect for x in before if x.kind is Kind.EFFECT}
             again = sorted({x.effect for x in events[i + 1:] if x.kind is Kind.EFFECT} & fired)
             if again:
                 fired_at = max(j for j, x in enumerate(before) if x.kind is Kind.EFFECT and x.effect in again)
                 saves = sorted({str(x.detail.get("what")) for x in before[fired_at:] if x.kind is Kind.PERSIST})
-                return (f"the recovery fired {', '.join(again)} again although the victim had saved after firing it "
-                        f"({', '.join(saves) or 'its saves'}): those saves did not record the step done, and "
-                        "ResumePlane records a step with its effect (one atomic task step), so every save it makes "
+                return (REDONE_AFTER_SAVE, f"the recovery fired {', '.join(again)} again although the victim had "
+                        f"saved after firing it ({', '.join(saves) or 'its saves'}): those saves did not record the step "
+                        "done, and ResumePlane records a step with its effect (one atomic task step), so every save it makes "
                         "after an effect covers that effect's step")
         return (_ran_again_without_a_crash(events) or self._paused_before_earlier_steps()
-                or "none of the above: read the history")
+                or (UNCLASSIFIED, "none of the above: read the history"))
 
-    def _paused_before_earlier_steps(self) -> str | None:
+    def _paused_before_earlier_steps(self) -> tuple[str, str] | None:
         """The run's first pause came before a step ordered earlier in its workflow fired its effect."""
         from probes.core.history import Kind
 
@@ -647,8 +668,8 @@ class Recorded:
         unrun = [s for s in self.steps[:self.steps.index(self.gate)] if s not in fired]
         if not unrun:
             return None
-        return (f"the run paused at {self.gate} before {', '.join(unrun)}, ordered before it, had fired its effect: "
-                "in ResumePlane every task before the gated one fires its effect before the pause")
+        return (PAUSED_EARLY, f"the run paused at {self.gate} before {', '.join(unrun)}, ordered before it, had fired "
+                "its effect: in ResumePlane every task before the gated one fires its effect before the pause")
 
     @property
     def conformant(self) -> bool:
@@ -782,13 +803,25 @@ def family_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def unexplained_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The histories no setting admits, grouped by campaign and by what the model lacks for them."""
-    groups: dict[tuple[str, str], list[str]] = {}
+    """The histories no setting admits, grouped by their class (``GAP_CLASSES``' order), campaign and what
+    the model lacks for them."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for row in rows:
         if _outcome(row) == "unexplained":
-            groups.setdefault((row["campaign"], row.get("gap", "")), []).append(row["name"].split("/", 1)[-1])
-    return [{"campaign": c, "histories": len(names), "why no setting admits them": gap,
-             "e.g.": names[0]} for (c, gap), names in groups.items()]
+            key = (row.get("gap_class", UNCLASSIFIED), row["campaign"], row.get("gap", ""))
+            groups.setdefault(key, []).append(row["name"].split("/", 1)[-1])
+    order = {name: i for i, name in enumerate(GAP_CLASSES)}
+    return [{"class": cls, "campaign": c, "histories": len(names), "why no setting admits them": gap, "e.g.": names[0]}
+            for (cls, c, gap), names in sorted(groups.items(), key=lambda kv: order.get(kv[0][0], len(order)))]
+
+
+def gap_class_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """How many histories no setting admits, per class (``GAP_CLASSES``' order, empty classes left out)."""
+    counts = {name: 0 for name in GAP_CLASSES}
+    for row in rows:
+        if _outcome(row) == "unexplained":
+            counts[row.get("gap_class", UNCLASSIFIED)] = counts.get(row.get("gap_class", UNCLASSIFIED), 0) + 1
+    return {name: n for name, n in counts.items() if n}
 
 
 def conformant_findings(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -48,9 +48,11 @@ def conformant_findings(run: Any) -> chapter.HTML:
 
 def unexplained(run: Any) -> chapter.HTML:
     """Histories no setting admits, grouped by what the model has no step for."""
-    rows = T.unexplained_table(_observations(run)["traces"])
-    return chapter.table(rows, caption=f"histories no setting admits: {sum(r['histories'] for r in rows)}",
-                         empty="none: some setting admits every history")
+    traces = _observations(run)["traces"]
+    rows = T.unexplained_table(traces)
+    classes = "; ".join(f"{name} {n}" for name, n in T.gap_class_counts(traces).items())
+    return chapter.table(rows, caption=f"histories no setting admits: {sum(r['histories'] for r in rows)}, by class: "
+                                       f"{classes}", empty="none: some setting admits every history")
 
 
 def known_behaviours(run: Any) -> chapter.HTML:

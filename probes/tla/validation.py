@@ -90,7 +90,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
                         "explained_by": v.explained_by, "admitted_by": sorted(k for k, ok in v.accepted.items() if ok),
                         "notes": list(trace.notes), "steps": list(trace.steps), "gate_task": trace.ip})
             if not v.explained_by and rec is not None:
-                row["gap"] = rec.gap
+                row["gap_class"], row["gap"] = rec.why_unadmitted
         rows.append(row)
     result.observations = {"group": "traces", "key": "traces", "traces": rows, "sources": sources,
                            "settings": [T.setting_name(s) for s in T.DEFAULT_SETTINGS]}
