@@ -28,6 +28,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
+from collections import Counter
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -650,9 +651,9 @@ class Recorded:
                 fired_at = max(j for j, x in enumerate(before) if x.kind is Kind.EFFECT and x.effect in again)
                 saves = sorted({str(x.detail.get("what")) for x in before[fired_at:] if x.kind is Kind.PERSIST})
                 return (REDONE_AFTER_SAVE, f"the recovery fired {', '.join(again)} again although the victim had "
-                        f"saved after firing it ({', '.join(saves) or 'its saves'}): those saves did not record the step "
-                        "done, and ResumePlane records a step with its effect (one atomic task step), so every save it makes "
-                        "after an effect covers that effect's step")
+                        f"saved after firing it ({', '.join(saves) or 'its saves'}): those saves did not record the "
+                        "step done, and ResumePlane records a step with its effect (one atomic task step), so every "
+                        "save it makes after an effect covers that effect's step")
         return (_ran_again_without_a_crash(events) or self._paused_before_earlier_steps()
                 or (UNCLASSIFIED, "none of the above: read the history"))
 
@@ -817,11 +818,8 @@ def unexplained_table(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 def gap_class_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """How many histories no setting admits, per class (``GAP_CLASSES``' order, empty classes left out)."""
-    counts = {name: 0 for name in GAP_CLASSES}
-    for row in rows:
-        if _outcome(row) == "unexplained":
-            counts[row.get("gap_class", UNCLASSIFIED)] = counts.get(row.get("gap_class", UNCLASSIFIED), 0) + 1
-    return {name: n for name, n in counts.items() if n}
+    counts = Counter(row.get("gap_class", UNCLASSIFIED) for row in rows if _outcome(row) == "unexplained")
+    return {name: counts[name] for name in GAP_CLASSES if counts[name]}
 
 
 def conformant_findings(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
