@@ -106,3 +106,42 @@ def test_notebook_parameters_match_campaigns() -> None:
         names = {}
         exec(cell.source, {}, names)  # noqa: S102 - our own notebook's literal assignments
         assert names == {p.name: p.default for p in campaign.params}
+
+
+def test_the_partition_kind_runs_remits_gate_with_and_without_a_lease(tmp_path: Path, outside_basetemp: Path,
+                                                                    monkeypatch) -> None:
+    """Issue 27 item 5 in the REMIT campaign: the kit's partition protocol on remit_ref's gate as built (no lease)
+    and with ``claim_ttl`` (the ``lease`` variant), remit_ref only (``PARTITION_BUILDS``: remit-contract has no
+    lease option, and its gate refuses the cut-off racer before the cut). The cut-off racer's answer is durable,
+    so the gate refuses the other racer whether its claim may be taken over or not (the fix of 2026-12-03: a
+    stored answer is never taken over)."""
+    import sqlite3
+
+    import pytest
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from probes.core import netns
+    from probes.remit import campaign as rc
+    from probes.remit.kit_adapters import LEASE_ENV, RemitAdapter
+
+    saver = SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
+    assert RemitAdapter.wrap(None, saver).claim_ttl is None  # type: ignore[arg-type]
+    monkeypatch.setenv(LEASE_ENV, "0.1")
+    assert RemitAdapter.wrap(None, saver).claim_ttl == 0.1  # type: ignore[arg-type]
+    monkeypatch.delenv(LEASE_ENV)
+    if why := netns.unavailable():
+        pytest.skip(f"network namespaces: {why}")
+    params = REMIT.resolve(dict(backends=["postgres"], langgraph_kinds=["partition"]), quick=True)
+    specs = rc.lg_plan(params)
+    assert [s.id for s in specs] == ["lg.remit_ref.partition.s2.consumed.postgres.rep1",
+                                     "lg.remit_ref.lease.partition.s2.consumed.postgres.rep1"]
+    results = {s.id.split(".")[1] + ("+lease" if ".lease." in s.id else ""): res
+               for s, res in run_probes(rc.run_probe, specs, params, tmp_path, outside_basetemp / "stores")}
+    assert netns.leftovers() == []
+    for build in ("remit_ref", "remit_ref+lease"):
+        res = results[build]
+        labels = {v.property.value: v.label.value for v in res.verdicts}
+        assert res.observations["partition"]["b"].startswith("raised ConsumeConflict"), build
+        assert (labels["CO"], labels["EO"], labels["LV"]) == ("✓", "✓", "✓"), (build, labels)
+    assert all(v.path.startswith("claim_ttl=0.1s:partition:") for v in results["remit_ref+lease"].verdicts
+               if v.property.value != "VO")

@@ -47,6 +47,9 @@ from probes.langgraph_kit.savers import contract_wrap, stock_saver
 from probes.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
 
 GATE_OPTIONS = {"consume_gate": True}
+# the lease variant (``probes.remit.campaign.LEASE``): REMIT's ``claim_ttl`` in seconds, set in every process of its
+# cells; unset, no lease (a claim is taken over only from a dead owner on this host)
+LEASE_ENV = "RC_REMIT_CLAIM_TTL"
 
 
 class RemitAdapter(StockSaverAdapter):
@@ -58,10 +61,11 @@ class RemitAdapter(StockSaverAdapter):
     citations: Mapping[str, DocRef] = {}  # no statement of anyone's documents this project's build
 
     def wrap(self, stock: Any) -> Any:
-        """The build around the stock saver."""
+        """The build around the stock saver (with a lease of ``LEASE_ENV`` seconds where it is set)."""
         import remit_ref  # this project's reference implementation; imported only in the probe's processes
 
-        return remit_ref.wrap(stock, **GATE_OPTIONS)
+        lease = os.environ.get(LEASE_ENV)
+        return remit_ref.wrap(stock, **GATE_OPTIONS, **({"claim_ttl": float(lease)} if lease else {}))
 
     def intent_config(self, intent: str) -> dict[str, Any]:
         """The build's discriminator in the config: remit_ref's ``remit_intent``, "fork" or "retry"."""
