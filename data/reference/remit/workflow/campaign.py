@@ -20,7 +20,9 @@ crash (with the kills inside the stock saver's ``put``, ``savekill``) and rd as 
 names. The crash-type protocols are about the wrapper alone, with no effect ledger around the task: their
 verdicts have the ``... (saver only, no effect ledger)`` subject. cv runs as ``invalid_write`` (remit-contract
 with the workflow's state model as its ``validator=``), co_sequential and co_fanout as ``sequential`` and
-``fanout``. Probe ids ``lg.<build>.<kit cell id>``.
+``fanout``; partition (issue 27: a racer cut off from PostgreSQL mid-consume) as the kit's ``partition`` on
+remit_ref's gate as built and with a lease (the ``lease`` variant, ``claim_ttl``; see ``LEASE``). Probe ids
+``lg.<build>.<kit cell id>``.
 
 Every kit operation runs in a fresh interpreter, so the LangGraph arm measures on SQLite and PostgreSQL
 only: an in-memory saver dies with its process and leaves nothing durable to the next one (the legacy
@@ -40,6 +42,8 @@ from probes.core.errors import HarnessError, UsageError
 from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
 from probes.core.race import RaceRule, stop_reason, trial_record
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
+from probes.kit.variants import Variant
+from probes.remit.kit_adapters import LEASE_ENV
 from probes.remit.verdicts import FRAMEWORK
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
@@ -48,12 +52,13 @@ from probes.core.receipt import ProbeResult
 
 BACKENDS = ("memory", "sqlite", "postgres")
 KIT_BACKENDS = ("sqlite", "postgres")  # where the LangGraph arm measures (the kit's, across processes)
-LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd")
+LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd",
+            "partition")
 # legacy probe kind -> the kit protocols that measure it (the kit's and probes.langgraph_kit's)
 KIND_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "fd": ("fork", "fork_ways"), "fi": ("intent",), "cv": ("invalid_write",), "co_stray": ("stray",),
     "co_sequential": ("sequential",), "co_fanout": ("fanout",), "eo_interrupt": ("baseline", "functional"),
-    "parkkill": ("parkkill",), "crash": ("crash", "savekill"), "rd": ("rd",)}
+    "parkkill": ("parkkill",), "crash": ("crash", "savekill"), "rd": ("rd",), "partition": ("partition", "lease")}
 # protocols measuring the wrapper alone on the crash path (the saver-only subject), repeated ``reps`` times
 SAVER_ONLY_PROTOCOLS = ("crash", "savekill")
 # the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.langgraph_kit.saver)
@@ -64,6 +69,19 @@ LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
 GATE_OPTIONS = {"consume_gate": True}
 BUILDS = ("remit_ref", "remit-contract")
+# The partition protocol (a racer cut off from PostgreSQL mid-consume) on REMIT's gate without a lease (the build
+# as it is: a claim is taken over only from a dead owner on this host, and the cut-off owner is alive) and with
+# one: ``claim_ttl`` LEASE_TTL seconds, the ``lease`` variant's cells (paths ``claim_ttl=0.1s:partition:...``).
+# The lease is shorter than any partition the protocol makes (the other racer's process starts after the cut), so
+# it has run out when the other racer answers: the lease's own case, an owner on another host that looks dead.
+# remit_ref only (PARTITION_BUILDS): remit-contract 0.1.2 has no lease option (no ttl or lease in its package's
+# source), and its gate refuses the racer to be cut off, whose answer is the run's first (RemitConsumeConflict:
+# "already claimed by another process ... rejected before any node executed", measured), so that racer never
+# reaches the point where the protocol cuts its link: the kit's partition protocol stops there with a harness error.
+PARTITION_BUILDS = ("remit_ref",)
+LEASE_TTL = 0.1
+LEASE = Variant(protocol="lease", env=LEASE_ENV, workflow=f"{LEASE_TTL:g}", prefix=f"claim_ttl={LEASE_TTL:g}s:",
+                runs=("partition",))
 W = "probes.remit.workloads:"
 
 PARAMS = (
@@ -141,15 +159,20 @@ def available_protocols() -> tuple[str, ...]:
     from probes.kit.suite import PROTOCOL_NAMES
     from probes.langgraph_kit.protocols import PROTOCOLS
 
-    return PROTOCOL_NAMES + tuple(PROTOCOLS)
+    return PROTOCOL_NAMES + tuple(PROTOCOLS) + (LEASE.protocol,)
 
 
 def _kit_params(params: Mapping[str, Any], protocols: list[str], reps: int) -> dict[str, Any]:
     """The kit's plan parameters for the LangGraph arm's cells of ``protocols``."""
+    from probes.kit.suite import kit_params
+    from probes.remit.kit_adapters import RemitAdapter
+
+    partition = {p.name: p.default for p in kit_params(RemitAdapter) if p.name.startswith("partition_")}
     return {"backends": [b for b in params["backends"] if b in KIT_BACKENDS], "protocols": protocols, "reps": reps,
             "crash_points": list(params["crash_points"]), "crash_hows": list(params["crash_hows"]),
             "recovery_modes": [KIT_RECOVERY[m] for m in params["recovery_modes"]],
-            "save_points": list(params["save_points"]), "savekill_cap": params["savekill_cap"], **RD_BOUNDS}
+            "save_points": list(params["save_points"]), "savekill_cap": params["savekill_cap"],
+            **partition, **RD_BOUNDS}  # the partition protocol's cells: the kit's defaults
 
 
 def lg_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
@@ -169,9 +192,11 @@ def lg_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
             continue
         adapter, saver_alone = ADAPTERS[build]
         for protocols, reps, alone in groups:
+            protocols = [p for p in protocols if build in PARTITION_BUILDS or p not in KIND_PROTOCOLS["partition"]]
             if not protocols:
                 continue
-            for spec in lg_kit_plan(_kit_params(params, protocols + variant, reps), names):
+            kit_params = _kit_params(params, protocols + variant, reps)
+            for spec in LEASE.plan(kit_params, lg_kit_plan(kit_params, names), lambda ps: lg_kit_plan(ps, names)):
                 if (spec.args.get("of", spec.args["protocol"]) in SAVER_ONLY_PROTOCOLS) != alone:
                     continue  # a variant's cell of the other group: planned with that group
                 specs.append(ProbeSpec(f"lg.{build}.{spec.id}", {**spec.args, "kind": "langgraph", "build": build,
@@ -453,7 +478,8 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         from probes.kit.suite import run_kit_probe
         from probes.langgraph_kit.protocols import PROTOCOLS
 
-        return run_kit_probe(spec.args["adapter"], None, spec, ctx, protocols=PROTOCOLS)
+        return run_kit_probe(spec.args["adapter"], None, spec, ctx,
+                             protocols={**PROTOCOLS, LEASE.protocol: LEASE.protocol_of(PROTOCOLS)})
     return {"race": probe_race, "dead_owner": probe_dead_owner, "eo_ledger": probe_eo_ledger,
             "model": probe_model, "hypothesis": probe_hypothesis, "contracts": probe_contracts,
             "stateful": probe_stateful, "lg_conformance": probe_lg_conformance}[kind](spec, ctx)
