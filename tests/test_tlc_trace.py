@@ -226,6 +226,9 @@ def test_tables_count_what_admits_each_history() -> None:
     classed = rows + [{**rows[1], "name": "fw/e", "gap_class": T.RAN_AGAIN, "gap": "why e"}]
     assert [r["class"] for r in T.unexplained_table(classed)] == [T.RAN_AGAIN, T.UNCLASSIFIED]  # GAP_CLASSES' order
     assert T.gap_class_counts(classed) == {T.RAN_AGAIN: 1, T.UNCLASSIFIED: 1}
+    hand_built = classed + [{**rows[1], "name": "known/skips", "campaign": T.KNOWN, "gap": ""}]  # its own table
+    assert T.unexplained_table(hand_built) == T.unexplained_table(classed)
+    assert T.gap_class_counts(hand_built) == T.gap_class_counts(classed)
 
 
 def test_a_trace_repeated_under_other_names_is_checked_once_and_each_copy_gets_its_verdict(

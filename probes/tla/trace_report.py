@@ -51,15 +51,15 @@ def unexplained(run: Any) -> chapter.HTML:
     traces = _observations(run)["traces"]
     rows = T.unexplained_table(traces)
     classes = "; ".join(f"{name} {n}" for name, n in T.gap_class_counts(traces).items())
-    return chapter.table(rows, caption=f"histories no setting admits: {sum(r['histories'] for r in rows)}, by class: "
-                                       f"{classes}", empty="none: some setting admits every history")
+    return chapter.table(rows, caption=f"recorded histories no setting admits: {sum(r['histories'] for r in rows)}, "
+                                       f"by class: {classes}", empty="none: some setting admits every history")
 
 
 def known_behaviours(run: Any) -> chapter.HTML:
     """The hand-built histories: does the validator name the cause it should?"""
     rows = []
     for r in _observations(run)["traces"]:
-        if r.get("campaign") != "known behaviours":
+        if r.get("campaign") != T.KNOWN:
             continue
         explained, expected = ", ".join(r.get("explained_by") or []), ", ".join(r["expected"])
         rows.append({"family": r["family"], "expected": expected or "no setting",

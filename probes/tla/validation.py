@@ -50,7 +50,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     result = ProbeResult()
     items: list[tuple[dict[str, Any], Any, Any]] = []  # (row, trace or None, the recorded history or None)
     for name, history in known.HISTORIES.items():
-        items.append(({"name": f"known/{name}", "campaign": "known behaviours", "framework": "hand-built",
+        items.append(({"name": f"known/{name}", "campaign": T.KNOWN, "framework": "hand-built",
                        "family": name, "expected": known.EXPECTED[name]},
                       T.observations(history, f"known/{name}", known.STEPS, known.GATE), None))
     sources: dict[str, Any] = {}
