@@ -16,6 +16,12 @@ from probes.core.receipt import ProbeResult, Receipt
 EACH_ANSWER_ONCE = {"after_first": "paused", "after_second": "completed", "effects": {"e1": 1, "e2": 1, "e2b": 1}}
 
 
+def cited_labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
+    """Every verdict of a campaign run: (path, property) -> (label, the citation's source or "")."""
+    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
+            for r in run.receipts for v in r.verdicts}
+
+
 def pause_twice(name: str, tmp_path: Path, **params: Any) -> Receipt:
     """The one receipt of campaign ``name``'s pause-twice cell (quick profile, ``params`` over it),
     measured without a harness error."""

@@ -15,6 +15,7 @@ from typing import Any
 from probes import campaigns
 from probes.core.campaign import run_campaign
 from probes.kit.protocols import CALLBACK_CELLS
+from tests.kit_checks import cited_labels
 
 
 def _run(tmp_path: Any) -> Any:
@@ -52,8 +53,7 @@ def test_agno_asks_the_review_callable_once_per_approval(tmp_path: Any) -> None:
     }
     # the answer reached the step after the review as the reviewer's edit, in every cell
     assert {s["ended"] for s in seen.values()} == {"completed with \"s2 served 'yes'\""}
-    labels = {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-              for r in run.receipts for v in r.verdicts}
+    labels = cited_labels(run)
     for path in ("callback:clean", "callback:park-kill"):
         for prop in ("EO", "CO", "LV", "VO"):
             assert labels[(path, prop)] == ("✓", ""), (path, prop)

@@ -24,6 +24,7 @@ from probes.core.campaign import run_campaign  # noqa: E402
 from probes.kit.adapter import Capability  # noqa: E402
 from probes.kit.protocols import CALLBACK_CELLS, HANDLER_CELLS  # noqa: E402
 from probes.kit.runtime import JOIN_POINTS  # noqa: E402
+from tests.kit_checks import cited_labels  # noqa: E402
 
 MODE = "latest-team-state"
 
@@ -36,11 +37,6 @@ def _run(tmp_path: Any, **params: Any) -> Any:
     versions = {r.observations.get("framework_versions", {}).get("autogen-agentchat") for r in run.receipts}
     assert versions - {None} == {"0.7.5"}
     return run
-
-
-def _labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-            for r in run.receipts for v in r.verdicts}
 
 
 def test_the_adapter_declares_the_three_workflows() -> None:
@@ -63,7 +59,7 @@ def test_a_failed_tool_call_routed_to_the_handler_and_the_failed_call_again_afte
         "h.effect": {"e1": 1, "e2": 2, "e_handler": 2}}
     assert seen["clean"]["handed"] == ["FunctionExecutionResult"]
     assert seen["h.effect"]["handed"] == ["FunctionExecutionResult"] * 2
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert {prop: labels[("handler:clean", prop)][0] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
         ("EO", "CO", "LV"), "✓")
     for at in ("h.begin", "h.effect"):
@@ -80,7 +76,7 @@ def test_the_approval_termination_condition_is_called_once_per_approval(tmp_path
     fired = {r.args["at"]: r.observations["callback"]["effects"] for r in run.receipts}
     assert fired == {"clean": {"e1": 1, "e2": 1, "e_cb": 1}, "park-kill": {"e1": 1, "e2": 1, "e_cb": 1},
                      "cb.effect": {"e1": 2, "e2": 1, "e_cb": 2}}
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert labels[("callback:clean", "EO")] == ("✓", "") and labels[("callback:park-kill", "EO")] == ("✓", "")
     assert labels[(f"callback:kill@cb.effect/{MODE}", "EO")] == ("U", "")
     assert all(label == "✓" for (_, prop), (label, _) in labels.items() if prop in ("CO", "LV"))
@@ -104,7 +100,7 @@ def test_a_loaded_graph_drops_the_unanswered_branch_and_starts_over(tmp_path: An
             f"recovered by {MODE}: paused, asking b1"]
     for cell in ("partly", *(f"crash@{point}" for point in JOIN_POINTS)):
         assert seen[cell]["effects"] == {"e1": 2, "e_b1": 2, "e_b2": 1, "e_join": 1}
-    labels = _labels(run)
+    labels = cited_labels(run)
     for path in (f"parallel:partly/{MODE}", *(f"parallel:crash@{point}/{MODE}" for point in JOIN_POINTS)):
         assert {prop: labels[(path, prop)][0] for prop in ("EO", "CO", "LV")} == {"EO": "U", "CO": "U", "LV": "✓"}
 

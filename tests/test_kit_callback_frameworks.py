@@ -16,6 +16,7 @@ import pytest
 from probes import campaigns
 from probes.core.campaign import run_campaign
 from probes.kit.protocols import CALLBACK_CELLS
+from tests.kit_checks import cited_labels
 
 
 def _run(name: str, tmp_path: Any) -> Any:
@@ -28,11 +29,6 @@ def _run(name: str, tmp_path: Any) -> Any:
 
 def _fired(run: Any) -> dict[str, dict[str, int]]:
     return {r.args["at"]: r.observations["callback"]["effects"] for r in run.receipts}
-
-
-def _labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-            for r in run.receipts for v in r.verdicts}
 
 
 def _once_but_cb(e_cb: dict[str, int]) -> dict[str, dict[str, int]]:
@@ -51,7 +47,7 @@ def test_openai_agents_calls_needs_approval_once_per_approval(tmp_path: Any) -> 
     asks again (no statement of the SDK's speaks to it: U)."""
     run = _run("openai_agents", tmp_path)
     assert _fired(run) == _once_but_cb({"clean": 1, "park-kill": 1, "cb.effect": 2})
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert labels[("callback:clean", "EO")] == ("✓", "") and labels[("callback:park-kill", "EO")] == ("✓", "")
     assert labels[("callback:kill@cb.effect/run-state", "EO")] == ("U", "")
     assert _co_lv_hold(labels)
@@ -64,7 +60,7 @@ def test_google_adk_calls_the_confirmation_callback_three_times_per_approval(tmp
     own ``run_async`` asks it once more. ResumabilityConfig states at-least-once for a resumed tool call: D."""
     run = _run("google_adk", tmp_path)
     assert _fired(run) == _once_but_cb({"clean": 3, "park-kill": 3, "cb.effect": 4})
-    labels = _labels(run)
+    labels = cited_labels(run)
     for path in ("callback:clean", "callback:park-kill", "callback:kill@cb.effect/resume-invocation"):
         assert labels[(path, "EO")] == ("D", "google.adk.apps._configs:ResumabilityConfig")
     assert _co_lv_hold(labels)
@@ -76,7 +72,7 @@ def test_strands_invokes_the_interrupting_hook_again_on_resume(tmp_path: Any) ->
     a kill past the callback's effect the restarted tool call asks once more (left uncited: U)."""
     run = _run("strands", tmp_path)
     assert _fired(run) == _once_but_cb({"clean": 2, "park-kill": 2, "cb.effect": 3})
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert labels[("callback:clean", "EO")] == ("D", "strands.types:interrupt")
     assert labels[("callback:park-kill", "EO")] == ("D", "strands.types:interrupt")
     assert labels[("callback:kill@cb.effect/session", "EO")] == ("U", "")
@@ -89,7 +85,7 @@ def test_maf_runs_the_requesting_handler_once_per_approval(tmp_path: Any) -> Non
     callback's effect, before the superstep's checkpoint, the recovery runs it again (no statement: U)."""
     run = _run("maf", tmp_path)
     assert _fired(run) == _once_but_cb({"clean": 1, "park-kill": 1, "cb.effect": 2})
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert labels[("callback:clean", "EO")] == ("✓", "") and labels[("callback:park-kill", "EO")] == ("✓", "")
     assert labels[("callback:kill@cb.effect/latest-checkpoint", "EO")] == ("U", "")
     assert _co_lv_hold(labels)
@@ -104,7 +100,7 @@ def test_crewai_asks_its_feedback_provider_once_per_approval(tmp_path: Any) -> N
     fired = _fired(run)
     assert {at: fired[at] for at in ("clean", "park-kill")} == _once_but_cb({"clean": 1, "park-kill": 1})
     assert fired["cb.effect"] == {"e1": 2, "e2": 1, "e_cb": 2}
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert labels[("callback:clean", "EO")] == ("✓", "") and labels[("callback:park-kill", "EO")] == ("✓", "")
     assert labels[("callback:kill@cb.effect/persist-id", "EO")] == ("D", "CR-6")
     assert _co_lv_hold(labels)

@@ -18,6 +18,7 @@ from typing import Any
 from probes import campaigns
 from probes.core.campaign import run_campaign
 from probes.kit.protocols import CALLBACK_CELLS, HANDLER_CELLS
+from tests.kit_checks import cited_labels
 
 
 def _run(name: str, protocol: str, tmp_path: Any) -> Any:
@@ -27,11 +28,6 @@ def _run(name: str, protocol: str, tmp_path: Any) -> Any:
     run = run_campaign(campaign, campaign.resolve({"protocols": [protocol], **cells[protocol]}, quick=True), tmp_path)
     assert run.harness_errors == []
     return run
-
-
-def _labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-            for r in run.receipts for v in r.verdicts}
 
 
 # --- Microsoft Agent Framework: the handler workflow, a functional workflow's try/except around a @step ------
@@ -48,7 +44,7 @@ def test_maf_functional_workflow_handler_and_the_failed_step_again(tmp_path: Any
                      "h.effect": {"e1": 1, "e2": 2, "e_handler": 2}}
     handed = {r.args["at"]: r.observations["handler"]["handed"] for r in run.receipts}
     assert handed == {"clean": ["StepFailed"], "h.begin": ["StepFailed"] * 2, "h.effect": ["StepFailed"] * 2}
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert all(labels[("handler:clean", prop)] == ("✓", "") for prop in ("EO", "CO", "LV"))
     for at in ("h.begin", "h.effect"):
         path = f"handler:kill@{at}/latest-checkpoint"

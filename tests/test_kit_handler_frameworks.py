@@ -15,6 +15,7 @@ from typing import Any
 from probes import campaigns
 from probes.core.campaign import run_campaign
 from probes.kit.protocols import HANDLER_CELLS
+from tests.kit_checks import cited_labels
 
 
 def _run(name: str, tmp_path: Any) -> Any:
@@ -27,11 +28,6 @@ def _run(name: str, tmp_path: Any) -> Any:
 
 def _fired(run: Any) -> dict[str, dict[str, int]]:
     return {r.args["at"]: r.observations["handler"]["effects"] for r in run.receipts}
-
-
-def _labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-            for r in run.receipts for v in r.verdicts}
 
 
 # what every one of them did: the handler once with no fault; killed inside it, the failed call again (e2 twice)
@@ -52,7 +48,7 @@ def test_openai_agents_failure_error_function_and_the_failed_call_again(tmp_path
     approves it again and the tool runs again: no SDK statement speaks to it (U)."""
     run = _run("openai_agents", tmp_path)
     assert _fired(run) == RAN_AGAIN
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert _clean_and_live(labels)
     for at in ("h.begin", "h.effect"):
         assert labels[(f"handler:kill@{at}/run-state", "EO")] == ("U", "")
@@ -65,7 +61,7 @@ def test_strands_after_tool_call_hook_and_the_interrupted_tool_again(tmp_path: A
     (the interrupt module's docstring: D, as for the crash cells)."""
     run = _run("strands", tmp_path)
     assert _fired(run) == RAN_AGAIN
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert _clean_and_live(labels)
     for at in ("h.begin", "h.effect"):
         for prop in ("EO", "CO"):
@@ -77,7 +73,7 @@ def test_google_adk_on_tool_error_callback_and_the_resumed_tool_call_again(tmp_p
     the invocation runs the tool call again (ResumabilityConfig: at-least-once for a resumed tool call: D)."""
     run = _run("google_adk", tmp_path)
     assert _fired(run) == RAN_AGAIN
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert _clean_and_live(labels)
     for at in ("h.begin", "h.effect"):
         for prop in ("EO", "CO"):
@@ -92,7 +88,7 @@ def test_agno_skip_on_failure_goes_on_to_the_handler_step_and_reruns_the_failed_
     run = _run("agno", tmp_path)
     assert _fired(run) == RAN_AGAIN
     assert {seen["handed"][0] for seen in (r.observations["handler"] for r in run.receipts)} == {"str"}
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert _clean_and_live(labels)
     for at in ("h.begin", "h.effect"):
         for prop in ("EO", "CO"):

@@ -31,6 +31,7 @@ from probes import campaigns  # noqa: E402
 from probes.core.campaign import run_campaign  # noqa: E402
 from probes.kit.protocols import CALLBACK_CELLS, HANDLER_CELLS  # noqa: E402
 from probes.kit.runtime import JOIN_POINTS  # noqa: E402
+from tests.kit_checks import cited_labels  # noqa: E402
 
 MODE = "latest-snapshot"  # the adapter's one recovery mode
 
@@ -46,12 +47,6 @@ def _run(protocol: str, tmp_path: Any, ran: bool = True, **params: Any) -> Any:
     return run
 
 
-def _labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
-    """(path, property) -> (label, the citation's source or "")."""
-    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-            for r in run.receipts for v in r.verdicts}
-
-
 def test_catch_error_runs_the_handler_and_a_kill_inside_it_runs_the_failed_step_again(tmp_path: Any) -> None:
     """No fault: e2 and the handler's effect once, the run completes with the handler's result. Killed at the
     handler's begin or effect: the paused snapshot is the newest, its answer runs the failed s2 again (e2
@@ -65,7 +60,7 @@ def test_catch_error_runs_the_handler_and_a_kill_inside_it_runs_the_failed_step_
     assert {at: s["handed"] for at, s in seen.items()} == {
         "clean": ["StepFailed"], "h.begin": ["StepFailed", "StepFailed"], "h.effect": ["StepFailed", "StepFailed"]}
     assert {s["ended"] for s in seen.values()} == {"completed with \"the handler served 'yes'\""}
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert {prop: labels[("handler:clean", prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
         ("EO", "CO", "LV"), ("✓", ""))
     for at in ("h.begin", "h.effect"):
@@ -89,7 +84,7 @@ def test_two_waiting_branches_answered_one_at_a_time_and_a_kill_in_the_join(tmp_
     for point, joins in (("join.begin", 1), ("join.effect", 2)):
         assert seen[f"crash@{point}"]["steps"][4] == f"recovered by {MODE}: paused, asking b2"
         assert seen[f"crash@{point}"]["effects"] == {"e1": 1, "e_b1": 1, "e_b2": 2, "e_join": joins}
-    labels = _labels(run)
+    labels = cited_labels(run)
     assert {prop: labels[(f"parallel:partly/{MODE}", prop)] for prop in ("EO", "CO", "LV")} == dict.fromkeys(
         ("EO", "CO", "LV"), ("✓", ""))
     for point in JOIN_POINTS:

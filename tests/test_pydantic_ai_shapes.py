@@ -16,6 +16,7 @@ from typing import Any
 from probes import campaigns
 from probes.core.campaign import run_campaign
 from probes.kit.protocols import CALLBACK_CELLS, HANDLER_CELLS
+from tests.kit_checks import cited_labels
 
 
 def _run(protocol: str, cells: tuple[str, ...], tmp_path: Any) -> Any:
@@ -29,11 +30,6 @@ def _run(protocol: str, cells: tuple[str, ...], tmp_path: Any) -> Any:
 
 def _fired(run: Any, protocol: str) -> dict[str, dict[str, int]]:
     return {r.args["at"]: r.observations[protocol]["effects"] for r in run.receipts}
-
-
-def _labels(run: Any) -> dict[tuple[str, str], tuple[str, str]]:
-    return {(v.path, v.property.value): (v.label.value, v.doc.source if v.doc else "")
-            for r in run.receipts for v in r.verdicts}
 
 
 def _held(uncited: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], tuple[str, str]]:
@@ -64,7 +60,7 @@ def test_on_tool_execute_error_resumes_into_the_handler_without_the_failed_tool_
                                       "h.effect": {"e1": 1, "e2": 1, "e_handler": 2}}
     assert {r.args["at"]: r.observations["handler"]["handed"] for r in run.receipts} == \
         {"clean": ["StepFailed"], "h.begin": ["StepFailed", "StepFailed"], "h.effect": ["StepFailed", "StepFailed"]}
-    assert _labels(run) == _held({"handler:clean": (), "handler:kill@h.begin/launch": (),
+    assert cited_labels(run) == _held({"handler:clean": (), "handler:kill@h.begin/launch": (),
                                   "handler:kill@h.effect/launch": ("EO",)})
 
 
@@ -78,5 +74,5 @@ def test_approval_required_func_fires_once_per_approval_but_again_after_a_kill_p
     assert _fired(run, "callback") == {"clean": {"e1": 1, "e2": 1, "e_cb": 1},
                                        "park-kill": {"e1": 1, "e2": 1, "e_cb": 1},
                                        "cb.effect": {"e1": 1, "e2": 1, "e_cb": 2}}
-    assert _labels(run) == _held({"callback:clean": (), "callback:park-kill": (),
+    assert cited_labels(run) == _held({"callback:clean": (), "callback:park-kill": (),
                                   "callback:kill@cb.effect/launch": ("EO",)})
