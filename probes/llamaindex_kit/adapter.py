@@ -81,6 +81,16 @@ def _module_event(name: str) -> type:
     return made
 
 
+def _as_step(name: str, body: Any, takes: Any, returns: Any, with_ctx: bool = False, decorate: Any = None) -> Any:
+    """``body`` as the workflow step ``name``: a method of the ``Kit`` class its caller builds, annotated with
+    the event it takes (and ``ctx: Context`` with ``with_ctx``), decorated with ``@step`` or ``decorate``."""
+    from workflows import Context, step
+
+    body.__name__, body.__qualname__ = name, f"Kit.{name}"
+    body.__annotations__ = {**({"ctx": Context} if with_ctx else {}), "ev": takes, "return": returns}
+    return (decorate or step)(body)
+
+
 def _workflow() -> Any:
     """The steps of ``runtime.shape()`` as workflow steps linked by events (the original ``s1`` ->
     ``Asked`` -> ``ask`` -> input request -> ``s2`` -> stop, or the code a change protocol deployed):
@@ -90,7 +100,7 @@ def _workflow() -> Any:
     "handler") a ``@catch_error`` step scoped to it; the parallel workflow is ``_parallel_workflow``'s."""
     if runtime.branches(runtime.code()):
         return _parallel_workflow()
-    from workflows import Context, Workflow, catch_error, step
+    from workflows import Workflow, catch_error
     from workflows.events import (Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StepFailedEvent,
                                   StopEvent)
 
@@ -99,11 +109,6 @@ def _workflow() -> Any:
 
     def handed(after: str) -> type:  # the event a step hands its value on in
         return type(f"After{after.capitalize()}", (Event,), {"__annotations__": {"value": str}})
-
-    def method(name: str, body: Any, takes: Any, returns: Any, with_ctx: bool = False, decorate: Any = step) -> Any:
-        body.__name__, body.__qualname__ = name, f"Kit.{name}"  # a method of the class built below
-        body.__annotations__ = {**({"ctx": Context} if with_ctx else {}), "ev": takes, "return": returns}
-        return decorate(body)
 
     shape = runtime.shape()
     steps: dict[str, Any] = {}
@@ -123,7 +128,7 @@ def _workflow() -> Any:
             value = runtime.step2(got.response)
             await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
             return StopEvent(result=value)
-        shape, steps[WAITING_STEP] = (), method(WAITING_STEP, first_then_wait, StartEvent, StopEvent, with_ctx=True)
+        shape, steps[WAITING_STEP] = (), _as_step(WAITING_STEP, first_then_wait, StartEvent, StopEvent, with_ctx=True)
     for i, (name, role) in enumerate(shape):
         # the last step of the chain: a handler after it is no link of the chain but its error handler
         last = all(after == "handler" for _, after in shape[i + 1:])
@@ -136,7 +141,7 @@ def _workflow() -> Any:
                 value = runtime.handler(ev.input_event.response, ev.exception)
                 await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
                 return StopEvent(result=value)
-            steps[name] = method(name, handle, StepFailedEvent, StopEvent, with_ctx=True,
+            steps[name] = _as_step(name, handle, StepFailedEvent, StopEvent, with_ctx=True,
                                  decorate=catch_error(for_steps=[failing]))
             continue
         if role in ("pause", "pause-fails"):
@@ -145,7 +150,7 @@ def _workflow() -> Any:
             async def ask(self: Any, ev: Any) -> Any:
                 runtime.before_pause()
                 return InputRequiredEvent(prefix="answer?")
-            steps[asker] = method(asker, ask, takes, InputRequiredEvent)
+            steps[asker] = _as_step(asker, ask, takes, InputRequiredEvent)
             out = StopEvent if last else handed(name)
 
             async def answered(self: Any, ctx: Any, ev: Any, out: Any = out,
@@ -155,7 +160,7 @@ def _workflow() -> Any:
                 value = runtime.step2(ev.response)
                 await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
                 return StopEvent(result=value) if out is StopEvent else out(value=value)
-            steps[name] = method(name, answered, HumanResponseEvent, out, with_ctx=True)
+            steps[name] = _as_step(name, answered, HumanResponseEvent, out, with_ctx=True)
         elif role == "pause-twice":
             out = StopEvent if last else handed(name)
 
@@ -174,7 +179,7 @@ def _workflow() -> Any:
                 value = runtime.second_answer(second.response)
                 await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
                 return StopEvent(result=value) if out is StopEvent else out(value=value)
-            steps[name] = method(name, twice, takes, out, with_ctx=True)
+            steps[name] = _as_step(name, twice, takes, out, with_ctx=True)
         else:
             after = None if last else shape[i + 1][1]
             out = (StopEvent if last else Asked if name == "s1" and after in ("pause", "pause-fails")
@@ -190,9 +195,9 @@ def _workflow() -> Any:
                     handed_on = await run(self, ev)
                     await ctx.store.set(UNSERIALISABLE_KEY, asyncio.Lock())  # no serializer encodes a lock
                     return handed_on
-                steps[name] = method(name, storing, takes, out, with_ctx=True)
+                steps[name] = _as_step(name, storing, takes, out, with_ctx=True)
             else:
-                steps[name] = method(name, run, takes, out)
+                steps[name] = _as_step(name, run, takes, out)
         takes = out
     Kit = types.new_class("Kit", (Workflow,), exec_body=lambda ns: ns.update(steps, __module__=__name__))
     return Kit(timeout=TIMEOUT)
@@ -212,13 +217,8 @@ def _parallel_workflow() -> Any:
     on the event stream only, and a restored context keeps no trace of it. The trigger and answered events
     are classes of this module (``_module_event``): a snapshot names them, the waits' triggers and the join's
     buffered events."""
-    from workflows import Context, Workflow, step
+    from workflows import Workflow
     from workflows.events import HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
-
-    def method(name: str, body: Any, takes: Any, returns: Any) -> Any:
-        body.__name__, body.__qualname__ = name, f"Kit.{name}"  # a method of the class built below
-        body.__annotations__ = {"ctx": Context, "ev": takes, "return": returns}
-        return step(body)
 
     names = runtime.branches(runtime.code())
     go = {b: _module_event(f"To{b.capitalize()}") for b in names}  # what starts branch b
@@ -231,7 +231,7 @@ def _parallel_workflow() -> Any:
                 for b in names:  # both branches start before either is answered
                     ctx.send_event(go[b](value=value))
                 return None
-            steps[name] = method(name, first, StartEvent, Union[tuple(go.values())])
+            steps[name] = _as_step(name, first, StartEvent, Union[tuple(go.values())], with_ctx=True)
         elif role == "branch-pause":
             async def branch(self: Any, ctx: Any, ev: Any, name: str = name) -> Any:
                 # replayed from here whenever its wait is re-established or answered (LI-3): before_branch's
@@ -240,7 +240,7 @@ def _parallel_workflow() -> Any:
                 got = await ctx.wait_for_event(HumanResponseEvent, waiter_id=name, requirements={BRANCH_KEY: name},
                                                waiter_event=InputRequiredEvent(prefix=name))
                 return answered[name](value=runtime.branch(name, got.response))
-            steps[name] = method(name, branch, go[name], answered[name])
+            steps[name] = _as_step(name, branch, go[name], answered[name], with_ctx=True)
         elif role == "join":
             async def join(self: Any, ctx: Any, ev: Any, name: str = name) -> Any:
                 got = ctx.collect_events(ev, [answered[b] for b in names])
@@ -249,7 +249,7 @@ def _parallel_workflow() -> Any:
                 value = runtime.join({b: e.value for b, e in zip(names, got)}, name)
                 await ctx.store.set("outcome", value)  # so the ended context's snapshot tells the outcome
                 return StopEvent(result=value)
-            steps[name] = method(name, join, Union[tuple(answered.values())], StopEvent)
+            steps[name] = _as_step(name, join, Union[tuple(answered.values())], StopEvent, with_ctx=True)
         else:
             raise ValueError(f"the parallel workflow has no role {role!r} ({runtime.code()})")
     Kit = types.new_class("Kit", (Workflow,), exec_body=lambda ns: ns.update(steps, __module__=__name__))

@@ -40,12 +40,49 @@ def hold_after(step: str) -> None:
         wait_at_barrier(sock)
 
 
+def shield_effects() -> None:
+    """Make each kit effect whole under temporalio's cancellation of a threaded activity.
+
+    temporalio cancels a synchronous activity running on a thread pool by raising ``CancelledError``
+    inside its thread, between any two bytecodes (``Runtime._raise_in_thread``). A stalled worker let go
+    on after its activity timed out meets that at once, and once it landed inside the kit's effect:
+    after the counter had counted ``e2``, before the ledger committed its row. The two oracles then
+    disagreed and the cell ended in a harness error (drift, temporalio 1.35.0,
+    ``stall.s2.consumed.worker.sqlite``: counter {'e2': 2} vs ledger {'e2': 1}, seen in two runs).
+    temporalio's own remedy for code that must not be cut in two is
+    ``activity.shield_thread_cancel_exception()``: a cancellation arriving inside the block is raised
+    when the block ends. Only the effect (both oracles and its history event) runs inside it; anywhere
+    else in a step the cancellation lands where Temporal puts it. So an effect fires or not, as the
+    framework decides, but never half.
+
+    The kit runtime has no hook for an effect's surroundings (adding one would change every kit
+    campaign's fingerprint), so this process wraps ``runtime._effect`` once, in place.
+    """
+    from temporalio import activity
+
+    plain = runtime._effect
+    if getattr(plain, "shielded", False):
+        return
+
+    def effect(step: str) -> None:
+        if not activity.in_activity():  # effects fire in activities; anything else stays as the kit has it
+            plain(step)
+            return
+        with activity.shield_thread_cancel_exception():
+            plain(step)
+
+    effect.shielded = True  # type: ignore[attr-defined]
+    runtime._effect = effect
+
+
 def activities() -> list[Any]:
     """The activities of the steps of ``runtime.shape()`` (the original ``s1``, ``ask``, ``s2``, or the
     code a change protocol deployed, or the pause-twice workflow), each registered under its step's
     name; a step that asks twice has one activity per answer, ``<step>`` and ``<step>b``, so each
     answer's effect fires inside an activity of its own, as the one answer's does."""
     from temporalio import activity
+
+    shield_effects()
 
     def first(name: str) -> list[tuple[str, Any]]:
         def s1() -> str:
