@@ -207,14 +207,31 @@ def _measure_one(tag: str, name: str, params: dict[str, Any]) -> bool:
     return True
 
 
-def schedule(names: list[str], jobs: int) -> list[list[str]]:
+def expected_seconds(names: Sequence[str]) -> dict[str, float]:
+    """How long each campaign is expected to take: its committed reference run's recorded wall
+    duration (``provenance.duration_s``); a campaign without one is left out."""
+    from probes.core.runs import reference_run
+
+    out: dict[str, float] = {}
+    for name in names:
+        ref = reference_run(name)
+        value = (ref.provenance if ref is not None else {}).get("duration_s")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[name] = float(value)
+    return out
+
+
+def schedule(names: list[str], jobs: int, expected: dict[str, float] | None = None) -> list[list[str]]:
     """The order ``--jobs`` runs campaigns in, as waves: the campaigns of one wave may run side by
     side (at most ``jobs`` at once), a wave starts when the one before it ended. A campaign that
     reads others' results comes in a wave after theirs; a timing-sensitive one
     (``Campaign.runs_alone``) is a wave of its own. A campaign beyond the paper (``--all`` only)
     joins no wave before a timing-sensitive one placed ahead of it: otherwise the paper's benchmarks
-    and races would wait behind hours of atlas, drift and kit campaigns. With ``jobs == 1`` every
-    wave has one campaign, in the sequential order."""
+    and races would wait behind hours of atlas, drift and kit campaigns. Within a wave the campaigns
+    start longest ``expected`` first (seconds; unknown ones last, in their order): a long campaign
+    started last would run on alone after the others ended (drift's 100 minutes, started after the
+    short ones, would add their time to the wave's). With ``jobs == 1`` every wave has one campaign,
+    in the sequential order."""
     if jobs <= 1:
         return [[n] for n in names]
     waves: list[list[str]] = []
@@ -236,7 +253,8 @@ def schedule(names: list[str], jobs: int) -> list[list[str]]:
             at = len(waves) - 1
         waves[at].append(name)
         placed[name] = at
-    return waves
+    known = expected or {}
+    return [sorted(wave, key=lambda n: -known.get(n, 0.0)) for wave in waves]
 
 
 @contextlib.contextmanager
@@ -265,7 +283,7 @@ def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1) -
 
     failures: list[str] = []
     number = {name: i for i, name in enumerate(names, 1)}
-    for wave in schedule(names, jobs):
+    for wave in schedule(names, jobs, expected_seconds(names)):
         if jobs > 1 and len(wave) == 1 and campaigns.get(wave[0]).runs_alone:
             print(f"[{number[wave[0]]}/{len(names)}] {wave[0]}: runs alone ({campaigns.get(wave[0]).runs_alone})",
                   flush=True)

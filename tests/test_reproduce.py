@@ -362,6 +362,18 @@ def test_jobs_schedule_keeps_readers_after_what_they_read_and_timing_sensitive_o
     # c and d share a's wave (they read nothing); r reads a and c, so it follows their wave
     assert reproduce.schedule(list(spec), 2) == [["a", "c", "d"], ["b"], ["r"]]
     assert reproduce.schedule(["b", "a"], 4) == [["b"], ["a"]]
+    # within a wave the longest expected campaign starts first, the unknown ones last in their order
+    assert reproduce.schedule(list(spec), 2, {"c": 60.0, "d": 600.0}) == [["d", "c", "a"], ["b"], ["r"]]
+    assert reproduce.schedule(list(spec), 1, {"c": 60.0, "d": 600.0}) == [["a"], ["b"], ["c"], ["r"], ["d"]]
+
+
+def test_expected_seconds_are_the_reference_runs_recorded_wall_durations() -> None:
+    from probes import reproduce
+    from probes.core.runs import reference_run
+
+    expected = reproduce.expected_seconds(["tlc", "consume_race", "no_such_campaign"])
+    assert set(expected) == {"tlc", "consume_race"}
+    assert expected["tlc"] == reference_run("tlc").provenance["duration_s"] > 0
 
 
 def test_campaigns_beyond_the_paper_wait_for_its_timing_sensitive_ones(monkeypatch) -> None:
