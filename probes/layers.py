@@ -44,7 +44,7 @@ LAYER_OF: dict[str, int] = {
     "probes.core": HARNESS,  # atomic, nemesis, forkserver, child, portable, oracle, barrier, backends, envs, ...
     "probes.core.campaign": RUNNER, "probes.core.receipt": RUNNER, "probes.core.runs": RUNNER,
     "probes.core.manifest": RUNNER, "probes.core.crate": RUNNER, "probes.campaigns": RUNNER,
-    "probes.figures": RUNNER, "probes.timing": RUNNER,
+    "probes.figures": RUNNER, "probes.timing": RUNNER, "probes.schedules": RUNNER,
     "probes.kit": KIT,
     "probes.tla": FORMAL,
     "probes.paper": PAPER, "probes.headline": PAPER, "probes.matrix": PAPER,

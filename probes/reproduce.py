@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from probes import campaigns
+from probes import campaigns, schedules
 from probes.core.atomic import atomic_write_json
 from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
@@ -178,14 +178,15 @@ def _describe_params(campaign: Campaign, params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in changed.items())
 
 
-def _measure_one(tag: str, name: str, params: dict[str, Any]) -> bool:
-    """Run one campaign's notebook into its own run directory; False if it failed."""
+def _measure_one(tag: str, name: str, params: dict[str, Any]) -> str:
+    """Run one campaign's notebook into its own run directory: ``measured``, ``skipped`` (complete on
+    this machine already) or ``failed`` (``probes.schedules``)."""
     campaign = campaigns.get(name)
     profile = profile_of(campaign, params)
     rid = run_id(campaign, params)
     if up_to_date(campaign, params):
         print(f"{tag}: complete on this machine (run {rid}), skipped", flush=True)
-        return True
+        return schedules.SKIPPED
     extra = f": {_describe_params(campaign, params)}" if profile == "variant" else ""
     print(f"{tag}: measuring ({profile} profile{extra}) into runs/{name}/{rid} ...", flush=True)
     started = time.monotonic()
@@ -198,13 +199,13 @@ def _measure_one(tag: str, name: str, params: dict[str, Any]) -> bool:
     except Exception as exc:  # papermill raises PapermillExecutionError with the cell's traceback
         last = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
         print(f"{tag}: FAILED after {time.monotonic() - started:.1f}s: {last}", flush=True)
-        return False
+        return schedules.FAILED
     if not is_complete(campaign, params):
         print(f"{tag}: finished with harness errors after {time.monotonic() - started:.1f}s "
               f"(see the chapter; the next run measures those probes again)", flush=True)
-        return False
+        return schedules.FAILED
     print(f"{tag}: done in {time.monotonic() - started:.1f}s", flush=True)
-    return True
+    return schedules.MEASURED
 
 
 def expected_seconds(names: Sequence[str]) -> dict[str, float]:
@@ -276,35 +277,57 @@ def _signals_held() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1) -> list[str]:
+def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1, selection: str = "only") -> list[str]:
     """Run each campaign's notebook into its own run directory, ``jobs`` at a time (timing-sensitive
-    campaigns alone; see ``schedule``); returns the failed ones."""
+    campaigns alone; see ``schedule``); returns the failed ones. When each campaign started and ended
+    goes into a schedule record (``probes.schedules``; ``selection`` says which campaigns were asked for),
+    written when the measurement ends, however it ends."""
     from concurrent.futures import ThreadPoolExecutor
 
     failures: list[str] = []
     number = {name: i for i, name in enumerate(names, 1)}
-    for wave in schedule(names, jobs, expected_seconds(names)):
-        if jobs > 1 and len(wave) == 1 and campaigns.get(wave[0]).runs_alone:
-            print(f"[{number[wave[0]]}/{len(names)}] {wave[0]}: runs alone ({campaigns.get(wave[0]).runs_alone})",
-                  flush=True)
-        pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave))))
-        try:
-            futures = {n: pool.submit(_measure_one, f"[{number[n]}/{len(names)}] {n}", n, plans[n]) for n in wave}
-            done = {n: future.result() for n, future in futures.items()}
-        except BaseException:
-            # Ctrl-C or SIGTERM (raised here by _exit_on_sigterm): the campaigns run in threads, their
-            # kernels in sessions of their own -- stop those, or the threads (and the run) go on
-            with _signals_held():
-                print("interrupted: stopping the running campaigns' kernels (up to 20 s; a second Ctrl-C or "
-                      "SIGTERM waits for this)", file=sys.stderr, flush=True)
-                pool.shutdown(wait=False, cancel_futures=True)
-                stopped = stop_kernels()
-                print(f"interrupted: stopped {len(stopped)} running campaign kernel(s); every complete probe is "
-                      "kept, rerun to continue", file=sys.stderr, flush=True)
-            raise
-        finally:
-            pool.shutdown(wait=True)
-        failures += [n for n in wave if not done[n]]
+    waves = schedule(names, jobs, expected_seconds(names))
+    record = schedules.new_record(selection, jobs, waves, {n: profile_of(campaigns.get(n), plans[n]) for n in names},
+                                  [n for n in names if campaigns.get(n).runs_alone])
+    origin = time.monotonic()
+
+    def timed(name: str) -> str:
+        slot = record["campaigns"][name]
+        slot["start_s"] = round(time.monotonic() - origin, 1)
+        slot["outcome"] = _measure_one(f"[{number[name]}/{len(names)}] {name}", name, plans[name])
+        slot["end_s"] = round(time.monotonic() - origin, 1)
+        slot["run_id"] = run_id(campaigns.get(name), plans[name])
+        return slot["outcome"]
+
+    try:
+        for wave in waves:
+            if jobs > 1 and len(wave) == 1 and campaigns.get(wave[0]).runs_alone:
+                print(f"[{number[wave[0]]}/{len(names)}] {wave[0]}: runs alone ({campaigns.get(wave[0]).runs_alone})",
+                      flush=True)
+            pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(wave))))
+            try:
+                futures = {n: pool.submit(timed, n) for n in wave}
+                done = {n: future.result() for n, future in futures.items()}
+            except BaseException:
+                # Ctrl-C or SIGTERM (raised here by _exit_on_sigterm): the campaigns run in threads, their
+                # kernels in sessions of their own -- stop those, or the threads (and the run) go on
+                record["interrupted"] = True
+                with _signals_held():
+                    print("interrupted: stopping the running campaigns' kernels (up to 20 s; a second Ctrl-C or "
+                          "SIGTERM waits for this)", file=sys.stderr, flush=True)
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    stopped = stop_kernels()
+                    print(f"interrupted: stopped {len(stopped)} running campaign kernel(s); every complete probe is "
+                          "kept, rerun to continue", file=sys.stderr, flush=True)
+                raise
+            finally:
+                pool.shutdown(wait=True)
+            failures += [n for n in wave if done[n] == schedules.FAILED]
+    finally:
+        record["elapsed_s"] = round(time.monotonic() - origin, 1)
+        path = schedules.write(record)
+        print(f"schedule of this measurement ({record['elapsed_s'] / 60:.1f} min with --jobs {jobs}): {path}",
+              flush=True)
     return failures
 
 
@@ -344,6 +367,8 @@ def promote_runs(names: list[str]) -> int:
     for name in names:
         ref = promote(campaigns.get(name), require_clean_tree=False)
         print(f"{name}: reference run is now {ref.run_id} ({ref.describe()})", flush=True)
+    if (record := schedules.promote_newest()) is not None:
+        print(f"the default run measured end to end on this machine: {record}", flush=True)
     print("commit data/reference/ to publish the new reference run", flush=True)
     return 0
 
@@ -373,7 +398,8 @@ def run(argv: Sequence[str]) -> int:
             os.environ.setdefault("RC_NO_PROGRESS", "1")
             print(f"measuring up to {jobs} campaigns at once (--jobs {jobs}; timing-sensitive ones alone)",
                   flush=True)
-        failures = measure(names, plans, jobs)
+        failures = measure(names, plans, jobs, "default" if args.only is None and not args.all
+                           else ("all" if args.only is None else "only"))
     if not args.no_book:
         from probes.book import build_book
 

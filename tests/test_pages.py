@@ -125,17 +125,35 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     monkeypatch.setattr(pages, "shown_run", lambda name: types.SimpleNamespace(
         run_id=f"{profiles[name]}-x", profile=profiles[name], is_reference=False, directory=name,
         describe=lambda: name) if name in profiles else None)
+    from probes import schedules
+
+    monkeypatch.setattr(schedules, "newest_end_to_end", lambda: None)
     page = pages.timing_page(tmp_path)
-    rows = dict(re.findall(r"<tr><td>(the paper's campaigns|everything[^<]*<code>--all</code>\))</td><td>([^<]*)</td>",
-                           page))
-    assert rows["the paper's campaigns"] == "31.0 min"          # 1600 s + 260 s: over 30 min
-    assert "<td>31.0 min</td><td>30.0 min</td><td>over</td>" in page
-    assert "32.7 min" in page                                    # --all adds maf's 100 s (probe sum)
+    # no schedule record: the budget row says so; the sums are sums, one after another, with no budget
+    assert ("<tr><td>the default run end to end</td><td>—</td><td>30.0 min</td><td>no record yet: "
+            "<code>./reproduce.sh</code> writes one</td></tr>") in page
+    assert "<tr><td>the default run's campaigns, one after another</td><td>31.0 min</td>" in page  # 1600 s + 260 s
+    assert "<tr><td>everything (<code>--all</code>), one after another</td><td>32.7 min</td>" in page  # + maf's 100 s
     assert "sum of probe times" in page and "Runs with other parameters are part of these sums: tlc" in page
     assert 'id="fig-where-the-time-goes"' in page and 'href="../figures/where-the-time-goes.svg"' in page
     sidecar = json.loads((tmp_path / "where-the-time-goes.json").read_text())
     assert sidecar["runs"] == {"langgraph": "default-x", "tlc": "quick-x", "maf": "default-x"}
-    assert sidecar["regenerate"] == "./reproduce.sh --book-only"
+    assert sidecar["regenerate"] == "./reproduce.sh --book-only" and sidecar["number"] == 1
+    # a record of the default run measured whole: its elapsed time is what goes against the budget, drawn first
+    record = {"started": "2026-12-05T01:00:00+00:00", "jobs": 2, "cores": 2, "commit": "0123456789abcdef",
+              "elapsed_s": 1700.0, "file": "20261205T010000Z-jobs2.json",
+              "campaigns": {"tlc": {"alone": False, "outcome": "measured", "start_s": 0.0, "end_s": 900.0},
+                            "langgraph": {"alone": False, "outcome": "measured", "start_s": 0.0, "end_s": 800.0},
+                            "consume_race": {"alone": True, "outcome": "measured", "start_s": 900.0,
+                                             "end_s": 1700.0}}}
+    monkeypatch.setattr(schedules, "newest_end_to_end", lambda: ("reference run", record))
+    page = pages.timing_page(tmp_path)
+    assert ("<tr><td>the default run end to end (reference run, 2026-12-05 01:00, <code>--jobs 2</code> on 2 cores)"
+            "</td><td>28.3 min</td><td>30.0 min</td><td>within</td></tr>") in page
+    assert page.index('id="fig-default-run-timeline"') < page.index('id="fig-where-the-time-goes"')
+    timeline = json.loads((tmp_path / "default-run-timeline.json").read_text())
+    assert timeline["number"] == 1 and timeline["schedule"] == "reference run: _reproduce/20261205T010000Z-jobs2.json"
+    assert json.loads((tmp_path / "where-the-time-goes.json").read_text())["number"] == 2
 
 
 def test_a_framework_chapter_closes_with_its_histories_against_the_model(monkeypatch, tmp_path) -> None:

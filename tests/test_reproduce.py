@@ -398,6 +398,20 @@ def test_jobs_two_measures_both_campaigns_side_by_side(sandbox: dict) -> None:
         assert f"{name}: done in" in proc.stdout
         [run] = _run_dirs(sandbox, name)
         assert (run / "_campaign.json").is_file()
+    # the measurement's schedule: both campaigns, when each ran, the whole measurement's wall time
+    from probes import schedules
+
+    [record] = schedules.records(Path(sandbox["RC_RUNS_DIR"]))
+    assert (record["selection"], record["jobs"], record["interrupted"]) == ("only", 2, False)
+    slots = record["campaigns"]
+    assert sorted(slots) == ["selftest_a", "selftest_b"]
+    for slot in slots.values():
+        assert slot["outcome"] == "measured" and 0 <= slot["start_s"] <= slot["end_s"] <= record["elapsed_s"]
+    assert not schedules.end_to_end(record)  # --only: not the default run
+    rerun = _run(["--only", BOTH, "--jobs", "2", "--no-book"], sandbox)
+    assert rerun.returncode == 0 and "schedule of this measurement" in rerun.stdout
+    assert [s["outcome"] for s in schedules.records(Path(sandbox["RC_RUNS_DIR"]))[-1]["campaigns"].values()] == [
+        "skipped", "skipped"]
 
 
 @pytest.mark.slow
