@@ -652,6 +652,13 @@ def _minutes(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds / 60:.1f} min"
 
 
+def _phases(record: Mapping[str, Any]) -> str:
+    """Minutes spent with campaigns side by side and with one running alone, from a schedule record."""
+    slots = [s for s in record["campaigns"].values() if s.get("end_s") is not None]
+    alone = sum(s["end_s"] - s["start_s"] for s in slots if s.get("alone"))
+    return f"{(record['elapsed_s'] - alone) / 60:.1f} + {alone / 60:.1f} min"
+
+
 def timing_page(figures_dir: Path) -> str:
     """Per campaign: wall time of the run shown, its largest probe families, and the totals
     of the paper's campaigns and of the default run against their budgets (all from receipts)."""
@@ -712,6 +719,14 @@ def timing_page(figures_dir: Path) -> str:
                 _minutes(groups["paper"]), "—", "—"],
                ["everything (<code>--all</code>), one after another", _minutes(groups["all"]), "—", "—"]]
     out.append(_table(["what", "time", "budget", ""], budget))
+    every = schedules.end_to_end_records()
+    if every:
+        out += ["", "Every record of the default run measured end to end (the timing-sensitive campaigns run alone "
+                "with any `--jobs`; the rest side by side):", "",
+                _table(["where", "started (UTC)", "commit", "--jobs", "cores", "end to end", "side by side, then alone"],
+                       [[_e(source), _e(r["started"][:16].replace("T", " ")), f"<code>{_e(r['commit'][:12])}</code>" + ("" if r.get("clean") else " (local changes)"),
+                         str(r["jobs"]), str(r["cores"]), _minutes(r["elapsed_s"]), _e(_phases(r))]
+                        for source, r in every])]
     if mixed:
         out += ["", f"Runs with other parameters are part of these sums: {_e(', '.join(sorted(mixed)))} "
                 "(a quick or variant run is shown for them); the sums are not a default run's time."]

@@ -86,13 +86,24 @@ def end_to_end(record: Mapping[str, Any]) -> bool:
             and all(s.get("outcome") == MEASURED and s.get("profile") == "default" for s in slots.values()))
 
 
+def end_to_end_records(runs_root: Path | None = None, reference_root: Path | None = None
+                       ) -> list[tuple[str, dict[str, Any]]]:
+    """Every end-to-end record as ("this machine" | "reference run", record), this machine's first, each oldest first."""
+    return [(source, r) for source, root in (("this machine", runs_root or RUNS_DIR),
+                                             ("reference run", reference_root or REFERENCE_DIR))
+            for r in records(root) if end_to_end(r)]
+
+
 def newest_end_to_end(runs_root: Path | None = None, reference_root: Path | None = None
                       ) -> tuple[str, dict[str, Any]] | None:
-    """("this machine" | "reference run", record): this machine's newest end-to-end record, else the reference's."""
-    for source, root in (("this machine", runs_root or RUNS_DIR), ("reference run", reference_root or REFERENCE_DIR)):
-        whole = [r for r in records(root) if end_to_end(r)]
-        if whole:
-            return source, whole[-1]
+    """("this machine" | "reference run", record): this machine's newest end-to-end record, else the reference's;
+    a record run as ``./reproduce.sh`` runs by default (``--jobs`` the machine's cores) before any other."""
+    whole = end_to_end_records(runs_root, reference_root)
+    as_default = [pair for pair in whole if pair[1].get("jobs") == pair[1].get("cores")]
+    for pool in (as_default, whole):
+        mine = [pair for pair in pool if pair[0] == "this machine"]
+        if mine or pool:
+            return (mine or pool)[-1]
     return None
 
 
@@ -109,58 +120,36 @@ def promote_newest(runs_root: Path | None = None, reference_root: Path | None = 
     return target
 
 
-def lanes(record: Mapping[str, Any]) -> dict[str, int]:
-    """A lane per campaign for drawing: each campaign takes the lowest lane free when it started
-    (as many lanes as campaigns ever ran at once, at most the record's ``jobs``)."""
-    ends: list[float] = []
-    out: dict[str, int] = {}
-    timed = [(s["start_s"], s["end_s"], n) for n, s in (record.get("campaigns") or {}).items()
-             if s.get("start_s") is not None and s.get("end_s") is not None]
-    for start, end, name in sorted(timed):
-        lane = next((i for i, e in enumerate(ends) if e <= start + 1e-6), None)
-        if lane is None:
-            ends.append(end)
-            lane = len(ends) - 1
-        else:
-            ends[lane] = end
-        out[name] = lane
-    return out
-
-
 def figure(record: Mapping[str, Any], budget_s: float | None = None) -> Any:
-    """The measurement as a timeline: one row per lane, a bar per campaign from its start to its end
-    (minutes), campaigns that ran alone in their own colour, the budget as a vertical line."""
+    """The measurement as a timeline: one row per campaign in the order they started, a bar from its
+    start to its end (minutes, its length written beside it), the campaigns that ran alone in their own
+    colour, the budget as a dashed line. Bars that overlap in time ran side by side."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
-    slots = record.get("campaigns") or {}
-    lane_of = lanes(record)
-    n_lanes = max(lane_of.values(), default=0) + 1
-    fig, ax = plt.subplots(figsize=(9, 0.9 * n_lanes + 1.6))
+    timed = sorted(((s["start_s"], s["end_s"], n, s) for n, s in (record.get("campaigns") or {}).items()
+                    if s.get("start_s") is not None and s.get("end_s") is not None), key=lambda t: (t[0], -t[1]))
+    fig, ax = plt.subplots(figsize=(9, 0.32 * max(len(timed), 3) + 1.4))
     shared, alone, failed = "#4c78a8", "#f58518", "#c0392b"
-    for name, lane in lane_of.items():
-        s = slots[name]
-        start, width = s["start_s"] / 60.0, (s["end_s"] - s["start_s"]) / 60.0
-        colour = failed if s.get("outcome") == FAILED else (alone if s.get("alone") else shared)
-        ax.barh(n_lanes - 1 - lane, width, left=start, color=colour, edgecolor="white", linewidth=1.0, height=0.7)
-        if width >= 0.9:
-            ax.text(start + width / 2, n_lanes - 1 - lane, f"{name}\n{width:.1f}", ha="center", va="center",
-                    fontsize=7, color="white")
+    for row, (start, end, name, slot) in enumerate(timed):
+        colour = failed if slot.get("outcome") == FAILED else (alone if slot.get("alone") else shared)
+        ax.barh(row, (end - start) / 60.0, left=start / 60.0, color=colour, height=0.7)
+        ax.text(end / 60.0 + 0.15, row, f"{(end - start) / 60:.1f}", va="center", fontsize=7, color="0.25")
     elapsed = float(record.get("elapsed_s") or 0.0) / 60.0
     if budget_s:
         ax.axvline(budget_s / 60.0, color="0.3", linestyle="--", linewidth=1)
-        ax.text(budget_s / 60.0, n_lanes - 0.45, f" budget {budget_s / 60:.0f} min", fontsize=8, va="bottom")
-    ax.set_yticks(range(n_lanes), [f"lane {n_lanes - i}" for i in range(n_lanes)])
-    ax.set_xlim(0, max(elapsed, (budget_s or 0) / 60.0) * 1.03 or 1)
+        ax.text(budget_s / 60.0, -0.9, f"budget {budget_s / 60:.0f} min", fontsize=8, ha="center")
+    ax.set_yticks(range(len(timed)), [t[2] for t in timed], fontsize=8)
+    ax.set_ylim(len(timed) - 0.4, -1.3)
+    ax.set_xlim(0, max(elapsed, (budget_s or 0) / 60.0) * 1.05 or 1)
     ax.set_xlabel(f"minutes from the start (whole measurement: {elapsed:.1f} min with --jobs {record.get('jobs')} "
                   f"on {record.get('cores')} cores)")
-    from matplotlib.patches import Patch
-
     ax.legend(handles=[Patch(color=shared, label="beside others"), Patch(color=alone, label="alone (timing)")]
-              + ([Patch(color=failed, label="failed")] if any(s.get("outcome") == FAILED for s in slots.values())
-                 else []), loc="lower right", fontsize=8, frameon=False)
+              + ([Patch(color=failed, label="failed")] if any(t[3].get("outcome") == FAILED for t in timed) else []),
+              loc="lower left", fontsize=8, frameon=False)
     ax.set_title("The default run, campaign by campaign")
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()

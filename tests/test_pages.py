@@ -128,6 +128,7 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     from probes import schedules
 
     monkeypatch.setattr(schedules, "newest_end_to_end", lambda: None)
+    monkeypatch.setattr(schedules, "end_to_end_records", lambda: [])
     page = pages.timing_page(tmp_path)
     # no schedule record: the budget row says so; the sums are sums, one after another, with no budget
     assert ("<tr><td>the default run end to end</td><td>—</td><td>30.0 min</td><td>no record yet: "
@@ -141,13 +142,18 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     assert sidecar["regenerate"] == "./reproduce.sh --book-only" and sidecar["number"] == 1
     # a record of the default run measured whole: its elapsed time is what goes against the budget, drawn first
     record = {"started": "2026-12-05T01:00:00+00:00", "jobs": 2, "cores": 2, "commit": "0123456789abcdef",
+              "clean": True,
               "elapsed_s": 1700.0, "file": "20261205T010000Z-jobs2.json",
               "campaigns": {"tlc": {"alone": False, "outcome": "measured", "start_s": 0.0, "end_s": 900.0},
                             "langgraph": {"alone": False, "outcome": "measured", "start_s": 0.0, "end_s": 800.0},
                             "consume_race": {"alone": True, "outcome": "measured", "start_s": 900.0,
                                              "end_s": 1700.0}}}
     monkeypatch.setattr(schedules, "newest_end_to_end", lambda: ("reference run", record))
+    monkeypatch.setattr(schedules, "end_to_end_records", lambda: [("reference run", record)])
     page = pages.timing_page(tmp_path)
+    # every record in a table: 15 min side by side, then consume_race's 800 s alone
+    assert ("<td>reference run</td><td>2026-12-05 01:00</td><td><code>0123456789ab</code></td><td>2</td><td>2</td>"
+            "<td>28.3 min</td><td>15.0 + 13.3 min</td>") in page
     assert ("<tr><td>the default run end to end (reference run, 2026-12-05 01:00, <code>--jobs 2</code> on 2 cores)"
             "</td><td>28.3 min</td><td>30.0 min</td><td>within</td></tr>") in page
     assert page.index('id="fig-default-run-timeline"') < page.index('id="fig-where-the-time-goes"')

@@ -3,8 +3,9 @@ and the timeline drawn from one. The records a real measurement writes are teste
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
+
+import pytest
 
 from probes import schedules
 
@@ -46,19 +47,19 @@ def test_promote_copies_the_newest_clean_end_to_end_record_once(tmp_path: Path) 
     source, record = schedules.newest_end_to_end(tmp_path / "elsewhere", reference)
     assert source == "reference run" and record["started"] == "2026-12-05T01:00:00+00:00"
     assert schedules.newest_end_to_end(runs, reference)[0] == "this machine"
+    # a later run with --jobs 1 on 2 cores does not take the place of the run as ./reproduce.sh runs by default
+    schedules.write(_record(started="2026-12-05T04:00:00+00:00", jobs=1), reference)
+    assert schedules.newest_end_to_end(tmp_path / "elsewhere", reference)[1]["jobs"] == 2
+    assert [(src, r["started"][11:13]) for src, r in schedules.end_to_end_records(runs, reference)] == [
+        ("this machine", "01"), ("this machine", "02"), ("reference run", "01"),  # a dirty tree's too; not --only
+        ("reference run", "04")]
 
 
-def test_each_campaign_takes_the_lowest_free_lane() -> None:
-    record = _record()
-    assert schedules.lanes(record) == {"langgraph": 0, "tlc": 1, "crewai": 0, "consume_race": 0}
-    one_at_a_time = copy.deepcopy(record)
-    for i, slot in enumerate(one_at_a_time["campaigns"].values()):
-        slot["start_s"], slot["end_s"] = 10.0 * i, 10.0 * i + 10.0
-    assert set(schedules.lanes(one_at_a_time).values()) == {0}
-
-
-def test_the_timeline_draws_a_bar_per_campaign_and_the_budget() -> None:
+def test_the_timeline_draws_a_bar_per_campaign_in_start_order_and_the_budget() -> None:
     fig = schedules.figure(_record(), budget_s=90.0)
     ax = fig.axes[0]
-    assert len(ax.patches) == 4 and [t.get_text() for t in ax.get_yticklabels()] == ["lane 2", "lane 1"]
-    assert any(line.get_xdata()[0] == 1.5 for line in ax.get_lines())  # 90 s = 1.5 min
+    assert len(ax.patches) == 4  # one bar per campaign
+    # in the order they started (the longer first where two started together)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["tlc", "langgraph", "crewai", "consume_race"]
+    assert [p.get_width() for p in ax.patches] == pytest.approx([1.0, 20 / 60, 0.5, 40 / 60])  # minutes
+    assert any(line.get_xdata()[0] == 1.5 for line in ax.get_lines())  # the budget: 90 s = 1.5 min
