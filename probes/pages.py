@@ -660,8 +660,9 @@ def _phases(record: Mapping[str, Any]) -> str:
 
 
 def timing_page(figures_dir: Path) -> str:
-    """Per campaign: wall time of the run shown, its largest probe families, and the totals
-    of the paper's campaigns and of the default run against their budgets (all from receipts)."""
+    """Per campaign: wall time of the run shown and its largest probe families (from receipts); the
+    default run measured end to end against the budget, every such measurement and its timeline (from
+    schedule records, ``probes.schedules``); and the sums of the runs shown, one after another."""
     from probes import timing
     from probes.figures import figure_html, save_figure
 
@@ -724,7 +725,8 @@ def timing_page(figures_dir: Path) -> str:
         out += ["", "Every record of the default run measured end to end (the timing-sensitive campaigns run alone "
                 "with any `--jobs`; the rest side by side):", "",
                 _table(["where", "started (UTC)", "commit", "--jobs", "cores", "end to end", "side by side, then alone"],
-                       [[_e(source), _e(r["started"][:16].replace("T", " ")), f"<code>{_e(r['commit'][:12])}</code>" + ("" if r.get("clean") else " (local changes)"),
+                       [[_e(source), _e(r["started"][:16].replace("T", " ")),
+                         f"<code>{_e(r['commit'][:12])}</code>" + ("" if r.get("clean") else " (local changes)"),
                          str(r["jobs"]), str(r["cores"]), _minutes(r["elapsed_s"]), _e(_phases(r))]
                         for source, r in every])]
     if mixed:
