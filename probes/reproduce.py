@@ -75,14 +75,6 @@ def _jobs(text: str) -> int:
     return value
 
 
-def default_jobs() -> int:
-    """The cores this process may use (affinity), as the default of ``--jobs``."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = _Parser(prog="./reproduce.sh", add_help=False, usage=USAGE)
     parser.add_argument("--quick", action="store_true")
@@ -393,7 +385,7 @@ def run(argv: Sequence[str]) -> int:
         names = select(args.only, args.all)
         plans = plan_params(names, args.params, args.quick, explicit=args.only is not None)
         backend_identity()  # a malformed RC_POSTGRES_DSN is a usage error before any work
-        jobs = args.jobs or default_jobs()
+        jobs = args.jobs or schedules.cores()
         if jobs > 1:  # several kernels' progress bars would interleave on one terminal
             os.environ.setdefault("RC_NO_PROGRESS", "1")
             print(f"measuring up to {jobs} campaigns at once (--jobs {jobs}; timing-sensitive ones alone)",

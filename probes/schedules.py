@@ -34,11 +34,11 @@ MEASURED, SKIPPED, FAILED = "measured", "skipped", "failed"
 
 
 def cores() -> int:
-    """The cores this process may use (its CPU affinity), as ``--jobs`` defaults to."""
+    """The cores this process may use (its CPU affinity): the default of ``--jobs``."""
     try:
-        return len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        return max(1, os.cpu_count() or 1)
 
 
 def new_record(selection: str, jobs: int, waves: list[list[str]], profiles: Mapping[str, str],
