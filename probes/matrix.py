@@ -83,8 +83,10 @@ def load_all_verdicts(receipts_root: Path | None = None) -> Cells:
             else:
                 directories.append((name, run.directory))
     else:
+        from probes.schedules import DIRNAME  # the schedule records beside the campaigns' runs: no campaign
+
         root = Path(receipts_root)
-        found = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        found = sorted(p for p in root.iterdir() if p.is_dir() and p.name != DIRNAME) if root.is_dir() else []
         directories = []
         for p in found:
             if read_index(p) is None:
