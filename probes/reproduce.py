@@ -202,16 +202,13 @@ def _measure_one(tag: str, name: str, params: dict[str, Any]) -> str:
 
 def expected_seconds(names: Sequence[str]) -> dict[str, float]:
     """How long each campaign is expected to take: its committed reference run's recorded wall
-    duration (``provenance.duration_s``); a campaign without one is left out."""
+    duration (``timing.recorded_wall``); a campaign without one is left out."""
     from probes.core.runs import reference_run
+    from probes.timing import recorded_wall
 
-    out: dict[str, float] = {}
-    for name in names:
-        ref = reference_run(name)
-        value = (ref.provenance if ref is not None else {}).get("duration_s")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[name] = float(value)
-    return out
+    walls = {name: recorded_wall({"provenance": ref.provenance}) if (ref := reference_run(name)) else None
+             for name in names}
+    return {name: wall for name, wall in walls.items() if wall is not None}
 
 
 def schedule(names: list[str], jobs: int, expected: dict[str, float] | None = None) -> list[list[str]]:

@@ -122,7 +122,9 @@ class CampaignTime:
         return self.wall_s if self.wall_s is not None else self.probes_s
 
 
-def _wall(index: Mapping[str, Any] | None) -> float | None:
+def recorded_wall(index: Mapping[str, Any] | None) -> float | None:
+    """A run's wall duration as its campaign index recorded it, or None where that is no wall-clock
+    measurement (an old run's sum of probe times, said in ``duration_note``)."""
     prov = (index or {}).get("provenance") or {}
     value = prov.get("duration_s")
     if prov.get("duration_note") or not isinstance(value, (int, float)):
@@ -139,7 +141,7 @@ def campaign_time(directory: Path, depth: int | None = None, source: str = "") -
     receipts = load_campaign(directory)
     fams = family_totals(receipts, depth)
     name = (index or {}).get("campaign") or directory.name
-    return CampaignTime(name, source or str(directory), round(sum(f.seconds for f in fams), 3), _wall(index),
+    return CampaignTime(name, source or str(directory), round(sum(f.seconds for f in fams), 3), recorded_wall(index),
                         tuple(fams))
 
 

@@ -45,7 +45,7 @@ def test_family_totals_sum_and_order():
 def test_set_up_only_from_a_real_wall_duration():
     fams = tuple(timing.family_totals([_receipt("a.x", 4.0)]))
     real = timing.CampaignTime("c", "", 4.0, 10.0, fams)
-    summed = timing.CampaignTime("c", "", 4.0, timing._wall({"provenance": {"duration_s": 4.0,
+    summed = timing.CampaignTime("c", "", 4.0, timing.recorded_wall({"provenance": {"duration_s": 4.0,
                                                                              "duration_note": "sum"}}), fams)
     assert real.setup_s == 6.0 and real.total_s == 10.0
     assert summed.setup_s is None and summed.total_s == 4.0
