@@ -1,16 +1,17 @@
 """Conformance probes for the Resume Contract.
 
-The harness follows the classic split of fault-injection testers:
+The layout follows the layers of ``probes.layers`` (each imports only downward):
 
-* ``probes.core.workload``  -- nothing framework-specific: a protocol is a function a
-  framework adapter implements;
-* ``probes.core.nemesis``   -- crash injection (exceptions, barrier-synchronised SIGKILL);
-* ``probes.core.oracle``    -- effect counters (in-process counter + SQLite ledger);
-* ``probes.core.checker``   -- observations -> verdicts (PC, EO, FD, CV, CO, RD, FI, LV);
-* ``probes.core.receipt``   -- atomic JSON receipts with manifests and a stable verdict view.
-
-Framework adapters live in sibling packages (``probes.langgraph_kit`` ...) and only
-translate between a framework's API and the harness vocabulary.
+* ``probes/core``       -- the contract (properties, histories, checkers), the harness (processes,
+  nemesis, oracles, backends) and the runner (campaigns, receipts, fingerprints);
+* ``probes/kit``        -- the adapter interface and the protocols, written once;
+* ``probes/frameworks`` -- one package per framework: it only translates between the framework's
+  API and the kit's vocabulary, and is the only package that imports the framework;
+* ``probes/studies``    -- the studies that are not conformance cells (consume race, REMIT, live,
+  atlas, drift, cross-version resume);
+* ``probes/tla``        -- model checking and trace validation against the TLA+ model;
+* ``probes/paper``      -- the paper's published values as functions over receipts;
+* the top-level modules -- the book (chapters, pages) and the command line.
 """
 
 from __future__ import annotations

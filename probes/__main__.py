@@ -48,7 +48,7 @@ def _adapter_campaign(args: argparse.Namespace):
     importable_from_here()
     if args.saver:  # any LangGraph checkpointer, through the kit's LangGraph adapter
         os.environ["RC_KIT_SAVER"] = args.saver
-        adapter = "probes.langgraph_kit.saver:SaverAdapter"
+        adapter = "probes.frameworks.langgraph.saver:SaverAdapter"
         name = args.campaign or args.saver.partition(":")[0].split(".")[0]
         return kit_campaign(name, f"conformance kit: LangGraph with {args.saver}", adapter)
     name = args.campaign or args.adapter.partition(":")[0].split(".")[0]

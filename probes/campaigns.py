@@ -24,17 +24,17 @@ if TYPE_CHECKING:
 
 REGISTRY: dict[str, str] = {
     "tlc": "probes.tla.campaign:CAMPAIGN",
-    "langgraph": "probes.langgraph_kit.campaign:PAPER_CAMPAIGN",
-    "consume_race": "probes.consume_race.campaign:CAMPAIGN",
-    "crewai": "probes.crewai_kit.campaign:PAPER_CAMPAIGN",
-    "llamaindex": "probes.llamaindex_kit.campaign:PAPER_CAMPAIGN",
-    "pydantic_graph": "probes.pydantic_graph_kit.campaign:PAPER_CAMPAIGN",
-    "autogen": "probes.autogen_kit.campaign:PAPER_CAMPAIGN",
-    "dbos": "probes.dbos_kit.campaign:PAPER_CAMPAIGN",
-    "remit": "probes.remit.campaign:CAMPAIGN",
-    "remit_bench": "probes.remit.bench:CAMPAIGN",
-    "remit_cost": "probes.remit.cost:CAMPAIGN",
-    "live": "probes.live.campaign:CAMPAIGN",
+    "langgraph": "probes.frameworks.langgraph.campaign:PAPER_CAMPAIGN",
+    "consume_race": "probes.studies.consume_race.campaign:CAMPAIGN",
+    "crewai": "probes.frameworks.crewai.campaign:PAPER_CAMPAIGN",
+    "llamaindex": "probes.frameworks.llamaindex.campaign:PAPER_CAMPAIGN",
+    "pydantic_graph": "probes.frameworks.pydantic_graph.campaign:PAPER_CAMPAIGN",
+    "autogen": "probes.frameworks.autogen.campaign:PAPER_CAMPAIGN",
+    "dbos": "probes.frameworks.dbos.campaign:PAPER_CAMPAIGN",
+    "remit": "probes.studies.remit.campaign:CAMPAIGN",
+    "remit_bench": "probes.studies.remit.bench:CAMPAIGN",
+    "remit_cost": "probes.studies.remit.cost:CAMPAIGN",
+    "live": "probes.studies.live.campaign:CAMPAIGN",
     "traces": "probes.tla.validation:CAMPAIGN",
 }
 
@@ -49,20 +49,23 @@ def _extra() -> dict[str, str]:
 
 
 def discovered() -> dict[str, str]:
-    """Campaigns added without touching this file: any ``probes/<pkg>/campaign.py``.
+    """Campaigns added without touching this file: any ``probes/frameworks/<pkg>/campaign.py`` or
+    ``probes/studies/<pkg>/campaign.py`` defining ``CAMPAIGN``.
 
     A new framework's campaign is found by where it lives; its name is its package's
-    (``probes/openai_agents/campaign.py`` -> ``openai_agents``). They run after the
+    (``probes/frameworks/openai_agents/campaign.py`` -> ``openai_agents``), or ``<pkg>_kit`` where
+    the paper already has a campaign of that name (``probes/frameworks/langgraph/campaign.py``
+    defines the paper's ``langgraph`` and the kit's ``langgraph_kit``). They run after the
     paper's campaigns, in name order.
     """
     root = Path(__file__).resolve().parent
     found = {}
-    for path in sorted(root.glob("*/campaign.py")):
-        if path.parent.name == "core":  # the campaign machinery, not a campaign
-            continue
-        target = f"probes.{path.parent.name}.campaign:CAMPAIGN"
+    for path in sorted([*root.glob("frameworks/*/campaign.py"), *root.glob("studies/*/campaign.py")],
+                       key=lambda p: p.parent.name):
+        target = f"probes.{path.parent.parent.name}.{path.parent.name}.campaign:CAMPAIGN"
         if target not in REGISTRY.values():
-            found[path.parent.name] = target
+            name = path.parent.name
+            found[f"{name}_kit" if name in REGISTRY else name] = target
     return found
 
 
@@ -89,3 +92,17 @@ def get(name: str) -> "Campaign":
         raise UsageError(f"campaign {name!r} is not implemented in this checkout yet")
     module, _, attr = registry()[name].partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def definition(name: str) -> str:
+    """The file that defines campaign ``name`` (relative to the project root), found without importing
+    it: ``probes/frameworks/langgraph/campaign.py`` for ``langgraph`` and ``langgraph_kit``."""
+    if name not in registry():
+        raise UsageError(f"unknown campaign {name!r}; known: {', '.join(available())}")
+    return registry()[name].partition(":")[0].replace(".", "/") + ".py"
+
+
+def package_dir(name: str) -> str:
+    """The package directory campaign ``name`` lives in (relative to the project root): its adapter,
+    citations and own protocols, ``probes/frameworks/crewai`` for ``crewai`` and ``crewai_kit``."""
+    return definition(name).rpartition("/")[0]

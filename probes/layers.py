@@ -3,10 +3,11 @@
 A module imports only from its own layer or below (``upward_imports``), counting function-local
 imports and ``TYPE_CHECKING`` ones too: a deferred import is still a dependency. No two modules of
 different packages import each other (``mutual_imports``). And a framework (a third-party agent
-framework's distribution) is imported only by the package that adapts it or by a study declared
-to be about it (``framework_imports``): the kit, the runner, the paper and the book know no
-framework. ``tests/test_layers.py`` checks all three over every module of ``probes`` and checks that
-each rule fails on an import that breaks it.
+framework's distribution) is imported only by the package that adapts it or by a package declared
+to import it too (``framework_imports``; each package says so in its ``__init__``: ``ADAPTS``,
+``ALSO_IMPORTS``): the kit, the runner, the paper and the book know no framework.
+``tests/test_layers.py`` checks all three over every module of ``probes`` and checks that each
+rule fails on an import that breaks it.
 
 The layers, lowest first (a module is in the layer of the longest prefix below that names it):
 
@@ -15,8 +16,9 @@ The layers, lowest first (a module is in the layer of the longest prefix below t
 * **harness** -- processes, the nemesis, oracles, barriers, backends, side environments;
 * **runner** -- campaigns, receipts, run directories, fingerprints, discovery, figures' files;
 * **kit** -- the adapter interface and the protocols, written once;
-* **frameworks and studies** -- one package per framework (its adapter, citations, own protocols)
-  and the studies that are not conformance cells (consume race, REMIT, live, atlas, drift, MV);
+* **frameworks and studies** -- one package per framework under ``probes/frameworks/`` (its adapter,
+  citations, own protocols) and, under ``probes/studies/``, the studies that are not conformance
+  cells (consume race, REMIT, live, atlas, drift, MV);
 * **formal** -- the TLA+ side: model checking and trace validation;
 * **paper** -- the published values as functions over receipts, the headline statuses, the matrix;
 * **book** -- presentation: chapters (executing their notebooks), pages, figures and tables;
@@ -28,7 +30,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from probes import PROJECT_ROOT
 
@@ -45,34 +47,48 @@ LAYER_OF: dict[str, int] = {
     "probes.core.campaign": RUNNER, "probes.core.receipt": RUNNER, "probes.core.runs": RUNNER,
     "probes.core.manifest": RUNNER, "probes.core.crate": RUNNER, "probes.campaigns": RUNNER,
     "probes.figures": RUNNER, "probes.timing": RUNNER, "probes.schedules": RUNNER,
-    "probes.kit": KIT,
+    "probes.kit": KIT, "probes.frameworks": FRAMEWORKS, "probes.studies": FRAMEWORKS,
     "probes.tla": FORMAL,
     "probes.paper": PAPER, "probes.headline": PAPER, "probes.matrix": PAPER,
     "probes.book": BOOK, "probes.execute": BOOK, "probes.notebook": BOOK, "probes.pages": BOOK, "probes.chapter": BOOK, "probes.cite": BOOK, "probes.report": BOOK,
     "probes.matrix_figure": BOOK, "probes.kit.chapter": BOOK, "probes.kit.exhaustive_chapter": BOOK,
-    "probes.tla.trace_report": BOOK, "probes.atlas.table": BOOK, "probes.drift.plots": BOOK,
-    "probes.mv.report": BOOK, "probes.live.report": BOOK, "probes.consume_race.report": BOOK,
-    "probes.remit.report": BOOK,
+    "probes.tla.trace_report": BOOK, "probes.studies.atlas.table": BOOK, "probes.studies.drift.plots": BOOK,
+    "probes.studies.mv.report": BOOK, "probes.studies.live.report": BOOK, "probes.studies.consume_race.report": BOOK,
+    "probes.studies.remit.report": BOOK,
     "probes.__main__": CLI, "probes.reproduce": CLI, "probes.rejudge": CLI, "probes.mutate": CLI,
     "probes.kit.pytest_plugin": CLI, "probes.kit.junit": CLI,
 }
 
-# Third-party agent frameworks (top-level import names) and the packages allowed to import each:
-# the framework's own adapter package, and the studies about it.
-FRAMEWORK_MODULES: dict[str, tuple[str, ...]] = {
-    "langgraph": ("probes.langgraph_kit", "probes.consume_race", "probes.remit", "probes.live",
-                  "probes.dbos_kit.latency_app"),  # DBOS's latency study times a LangGraph baseline beside it
-    "crewai": ("probes.crewai_kit",),
-    "workflows": ("probes.llamaindex_kit",), "llama_index": ("probes.llamaindex_kit",),
-    "autogen_agentchat": ("probes.autogen_kit",), "autogen_core": ("probes.autogen_kit",),
-    "autogen_ext": ("probes.autogen_kit",),
-    "pydantic_graph": ("probes.pydantic_graph_kit",), "pydantic_ai": ("probes.pydantic_ai",),
-    "dbos": ("probes.dbos_kit", "probes.pydantic_ai"),  # pydantic-ai's durable agents run on DBOS
-    "agno": ("probes.agno",), "google.adk": ("probes.google_adk",), "agent_framework": ("probes.maf",),
-    "agents": ("probes.openai_agents",), "strands": ("probes.strands",), "temporalio": ("probes.temporal",),
-}
-# The atlas reproduces reported bugs of every framework, each cell in that framework's side environment.
-EVERY_FRAMEWORK = ("probes.atlas",)
+FRAMEWORKS_DIR = PROJECT_ROOT / "probes" / "frameworks"
+STUDIES_DIR = PROJECT_ROOT / "probes" / "studies"
+
+
+def _declared(package: Path, name: str, default: Any) -> Any:
+    """A literal a framework or study package declares in its ``__init__`` (read, not imported: this
+    module is the base layer, they are above it)."""
+    init = package / "__init__.py"
+    tree = ast.parse(init.read_text()) if init.is_file() else ast.Module(body=[], type_ignores=[])
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return default
+
+
+def declarations(frameworks: Path = FRAMEWORKS_DIR, studies: Path = STUDIES_DIR) -> dict[str, tuple[str, ...]]:
+    """Third-party agent frameworks (top-level import names) -> the packages that may import each: the
+    framework package that ``ADAPTS`` it, and every framework or study package whose ``ALSO_IMPORTS``
+    names it (``"*"``: every framework, the atlas). Adding a framework is its package's declaration;
+    nothing here changes."""
+    owners: dict[str, list[str]] = {}
+    packages = [p for root in (frameworks, studies) for p in sorted(root.iterdir()) if (p / "__init__.py").is_file()]
+    for package in packages:
+        for framework in _declared(package, "ADAPTS", ()):
+            owners.setdefault(framework, []).insert(0, f"probes.{package.parent.name}.{package.name}")
+    for package in packages:
+        for framework in _declared(package, "ALSO_IMPORTS", {}):
+            for target in (owners if framework == "*" else [framework]):
+                owners.setdefault(target, []).append(f"probes.{package.parent.name}.{package.name}")
+    return {framework: tuple(names) for framework, names in owners.items()}
 
 
 def layer_of(module: str) -> int:
@@ -168,13 +184,14 @@ def mutual_imports(imports: list[Import]) -> list[str]:
                   and not b.startswith(a + ".") and not a.startswith(b + "."))
 
 
-def framework_imports(imports: list[Import]) -> list[str]:
-    """Each import of an agent framework by a module that neither adapts it nor studies it."""
+def framework_imports(imports: list[Import], owners: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """Each import of an agent framework by a module of no package declared to import it
+    (``declarations``)."""
+    owners = declarations() if owners is None else owners
     out = []
     for i in imports:
-        for framework, owners in FRAMEWORK_MODULES.items():
+        for framework, allowed in owners.items():
             if i.target == framework or i.target.startswith(framework + "."):
-                allowed = owners + EVERY_FRAMEWORK
                 if not any(i.module == o or i.module.startswith(o + ".") for o in allowed):
-                    out.append(f"{i.module}:{i.line} imports {framework} (only {', '.join(owners)} may)")
+                    out.append(f"{i.module}:{i.line} imports {framework} (only {', '.join(allowed)} may)")
     return out

@@ -151,7 +151,7 @@ def protocol_grid(cells: list[Cell]) -> dict[str, dict[str, list[Cell]]]:
     (its chapter shows them), are left out."""
     from probes.kit.judge import FORGERY_ROW
     from probes.kit.protocols import PROTOCOLS
-    from probes.remit.verdicts import saver_only
+    from probes.studies.remit.verdicts import saver_only
 
     rows: dict[str, dict[str, list[Cell]]] = {p: defaultdict(list) for p in PROTOCOLS}
     for c in cells:

@@ -781,8 +781,8 @@ def figure_index(figures_dir: Path) -> list[dict[str, Any]]:
 
 def remit_releases_fragment() -> str:
     """The REMIT API page's statement of the LangGraph releases REMIT is tested on (from the pins:
-    ``probes.remit.releases``, where the newer release is named once)."""
-    from probes.remit.releases import tested_on
+    ``probes.studies.remit.releases``, where the newer release is named once)."""
+    from probes.studies.remit.releases import tested_on
 
     return (f"{tested_on()} The newer release runs REMIT's own tests in a side environment "
             f"(`tests/test_remit_newer_langgraph.py`).\n")

@@ -10,7 +10,7 @@ counts, completion) -- and reports each label that moves, with why. It is a prev
 the re-measurement, not a substitute: verdicts a campaign adds today (an LV beside a race,
 a forgery row) appear only where the receipt holds what they are decided on. A REMIT race
 cell is decided again as a whole, by its stored rule over its stored trials
-(``probes.remit.race.rejudge``): unchanged code gives byte-identical verdicts.
+(``probes.studies.remit.race.rejudge``): unchanged code gives byte-identical verdicts.
 
 ``python -m probes.rejudge [DIRECTORY]`` (default ``data/reference``) prints, per campaign,
 the label counts before and after and every change.
@@ -162,7 +162,7 @@ def rejudge_receipt(campaign: str, receipt: Receipt, adapter: Any | None = None)
 
 def _race_cell(campaign: str, receipt: Receipt) -> list[Verdict] | None:
     """A REMIT race cell's verdicts decided again by its own rule from its stored trials
-    (``probes.remit.race.rejudge``); None for any other receipt.
+    (``probes.studies.remit.race.rejudge``); None for any other receipt.
 
     Why whole-cell: a race verdict is a decision over every trial (k of n, or a bound), not a
     judgement of one history, so it is re-made the way the campaign made it, not per verdict.
@@ -170,8 +170,8 @@ def _race_cell(campaign: str, receipt: Receipt) -> list[Verdict] | None:
     race = receipt.observations.get("race") if isinstance(receipt.observations, Mapping) else None
     if campaign != "remit" or not isinstance(race, Mapping) or "rule" not in race:
         return None
-    from probes.remit.race import rejudge
-    from probes.remit.verdicts import FRAMEWORK
+    from probes.studies.remit.race import rejudge
+    from probes.studies.remit.verdicts import FRAMEWORK
 
     return rejudge(receipt, citations.subject(FRAMEWORK, receipt.args["backend"]))
 

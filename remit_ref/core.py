@@ -2,9 +2,9 @@
 
 Every decision REMIT takes lives here, and every function here is called by the saver
 or the ledger (nothing is kept only to be verified). They are checked apart from the
-code that talks to a database (``probes/remit/verify.py``: the contract properties on
+code that talks to a database (``probes/studies/remit/verify.py``: the contract properties on
 every input of their finite domains, z3 for the gate), and in place through the real
-saver by the model-based stateful test (``probes/remit/stateful.py``), and mutated by
+saver by the model-based stateful test (``probes/studies/remit/stateful.py``), and mutated by
 cosmic-ray (``mutation/remit_ref.toml``).
 
 The three decisions:

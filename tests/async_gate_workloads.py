@@ -17,7 +17,7 @@ import contextlib
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from probes.core import oracle
-from probes.remit.workloads import cfg, gated_app
+from probes.studies.remit.workloads import cfg, gated_app
 
 RUNTIME_KEY = "__pregel_runtime"  # in the config of the execution loop's reads only
 

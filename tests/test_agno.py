@@ -95,7 +95,7 @@ sys.addaudithook(hook)
 atexit.register(lambda: print("AUDIT " + json.dumps(seen)))
 from probes.kit import runtime
 runtime.install(str(work / "ledger.sqlite"), str(work / "history.sqlite"), "audit", str(work / "markers"))
-from probes.agno.adapter import AgnoAdapter
+from probes.frameworks.agno.adapter import AgnoAdapter
 adapter = AgnoAdapter(work / "run", "sqlite", str(work / "store.sqlite"))
 paused = adapter.start()
 done = adapter.resume(paused["handle"], "yes")
@@ -109,7 +109,7 @@ with socket.socket() as server:
 
 
 def test_the_adapter_is_offline_and_writes_only_its_store(tmp_path: Path) -> None:
-    from probes.agno.campaign import ENV
+    from probes.frameworks.agno.campaign import ENV
 
     proc = subprocess.run([str(ENV.ensure().python), "-c", _AUDITED, str(tmp_path)], capture_output=True, text=True,
                           timeout=300, cwd=tmp_path, env={"PYTHONPATH": str(PROJECT_ROOT), "HOME": str(tmp_path),

@@ -2,7 +2,7 @@
 
 The pausing step runs inside a ``Team`` that the workflow's step ``s2`` executes (``Step(team=...)``): the
 team's leader (a scripted model) delegates to its one member agent, whose user-input tool ``s2`` pauses
-it (``probes.agno.adapter._team``). Agno copies the member's requirement to the team run and the team's to
+it (``probes.frameworks.agno.adapter._team``). Agno copies the member's requirement to the team run and the team's to
 the workflow run (an executor ``StepRequirement``), so the workflow pauses with the member's question, and
 ``continue_run`` hands the answer down to the team and on to the member's run. Asserts what the kit
 measured on this release, each label with the effect counts of its history: the nested labels equal the

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from probes import campaigns
-from probes.atlas import decide, table
-from probes.atlas.bugs import BUGS, by_ref
-from probes.atlas.envs import side_env
+from probes.studies.atlas import decide, table
+from probes.studies.atlas.bugs import BUGS, by_ref
+from probes.studies.atlas.envs import side_env
 from probes.core.campaign import run_campaign
 from probes.core.checker import Label
 from probes.core.errors import UsageError
@@ -114,7 +114,7 @@ def test_decision_statuses_come_from_the_checker() -> None:
 
 
 def test_every_row_names_a_known_check_and_has_a_cell() -> None:
-    from probes.atlas.cells import CELLS
+    from probes.studies.atlas.cells import CELLS
 
     assert sorted(CELLS) == sorted(b.ref for b in BUGS)
     for bug in BUGS:

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from probes import campaigns
-from probes.atlas import decide, releases, sweep, table
-from probes.atlas.bugs import ALL, LANGGRAPH, by_key
-from probes.atlas.frameworks import FRAMEWORKS
+from probes.studies.atlas import decide, releases, sweep, table
+from probes.studies.atlas.bugs import ALL, LANGGRAPH, by_key
+from probes.studies.atlas.frameworks import FRAMEWORKS
 from probes.core.campaign import run_campaign
 
 RELEASES = [f"1.{i}" for i in range(20)]
@@ -111,8 +111,8 @@ def test_pinned_cells_measure_the_pins_and_find_the_fixes_in_them(pinned) -> Non
 
 
 def test_an_older_pydantic_graph_mutates_its_recorded_history(tmp_path: Path) -> None:
-    from probes.atlas import runner
-    from probes.atlas.envs import side_env
+    from probes.studies.atlas import runner
+    from probes.studies.atlas.envs import side_env
 
     bug = by_key("pydantic-graph-1684")
     cell = runner.run_cell(side_env("1.0.15", bug.framework), [bug.ref, "memory", str(tmp_path / "s"), str(tmp_path)],
@@ -125,8 +125,8 @@ def test_an_older_pydantic_graph_mutates_its_recorded_history(tmp_path: Path) ->
 
 def _cell(key: str, release: str, backend: str, tmp_path: Path) -> dict:
     """One cell of ``key`` on ``release`` (its cached environment, the main one for a main_env pin)."""
-    from probes.atlas import runner
-    from probes.atlas.envs import side_env
+    from probes.studies.atlas import runner
+    from probes.studies.atlas.envs import side_env
 
     bug = by_key(key)
     location = str(tmp_path / "store.sqlite")

@@ -3,7 +3,7 @@ model), and its published value read from the receipts by the paper layer (``pro
 
 Each test names the cell of the legacy campaign (``data/reference/autogen`` before issue 25:
 a single ``AssistantAgent`` with a scripted model, saved per turn by the harness) it carries
-over, and asserts what the kit measures on the ``GraphFlow`` team of ``probes.autogen_kit``.
+over, and asserts what the kit measures on the ``GraphFlow`` team of ``probes.frameworks.autogen``.
 Where the two differ, the test says why.
 
 What the paper reports (``autogen.tamper``): a tampered state (a message of an unknown type) is

@@ -2,7 +2,7 @@
 
 The asking agent and ``s2`` form a team of their own (a ``GraphFlow`` ``ask -> s2`` ending at the handoff
 to the user), a participant of the outer ``SelectorGroupChat`` after ``s1`` (AgentChat's nested teams,
-``probes.autogen_kit.adapter``). The inner team's handoff stops the outer run; the application saves the
+``probes.frameworks.autogen.adapter``). The inner team's handoff stops the outer run; the application saves the
 outer team's ``save_state`` (the inner team's state inside its participant's entry) and answers by loading
 it and running the outer team with the answer, which reaches the inner team. Asserts what the kit measured
 on this release, each label with the effect counts of its history: the nested labels equal the flat

@@ -1,4 +1,4 @@
-"""AutoGen's own protocols (``probes.autogen_kit.protocols``) against AutoGen AgentChat 0.7.5.
+"""AutoGen's own protocols (``probes.frameworks.autogen.protocols``) against AutoGen AgentChat 0.7.5.
 
 Both run for real, twice (``reps`` 2), in a throwaway kit campaign over the kit's AutoGen
 adapter (what they measure is asserted in ``tests/test_autogen.py``, on the paper campaign).
@@ -15,14 +15,14 @@ from tests.installed import require
 
 require("autogen_agentchat")
 
-from probes.autogen_kit.adapter import AutoGenAdapter  # noqa: E402
-from probes.autogen_kit.protocols import FORGERIES, PROTOCOLS  # noqa: E402
+from probes.frameworks.autogen.adapter import AutoGenAdapter  # noqa: E402
+from probes.frameworks.autogen.protocols import FORGERIES, PROTOCOLS  # noqa: E402
 from probes.core.campaign import CampaignRun, run_campaign  # noqa: E402
 from probes.core.checker import Verdict  # noqa: E402
 from probes.kit.suite import kit_campaign  # noqa: E402
 from probes.rejudge import kit_verdicts, stable  # noqa: E402
 
-ADAPTER = "probes.autogen_kit.adapter:AutoGenAdapter"
+ADAPTER = "probes.frameworks.autogen.adapter:AutoGenAdapter"
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ def _run(tmp_path: Any, **params: Any) -> Any:
 
 def test_the_adapter_declares_the_three_workflows() -> None:
     """Built, not n/a: no reason is left in ``missing`` for them."""
-    from probes.autogen_kit.adapter import AutoGenAdapter
+    from probes.frameworks.autogen.adapter import AutoGenAdapter
 
     for capability in (Capability.HANDLER, Capability.CALLBACK, Capability.PARALLEL):
         assert AutoGenAdapter.declares(capability) and capability not in AutoGenAdapter.missing
@@ -109,7 +109,7 @@ def test_a_loaded_graph_drops_the_unanswered_branch_and_starts_over(tmp_path: An
 def test_each_workflow_maps_its_roles_onto_agents(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The roles of each workflow map onto agents (an asking agent before a paused step, none before a
     branch), and the original code still builds ``s1 -> ask -> s2``."""
-    from probes.autogen_kit.adapter import _roles
+    from probes.frameworks.autogen.adapter import _roles
     from probes.kit.runtime import CODE_ENV
 
     expected = {"handler": {"s1": "first", "ask": "ask", "s2": "pause-fails", "h": "handler"},

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from probes import citations
+from probes import PROJECT_ROOT, citations
 from probes.citations import CELLS, PAGES, VERSIONS, doc, doc_for
 from probes.core.checker import Property
 from probes.docs_statements import STATEMENTS
@@ -143,7 +143,7 @@ REFERENCE = ROOT / "data" / "reference"
 def _kit_tables() -> dict[str, type]:
     """Every kit adapter a campaign names (and the generic --saver one): name -> class."""
     from probes import campaigns
-    from probes.langgraph_kit.saver import SaverAdapter
+    from probes.frameworks.langgraph.saver import SaverAdapter
     from probes.kit.suite import KIT_ADAPTERS, adapter_class
 
     for name in campaigns.available():
@@ -296,17 +296,21 @@ def test_docstring_citations_are_verbatim_in_the_release_they_name(dist: str) ->
 
 
 def test_side_environments_install_the_release_their_citations_name() -> None:
-    from probes.agno import campaign as agno, citations as agno_citations
-    from probes.google_adk import campaign as adk, citations as adk_citations
-    from probes.openai_agents import campaign as oa, citations as oa_citations
-    from probes.pydantic_ai import campaign as pai, citations as pai_citations
-    from probes.strands import campaign as strands, citations as strands_citations
-    from probes.temporal import campaign as temporal, citations as temporal_citations
+    """Every framework package with a side environment (``ENV`` in its campaign) installs the release its
+    citations were read for (``DISTRIBUTION``, ``VERSION``; pydantic-ai's DBOS too)."""
+    checked = []
+    for package in sorted((PROJECT_ROOT / "probes" / "frameworks").iterdir()):
+        if not (package / "campaign.py").is_file():
+            continue
+        campaign = importlib.import_module(f"probes.frameworks.{package.name}.campaign")
+        if hasattr(campaign, "ENV"):
+            cited = importlib.import_module(f"probes.frameworks.{package.name}.citations")
+            pins = list(map(_pinned, campaign.ENV.requirements))
+            assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in pins, (campaign.ENV.name, pins)
+            checked.append(package.name)
+    assert {"agno", "google_adk", "openai_agents", "pydantic_ai", "strands", "temporal"} <= set(checked), checked
+    from probes.frameworks.pydantic_ai import campaign as pai, citations as pai_citations
 
-    for env, cited in ((oa.ENV, oa_citations), (adk.ENV, adk_citations), (pai.ENV, pai_citations),
-                       (agno.ENV, agno_citations), (strands.ENV, strands_citations),
-                       (temporal.ENV, temporal_citations)):
-        assert f"{cited.DISTRIBUTION}=={cited.VERSION}" in map(_pinned, env.requirements), (env.name, env.requirements)
     assert f"{pai_citations.DBOS_DISTRIBUTION}=={pai_citations.DBOS_VERSION}" in pai.ENV.requirements
 
 

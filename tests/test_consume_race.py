@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from probes.consume_race import campaign as cr
+from probes.studies.consume_race import campaign as cr
 from probes.paper import consume_race as cr_paper
-from probes.consume_race.racer import Racer, gate_arm_available
+from probes.studies.consume_race.racer import Racer, gate_arm_available
 from probes.core.campaign import run_campaign
 from probes.core.receipt import view_bytes
 

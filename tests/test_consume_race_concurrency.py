@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from probes.consume_race import campaign as cr
+from probes.studies.consume_race import campaign as cr
 from probes.paper import consume_race as cr_paper
-from probes.consume_race.verdict import concurrency_verdict
+from probes.studies.consume_race.verdict import concurrency_verdict
 from probes.core.backends import StoreFactory
 from probes.core.campaign import ProbeContext
 from probes.core.history import Event, History, Kind

@@ -35,7 +35,7 @@ def test_a_real_campaign_run_writes_a_crate_that_meets_the_profile(sandbox: dict
     assert {c["@id"] for c in root["conformsTo"]} == set(PROFILES)
     workflow = graph[root["mainEntity"]["@id"]]
     assert workflow["version"] == index["provenance"]["commit"]  # the commit measured
-    assert (run.directory / workflow["@id"]).read_bytes() == (PROJECT_ROOT / "probes/llamaindex_kit/campaign.py").read_bytes()
+    assert (run.directory / workflow["@id"]).read_bytes() == (PROJECT_ROOT / "probes/frameworks/llamaindex/campaign.py").read_bytes()
     [action] = [e for e in graph.values() if e["@type"] == "CreateAction"]
     assert action["startTime"] == index["provenance"]["started"] and action["endTime"] == index["provenance"]["finished"]
     values = {graph[o["@id"]]["name"]: json.loads(graph[o["@id"]]["value"]) for o in action["object"]}
@@ -102,7 +102,10 @@ def test_a_paper_campaigns_crate_names_the_module_that_defines_it() -> None:
     workflow is that module, not nothing (a kit framework measured alone keeps its own package's)."""
     from probes.core.crate import campaign_source
 
-    assert campaign_source("langgraph") == PROJECT_ROOT / "probes" / "langgraph_kit" / "campaign.py"
-    assert campaign_source("crewai") == PROJECT_ROOT / "probes" / "crewai_kit" / "campaign.py"
-    assert campaign_source("maf") == PROJECT_ROOT / "probes" / "maf" / "campaign.py"
+    frameworks = PROJECT_ROOT / "probes" / "frameworks"
+    assert campaign_source("langgraph") == frameworks / "langgraph" / "campaign.py"
+    assert campaign_source("langgraph_kit") == frameworks / "langgraph" / "campaign.py"
+    assert campaign_source("crewai") == frameworks / "crewai" / "campaign.py"
+    assert campaign_source("maf") == frameworks / "maf" / "campaign.py"
+    assert campaign_source("remit_bench") == PROJECT_ROOT / "probes" / "studies" / "remit" / "bench.py"
     assert campaign_source("no_such_campaign") is None

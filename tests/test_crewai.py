@@ -53,8 +53,8 @@ def counters(run: CampaignRun) -> dict:
 
 
 def test_the_paper_campaign_is_the_kit_over_the_crewai_adapter() -> None:
-    from probes.crewai_kit.campaign import PAPER_PROTOCOLS
-    from probes.crewai_kit.protocols import PROTOCOLS
+    from probes.frameworks.crewai.campaign import PAPER_PROTOCOLS
+    from probes.frameworks.crewai.protocols import PROTOCOLS
     from probes.kit.suite import KIT_ADAPTERS
 
     paper, kit = campaigns.get("crewai"), campaigns.get("crewai_kit")
@@ -69,8 +69,8 @@ def test_the_paper_campaign_is_the_kit_over_the_crewai_adapter() -> None:
 
 
 def test_the_paper_campaign_shares_drift_with_the_kit_campaign() -> None:
-    from probes.drift.campaign import side_env
-    from probes.drift.targets import by_campaign
+    from probes.studies.drift.campaign import side_env
+    from probes.studies.drift.targets import by_campaign
 
     paper, kit = by_campaign("crewai"), by_campaign("crewai_kit")
     assert (paper.dist, paper.pin, paper.newest) == (kit.dist, kit.pin, kit.newest)
@@ -199,7 +199,7 @@ def test_a_value_that_differs_between_repetitions_is_listed() -> None:
 def test_every_verdict_is_decided_again_from_its_receipt(run: CampaignRun) -> None:
     """The counter flow's paths (``counter:...``) and the restore's prefix taken at the recovery are the
     judge's recorded calls: the plain judge replays them."""
-    from probes.crewai_kit.adapter import CrewAIAdapter
+    from probes.frameworks.crewai.adapter import CrewAIAdapter
     from probes.rejudge import kit_verdicts, stable
 
     for r in run.receipts:

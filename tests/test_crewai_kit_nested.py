@@ -6,7 +6,7 @@ returns its ``HumanFeedbackPending`` as a value, the parent's method returns it 
 with no ``pending_feedback`` row of its own; the one pending row is the child's, under the child's flow id,
 so answering it (``Flow.from_pending``) continues the child and not the parent. A Crew's human input
 (``Task.human_input``) is ``input()`` on the console, no pause that persists. So every nested cell is n/a
-(``probes.crewai_kit.adapter``, ``missing``); the measurement is repeated here in a child process.
+(``probes.frameworks.crewai.adapter``, ``missing``); the measurement is repeated here in a child process.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ require("crewai")
 
 from probes import PROJECT_ROOT  # noqa: E402
 from probes.core.campaign import run_campaign  # noqa: E402
-from probes.crewai_kit.adapter import HERMETIC_ENV, CrewAIAdapter  # noqa: E402
-from probes.crewai_kit.campaign import ADAPTER  # noqa: E402
+from probes.frameworks.crewai.adapter import HERMETIC_ENV, CrewAIAdapter  # noqa: E402
+from probes.frameworks.crewai.campaign import ADAPTER  # noqa: E402
 from probes.kit.adapter import Capability  # noqa: E402
 from probes.kit.protocols import NESTED_RUNS  # noqa: E402
 from probes.kit.suite import kit_campaign  # noqa: E402

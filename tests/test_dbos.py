@@ -48,13 +48,13 @@ def _observed(run: CampaignRun, key: str) -> dict:
 
 
 def test_the_paper_campaign_is_the_kit_over_the_dbos_adapter() -> None:
-    from probes.dbos_kit.campaign import PAPER_PROTOCOLS
+    from probes.frameworks.dbos.campaign import PAPER_PROTOCOLS
     from probes.kit.runtime import STEP_POINTS
     from probes.kit.suite import KIT_ADAPTERS
 
     paper, kit = campaigns.get("dbos"), campaigns.get("dbos_kit")
     assert paper.in_default_run and not kit.in_default_run and paper.runs_alone and not kit.runs_alone
-    assert KIT_ADAPTERS["dbos"] == KIT_ADAPTERS["dbos_kit"] == "probes.dbos_kit.adapter:DBOSAdapter"
+    assert KIT_ADAPTERS["dbos"] == KIT_ADAPTERS["dbos_kit"] == "probes.frameworks.dbos.adapter:DBOSAdapter"
     # the default profile is the paper's cells and the latency study, not every kit protocol
     params = paper.resolve()
     assert params["protocols"] == PAPER_PROTOCOLS
@@ -83,8 +83,8 @@ def test_parameter_errors() -> None:
 
 
 def test_the_paper_campaign_shares_drift_with_the_kit_campaign() -> None:
-    from probes.drift.campaign import side_env
-    from probes.drift.targets import ADAPTER_NOTES, by_campaign
+    from probes.studies.drift.campaign import side_env
+    from probes.studies.drift.targets import ADAPTER_NOTES, by_campaign
 
     paper, kit = by_campaign("dbos"), by_campaign("dbos_kit")
     assert (paper.dist, paper.pin, paper.newest) == (kit.dist, kit.pin, kit.newest)
@@ -119,7 +119,7 @@ def test_a_kill_while_waiting_in_recv_recovers_at_the_next_launch(run: CampaignR
 
 def test_fork_workflow_serves_the_new_answer_and_keeps_the_original(run: CampaignRun) -> None:
     """Legacy FD ✓ (fork served f(v'), original kept f(v), s1 not re-run) and the per-branch EO ✓."""
-    from probes.dbos_kit.protocols import FORK_PATH
+    from probes.frameworks.dbos.protocols import FORK_PATH
 
     c = cells(run)
     fd = c[("FD", FORK_PATH)]
@@ -209,7 +209,7 @@ def test_the_latency_ratio_is_read_from_the_study(run: CampaignRun) -> None:
 
 
 def test_latency_stats_ratio_and_seeded_bootstrap() -> None:
-    from probes.dbos_kit.latency import latency_stats
+    from probes.frameworks.dbos.latency import latency_stats
 
     d = [100.0, 110.0, 90.0, 105.0, 95.0]
     g = [10.0, 11.0, 9.0, 10.5, 9.5]
@@ -221,7 +221,7 @@ def test_latency_stats_ratio_and_seeded_bootstrap() -> None:
 
 
 def test_every_verdict_is_re_judged_from_its_receipt(run: CampaignRun) -> None:
-    from probes.dbos_kit.adapter import DBOSAdapter
+    from probes.frameworks.dbos.adapter import DBOSAdapter
     from probes.rejudge import kit_verdicts, stable
 
     for receipt in run.receipts:
@@ -253,7 +253,7 @@ def test_the_row_takes_the_worst_label_of_each_cells_paths() -> None:
 
 
 def test_a_fork_that_changed_the_original_contradicts_the_row() -> None:
-    from probes.dbos_kit.protocols import FORK_PATH
+    from probes.frameworks.dbos.protocols import FORK_PATH
     from probes.paper.dbos import ROW, headlines
 
     seen = {"original_before": FIRST, "original_after": OTHER, "effects": {"e1": 1, "e2": 2}}

@@ -1,6 +1,6 @@
 """DBOS under the kit's nested protocol (``probes.kit.protocols.nested``): the pausing step (``ask``,
 ``DBOS.recv``, ``s2``) runs in a DBOS child workflow, ``kit-run-s2``, which the parent ``kit-run``
-calls after ``s1`` and whose result it returns (``probes.dbos_kit.adapter``).
+calls after ``s1`` and whose result it returns (``probes.frameworks.dbos.adapter``).
 
 Asserts what the kit measured on DBOS 2.27.0 (quick profile, SQLite system database): the nested
 workflow behaves as the flat one does, each child and parent recovered at the next launch.
@@ -19,7 +19,7 @@ require("dbos")
 
 from probes.core.campaign import run_campaign  # noqa: E402
 from probes.core.history import Kind  # noqa: E402
-from probes.dbos_kit.campaign import ADAPTER  # noqa: E402
+from probes.frameworks.dbos.campaign import ADAPTER  # noqa: E402
 from probes.kit.suite import kit_campaign  # noqa: E402
 
 

@@ -22,9 +22,9 @@ from probes.core.backends import StoreFactory
 from probes.core.campaign import ProbeContext, ProbeSpec
 from probes.core.errors import HarnessError
 from probes.core.receipt import Receipt
-from probes.drift import plots, report
-from probes.drift.campaign import missing_api, side_env
-from probes.drift.targets import TARGETS, Target, by_campaign, requirement_name
+from probes.studies.drift import plots, report
+from probes.studies.drift.campaign import missing_api, side_env
+from probes.studies.drift.targets import TARGETS, Target, by_campaign, requirement_name
 
 
 def _receipt(side: str, labels: dict[tuple[str, str], str], release: str, campaign: str = "fw",
@@ -170,7 +170,7 @@ def test_a_kit_campaign_with_its_own_environment_runs_its_operations_where_drift
     spec = ProbeSpec("baseline.a0.sqlite.rep1", {"protocol": "baseline", "backend": "sqlite", "rep": 1, "answer": 0})
     with contextlib.ExitStack() as stack, pytest.raises(FileNotFoundError, match="drift-env"):
         ctx = ProbeContext(tmp_path, StoreFactory(tmp_path / "stores", stack), 0, {})
-        run_kit_probe("probes.openai_agents.adapter:OpenAIAgentsAdapter", own, spec, ctx)
+        run_kit_probe("probes.frameworks.openai_agents.adapter:OpenAIAgentsAdapter", own, spec, ctx)
 
 
 def test_a_framework_run_past_its_time_leaves_no_process_behind(tmp_path: Path) -> None:
@@ -178,7 +178,7 @@ def test_a_framework_run_past_its_time_leaves_no_process_behind(tmp_path: Path) 
     import os
     import time
 
-    from probes.drift.campaign import _run as run_group
+    from probes.studies.drift.campaign import _run as run_group
 
     pidfile = tmp_path / "grandchild.pid"
     script = ("import subprocess, sys, time; p = subprocess.Popen(['sleep', '600']); "

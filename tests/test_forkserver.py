@@ -65,7 +65,7 @@ def test_a_framework_that_imports_numpy_is_served_with_its_home_inside_the_run(t
     """numpy's BLAS pool would leave the server threaded (SERVER_ONLY keeps it at one thread), and
     CrewAI writes a key file into its home when imported: under the adapter's ``environment`` that
     home is inside the run, and the server's import wrote it there."""
-    from probes.crewai_kit.adapter import CrewAIAdapter
+    from probes.frameworks.crewai.adapter import CrewAIAdapter
 
     env = CrewAIAdapter.environment(tmp_path)
     preload = ("tests.child_targets", "numpy", "crewai.flow")

@@ -1,7 +1,7 @@
 """Google ADK 2.13.0 under the kit's nested protocol (quick profile, SQLite sessions, its side environment).
 
 The pausing step (``ask``, which yields ``RequestInput``, then ``s2`` on the answer) is a ``Workflow`` of its
-own, a node of the outer graph workflow after ``s1`` (``probes.google_adk.adapter``: a ``Workflow`` is a
+own, a node of the outer graph workflow after ``s1`` (``probes.frameworks.google_adk.adapter``: a ``Workflow`` is a
 ``BaseNode``, so a graph workflow takes one as a node). The request surfaces as the outer invocation's
 ``adk_request_input`` call; the answer is the ``FunctionResponse`` with its interrupt id, as on the flat
 workflow. Asserts what the kit measured on this release, each label with the effect counts of its history:

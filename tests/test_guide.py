@@ -51,7 +51,7 @@ def files() -> dict[str, str]:
 
 def test_the_page_has_its_example_files_and_no_include() -> None:
     """The example is the page's own text: a reader of the Markdown (e.g. on GitHub) sees it."""
-    assert set(files()) == {"my_maf_adapter.py", "probes/my_maf/campaign.py"}
+    assert set(files()) == {"my_maf_adapter.py", "probes/frameworks/my_maf/__init__.py", "probes/frameworks/my_maf/campaign.py"}
     assert "literalinclude" not in TEXT and "{include}" not in TEXT
     assert any(COMMAND in b for b in blocks("bash")), "the page no longer shows the command this test runs"
 
@@ -137,18 +137,19 @@ def test_the_declared_state_model_splits_invalid_edits_from_forgeries(measured: 
 
 @pytest.fixture
 def example_package() -> Iterator[types.ModuleType]:
-    """The page's adapter as ``probes.my_maf.adapter``, where the page says it goes (in memory only)."""
-    package = types.ModuleType("probes.my_maf")
+    """The page's adapter as ``probes.frameworks.my_maf.adapter``, where the page says it goes (in
+    memory only)."""
+    package = types.ModuleType("probes.frameworks.my_maf")
     package.__path__ = []
-    module = types.ModuleType("probes.my_maf.adapter")
+    module = types.ModuleType("probes.frameworks.my_maf.adapter")
     exec(compile(files()["my_maf_adapter.py"], "my_maf_adapter.py", "exec"), module.__dict__)
-    sys.modules.update({"probes.my_maf": package, "probes.my_maf.adapter": module})
+    sys.modules.update({"probes.frameworks.my_maf": package, "probes.frameworks.my_maf.adapter": module})
     try:
         yield module
     finally:
         from probes.kit.suite import KIT_ADAPTERS
 
-        for name in ("probes.my_maf", "probes.my_maf.adapter"):
+        for name in ("probes.frameworks.my_maf", "probes.frameworks.my_maf.adapter"):
             sys.modules.pop(name, None)
         KIT_ADAPTERS.pop("my_maf", None)
 
@@ -157,7 +158,7 @@ def test_the_example_campaign_builds_from_the_adapter(example_package: types.Mod
     from probes.core.errors import UsageError
 
     namespace: dict[str, Any] = {}
-    exec(compile(files()["probes/my_maf/campaign.py"], "campaign.py", "exec"), namespace)
+    exec(compile(files()["probes/frameworks/my_maf/campaign.py"], "campaign.py", "exec"), namespace)
     campaign = namespace["CAMPAIGN"]
     assert campaign.name == "my_maf"
     assert campaign.packages == ("agent-framework-core",)  # the adapter's declared packages
@@ -166,6 +167,21 @@ def test_the_example_campaign_builds_from_the_adapter(example_package: types.Mod
     assert "crash.kill.s2.effect.latest-checkpoint.file.rep1" in names and "fork.file.rep1" in names
     with pytest.raises(UsageError, match="not allowed"):  # an undeclared recovery mode: usage, exit 2
         campaign.resolve({"recovery_modes": ["other"]}, quick=True)
+
+
+def test_the_example_package_declares_the_framework_it_adapts(tmp_path: Path) -> None:
+    """The page's ``__init__.py`` is all the layers need: its package alone then imports MAF."""
+    from probes import layers
+
+    frameworks, studies = tmp_path / "frameworks", tmp_path / "studies"
+    (frameworks / "my_maf").mkdir(parents=True)
+    studies.mkdir()
+    (frameworks / "my_maf" / "__init__.py").write_text(files()["probes/frameworks/my_maf/__init__.py"])
+    owners = layers.declarations(frameworks, studies)
+    assert owners == {"agent_framework": ("probes.frameworks.my_maf",)}
+    use = list(layers.imports_in("probes.frameworks.my_maf.adapter", "from agent_framework import Executor\n"))
+    assert layers.framework_imports(use, owners) == []
+    assert layers.framework_imports(list(layers.imports_in("probes.kit.protocols", "import agent_framework\n")), owners)
 
 
 def test_the_example_citations_are_verbatim_in_the_release_they_name(example_package: types.ModuleType) -> None:
@@ -293,7 +309,7 @@ def test_every_probes_name_in_backticks_resolves() -> None:
     # the drift check must check something: the names the page is about
     for must in ("probes.kit.runtime", "probes.core.checker.RepeatSide", "probes.kit.adapter.required_fields",
                  "runtime.before_pause()", "self.nothing_durable(why)", "recover(mode, answer)",
-                 "Capability.CLIENT", "probes/langgraph_kit/saver.py"):
+                 "Capability.CLIENT", "probes/frameworks/langgraph/saver.py"):
         assert must in checked, must
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from probes import campaigns
 from probes.core.checker import DocRef, Property
 from probes.core.history import Event, History, Kind
 from probes.kit.judge import cite, durable_prefix
@@ -70,9 +71,9 @@ def _verdicts(out: Path) -> list[dict]:
 def test_third_party_adapter_runs_and_verdicts_are_byte_identical(tmp_path: Path) -> None:
     """``--adapter module:Class``: real runs, twice; the verdict view must not change by a byte."""
     params = ('protocols=["baseline","fork","crash"]', 'crash_points=["s2.effect"]', 'crash_hows=["kill"]')
-    first = _run("probes.maf.adapter:MafAdapter", tmp_path / "a", *params)
+    first = _run("probes.frameworks.maf.adapter:MafAdapter", tmp_path / "a", *params)
     assert first.returncode == 0, first.stderr[-2000:]
-    second = _run("probes.maf.adapter:MafAdapter", tmp_path / "b", *params)
+    second = _run("probes.frameworks.maf.adapter:MafAdapter", tmp_path / "b", *params)
     assert second.returncode == 0, second.stderr[-2000:]
     a = (tmp_path / "a" / "kit_test" / "verdicts.json").read_bytes()
     assert a == (tmp_path / "b" / "kit_test" / "verdicts.json").read_bytes()
@@ -117,9 +118,7 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "kit_test").exists()
 
 
-@pytest.mark.parametrize("name", ["maf", "openai_agents", "google_adk", "agno", "pydantic_ai", "strands", "autogen_kit",
-                                  "crewai_kit", "dbos_kit", "langgraph_kit", "llamaindex_kit", "pydantic_graph_kit",
-                                  "temporal"])
+@pytest.mark.parametrize("name", [n for n, target in campaigns.discovered().items() if ".frameworks." in target])
 def test_kit_chapters_are_the_template(name: str) -> None:
     """Every kit chapter is generated from one template (cells with stable ids) when it runs: none
     is committed, and generating it twice gives the same bytes (a run's chapter stamp hashes them)."""
@@ -140,9 +139,9 @@ def test_a_kit_campaign_fingerprint_covers_its_adapter_package() -> None:
     from probes.core.runs import campaign_sources
     from probes.kit.suite import adapter_sources
 
-    assert "probes/google_adk" in campaign_sources(campaigns.get("google_adk"))
+    assert "probes/frameworks/google_adk" in campaign_sources(campaigns.get("google_adk"))
     assert "probes/kit" in campaign_sources(campaigns.get("maf"))
-    assert adapter_sources("probes.maf.adapter:MafAdapter") == ("probes/maf",)
+    assert adapter_sources("probes.frameworks.maf.adapter:MafAdapter") == ("probes/frameworks/maf",)
     assert adapter_sources("somewhere_else.adapter:X") == ()
 
 
@@ -152,9 +151,9 @@ def test_a_race_receipt_is_rejudged_from_its_trials_byte_identical(tmp_path: Pat
     from probes.core.history import History
     from probes.core.receipt import load_campaign
     from probes.kit.race import rejudge_receipt
-    from probes.maf.adapter import MafAdapter
+    from probes.frameworks.maf.adapter import MafAdapter
 
-    out = _run("probes.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', "race_k=[2]",
+    out = _run("probes.frameworks.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', "race_k=[2]",
                "race_max_trials=2", "race_min_trials=1")
     assert out.returncode == 0, out.stderr[-2000:]
     receipts = load_campaign(tmp_path / "kit_test")
@@ -187,7 +186,7 @@ def test_race_budgets_are_checked_before_any_work(tmp_path: Path) -> None:
                        ("race_max_seconds=0", "race_max_seconds: 0.0 is out of range"),
                        ("race_max_trials=0", "race_max_trials: 0 is out of range"),
                        ("race_min_trials=5", "race_min_trials (5) must not exceed race_max_trials (3)")):
-        out = _run("probes.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', bad)
+        out = _run("probes.frameworks.maf.adapter:MafAdapter", tmp_path, 'protocols=["race"]', bad)
         assert out.returncode == 2 and words in out.stderr, out.stderr[-500:]
         assert not (tmp_path / "kit_test").exists()
 

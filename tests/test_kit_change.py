@@ -87,7 +87,7 @@ def test_an_engine_resuming_by_name_refuses_loudly_and_a_change_citation_labels_
 
 def test_on_langgraph_a_renamed_paused_node_is_skipped_silently_and_swapped_steps_repeat_one(tmp_path: Path) -> None:
     require("langgraph.checkpoint.sqlite")
-    got = _change("lg_change", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path,
+    got = _change("lg_change", "probes.frameworks.langgraph.adapter:StockSaverAdapter", tmp_path,
                   ("paused-step-renamed", "steps-swapped", "step-appended"))
     renamed = got["paused-step-renamed"].observations["change"]
     assert (renamed["status"], renamed["effects"]) == ("completed", {"e1": 1})
@@ -105,10 +105,10 @@ def test_an_adapter_without_the_capability_gives_n_a_with_its_reason(tmp_path: P
 
 
 @pytest.mark.parametrize("module, adapter, kind, outcome", [
-    ("dbos", "probes.dbos_kit.adapter:DBOSAdapter", "steps-swapped", "refused loudly (PortableWorkflowError)"),
-    ("pydantic_graph", "probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "paused-step-renamed",
+    ("dbos", "probes.frameworks.dbos.adapter:DBOSAdapter", "steps-swapped", "refused loudly (PortableWorkflowError)"),
+    ("pydantic_graph", "probes.frameworks.pydantic_graph.adapter:PydanticGraphAdapter", "paused-step-renamed",
      "refused loudly (ValidationError)"),
-    ("workflows", "probes.llamaindex_kit.adapter:LlamaIndexAdapter", "paused-step-renamed", "continued"),
+    ("workflows", "probes.frameworks.llamaindex.adapter:LlamaIndexAdapter", "paused-step-renamed", "continued"),
 ])
 def test_engines_that_check_their_history_refuse_and_event_routing_continues(
         tmp_path: Path, module: str, adapter: str, kind: str, outcome: str) -> None:

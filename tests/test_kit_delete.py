@@ -20,7 +20,7 @@ from probes.kit.protocols import Probe, Target
 from probes.kit.suite import adapter_class, kit_campaign
 from tests.installed import require
 
-LANGGRAPH = "probes.langgraph_kit.adapter:StockSaverAdapter"
+LANGGRAPH = "probes.frameworks.langgraph.adapter:StockSaverAdapter"
 
 
 def _history(holder_goes_on: bool, found: Kind | None, step: str = "s2") -> History:

@@ -41,9 +41,9 @@ def _services(name: str, root: Path) -> Iterator[dict[str, str]]:
     if name != "temporal":
         yield {}
         return
-    from probes.temporal.adapter import ADDRESS
-    from probes.temporal.campaign import ENV
-    from probes.temporal.server import dev_server
+    from probes.frameworks.temporal.adapter import ADDRESS
+    from probes.frameworks.temporal.campaign import ENV
+    from probes.frameworks.temporal.server import dev_server
     with dev_server(ENV.ensure().path / "bin" / "temporal", root / "server") as found:
         yield {ADDRESS: found.address, "HOME": str(found.home), "XDG_CONFIG_HOME": str(found.home / ".config")}
 

@@ -180,6 +180,6 @@ def test_a_process_that_hangs_after_its_injected_exception_crashed_and_a_hang_wi
     assert run.recover("recover", "latest", "yes")["status"] == "paused"  # the fault fires once: recovery runs
     with pytest.raises(HarnessError, match="ended timeout"):
         run.answer("answer", None, "hang")
-    run.hang_is_behaviour = True  # a run whose hang is the framework's (probes.mv: a resume by another release)
+    run.hang_is_behaviour = True  # a run whose hang is the framework's (probes.studies.mv: a resume by another release)
     assert run.answer("again", None, "hang") == {"status": "hung"}
     assert probe.read().of(Kind.ERROR)[-1].value == "hung"

@@ -48,7 +48,7 @@ def test_the_workflows_are_run_from_their_start_not_deployed_as_code_changes() -
 
 
 def test_cells_are_one_run_each_on_the_first_recovery_mode_and_smoke_keeps_one() -> None:
-    from probes.langgraph_kit.adapter import StockSaverAdapter
+    from probes.frameworks.langgraph.adapter import StockSaverAdapter
 
     params = {p.name: p.default for p in suite.kit_params(StockSaverAdapter)}
     cells = dict(suite._cells(params, ("handler", "callback")))
@@ -97,7 +97,7 @@ def test_langgraph_error_handler_and_callback_before_interrupt(tmp_path: Path, b
     """LangGraph 1.2.9: ``add_node(..., error_handler=)`` and a node that writes before ``interrupt()``, on the stock
     SqliteSaver and PostgresSaver (the same labels on both)."""
     require(f"langgraph.checkpoint.{backend}")
-    run = _run("lg_handler", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path, backends=[backend])
+    run = _run("lg_handler", "probes.frameworks.langgraph.adapter:StockSaverAdapter", tmp_path, backends=[backend])
     assert {r.args["backend"] for r in run.receipts} == {backend}
     labels, cited = _labels(run), _cited(run)
     obs = {(r.args["protocol"], r.args["at"]): r.observations[r.args["protocol"]] for r in run.receipts}
@@ -131,7 +131,7 @@ def test_langgraph_error_handler_and_callback_before_interrupt(tmp_path: Path, b
 def test_dbos_try_except_around_a_step_resumes_into_the_handler(tmp_path: Path) -> None:
     """DBOS 2.27.0: a try/except in the workflow around the failing step, the handler a step of its own."""
     require("dbos")
-    run = _run("dbos_handler", "probes.dbos_kit.adapter:DBOSAdapter", tmp_path)
+    run = _run("dbos_handler", "probes.frameworks.dbos.adapter:DBOSAdapter", tmp_path)
     labels, cited = _labels(run), _cited(run)
     obs = {r.args["at"]: r.observations["handler"] for r in run.receipts if r.args["protocol"] == "handler"}
     # the failed step's recorded error is raised again on replay (the step is not run again: e2 once), and

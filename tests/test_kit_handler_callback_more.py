@@ -59,7 +59,7 @@ def test_maf_builds_the_handler_workflow_with_the_functional_api(monkeypatch: An
     from agent_framework import FunctionalWorkflow, Workflow
 
     from probes.kit.runtime import CODE_ENV
-    from probes.maf.adapter import NAME, _workflow
+    from probes.frameworks.maf.adapter import NAME, _workflow
 
     monkeypatch.setenv(CODE_ENV, "handler")
     handler = _workflow(None)
@@ -100,7 +100,7 @@ def test_pydantic_graph_reasons_hold_for_the_installed_release() -> None:
     import pydantic_graph.persistence.file as file
 
     from probes.kit.adapter import Capability
-    from probes.pydantic_graph_kit.adapter import PydanticGraphAdapter
+    from probes.frameworks.pydantic_graph.adapter import PydanticGraphAdapter
 
     assert version("pydantic-graph") == "1.107.1"
     assert not PydanticGraphAdapter.declares(Capability.HANDLER)

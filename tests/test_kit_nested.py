@@ -43,7 +43,7 @@ def test_an_adapter_without_a_nested_workflow_is_not_applicable_with_its_reason(
 
 def test_langgraph_pauses_inside_a_subgraph_and_the_cells_are_judged_on_that_workflow(tmp_path: Path) -> None:
     require("langgraph.checkpoint.sqlite")
-    run = _nested("lg_nested", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path,
+    run = _nested("lg_nested", "probes.frameworks.langgraph.adapter:StockSaverAdapter", tmp_path,
                   crash_points=["s2.effect"], crash_hows=["kill"])
     labels = _labels(run)
     assert all(path.startswith("nested:") for path, _ in labels)

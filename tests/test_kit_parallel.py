@@ -25,7 +25,7 @@ from probes.kit.runtime import JOIN_POINTS, branches, joined, parallel_effects
 from probes.kit.suite import SMOKE, kit_campaign
 from tests.installed import require
 
-LANGGRAPH = "probes.langgraph_kit.adapter:StockSaverAdapter"
+LANGGRAPH = "probes.frameworks.langgraph.adapter:StockSaverAdapter"
 GATES = ("e_b1", "e_b2")
 PAUSES = {"e_b1": "b1", "e_b2": "b2"}
 
@@ -182,7 +182,7 @@ def test_dbos_branches_as_child_workflows_each_waiting_in_recv(tmp_path: Path) -
     """DBOS: each branch a child workflow started by the parent (``DBOS.start_workflow``), waiting in its own
     ``DBOS.recv``; one answered by ``DBOS.send`` to its id, the other keeps waiting; the join a step."""
     require("dbos")
-    run = _parallel("dbos_parallel", "probes.dbos_kit.adapter:DBOSAdapter", tmp_path,
+    run = _parallel("dbos_parallel", "probes.frameworks.dbos.adapter:DBOSAdapter", tmp_path,
                     parallel_points=list(JOIN_POINTS))
     labels = _labels(run)
     seen = _seen(run)
@@ -225,7 +225,7 @@ def test_maf_fans_out_to_two_requesting_executors_and_fans_in_to_the_join(tmp_pa
     """Microsoft Agent Framework: s1 fans out to one executor per branch, each asking with request_info, and
     the branches fan in to the join; one branch answered by ``responses`` naming its request alone."""
     require("agent_framework")
-    run = _parallel("maf_parallel", "probes.maf.adapter:MafAdapter", tmp_path, parallel_points=list(JOIN_POINTS))
+    run = _parallel("maf_parallel", "probes.frameworks.maf.adapter:MafAdapter", tmp_path, parallel_points=list(JOIN_POINTS))
     labels = _labels(run)
     seen = _seen(run)
     # the newest checkpoint holds b2's request alone: the recovery asks it again
@@ -303,8 +303,8 @@ def test_strands_two_interrupting_tool_calls_answered_one_at_a_time(tmp_path: Pa
 
 
 @pytest.mark.parametrize("adapter, says", [
-    ("probes.crewai_kit.adapter:CrewAIAdapter", "one pending human feedback per flow"),
-    ("probes.pydantic_graph_kit.adapter:PydanticGraphAdapter", "one next node at a time"),
+    ("probes.frameworks.crewai.adapter:CrewAIAdapter", "one pending human feedback per flow"),
+    ("probes.frameworks.pydantic_graph.adapter:PydanticGraphAdapter", "one next node at a time"),
 ])
 def test_the_frameworks_without_the_parallel_workflow_say_why(adapter: str, says: str, tmp_path: Path) -> None:
     """n/a with the adapter's reason: measured (CrewAI) or read from the installed source (pydantic-graph)."""

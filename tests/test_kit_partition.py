@@ -54,7 +54,7 @@ def test_a_racer_cut_off_from_the_store_and_another_that_answers(
     require("langgraph.checkpoint.postgres")
     if saver:
         monkeypatch.setenv("RC_KIT_SAVER", saver)
-    adapter = "probes.langgraph_kit.saver:SaverAdapter" if saver else "probes.langgraph_kit.adapter:StockSaverAdapter"
+    adapter = "probes.frameworks.langgraph.saver:SaverAdapter" if saver else "probes.frameworks.langgraph.adapter:StockSaverAdapter"
     receipt = _partition("lg_partition", adapter, tmp_path)
     seen = receipt.observations["partition"]
     assert (seen["a"], seen["b"]) == ("completed", b)  # A's writes landed once its link came back

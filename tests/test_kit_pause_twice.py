@@ -62,7 +62,7 @@ def test_an_adapter_that_says_why_it_cannot_ask_twice_is_not_applicable_for_that
 
 def test_langgraph_reruns_a_node_with_two_interrupts_from_its_top(tmp_path: Path) -> None:
     require("langgraph")
-    got = _twice("langgraph_kit", "probes.langgraph_kit.adapter:StockSaverAdapter", tmp_path)
+    got = _twice("langgraph_kit", "probes.frameworks.langgraph.adapter:StockSaverAdapter", tmp_path)
     # after the first answer the thread is paused at the second interrupt (LangGraph 1.2.9's state
     # lists no next node there; the invoke's __interrupt__ says so), the second answer re-runs s2
     assert got.observations["pause_twice"] == {"after_first": "paused", "after_second": "completed",

@@ -204,7 +204,7 @@ def test_a_state_that_names_its_own_location_is_na_with_the_measured_digests(tmp
 
 def test_temporal_refuses_a_copy_of_its_servers_state() -> None:
     from probes.kit.adapter import Capability
-    from probes.temporal.adapter import TemporalAdapter
+    from probes.frameworks.temporal.adapter import TemporalAdapter
 
     assert not TemporalAdapter.declares(Capability.COPY) and "dev server" in TemporalAdapter.missing[Capability.COPY]
 

@@ -57,14 +57,14 @@ def test_a_stalled_worker_on_a_plain_file_fires_its_effect_again_and_the_verdict
 
 
 @pytest.mark.parametrize("factory, superseded, vo", [
-    ("probes.langgraph_kit.saver:sqlite_saver", "completed", "U"),
+    ("probes.frameworks.langgraph.saver:sqlite_saver", "completed", "U"),
     ("tests.fixtures.remit_savers:owned_sqlite", "raised WriteSuperseded", "✓"),
 ])
 def test_on_langgraph_only_write_ownership_refuses_the_superseded_worker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, factory: str, superseded: str, vo: str) -> None:
     require("langgraph.checkpoint.sqlite")
     monkeypatch.setenv("RC_KIT_SAVER", factory)
-    receipts = _stall("saver_stall", "probes.langgraph_kit.saver:SaverAdapter", tmp_path,
+    receipts = _stall("saver_stall", "probes.frameworks.langgraph.saver:SaverAdapter", tmp_path,
                       backends=["sqlite"], stall_points=["s2.effect"])
     (receipt,) = receipts.values()
     observed = receipt.observations["stall"]

@@ -52,7 +52,7 @@ def test_the_stock_savers_checkpoint_model_is_langgraphs_checkpoint_typeddict(tm
 
     from langgraph.graph import END, START, StateGraph
 
-    from probes.langgraph_kit.adapter import StockSaverAdapter, stock_saver
+    from probes.frameworks.langgraph.adapter import StockSaverAdapter, stock_saver
 
     class State(TypedDict):
         out: str

@@ -1,4 +1,4 @@
-"""LangGraph 1.2.9's checkpoint validity under the kit (``probes.langgraph_kit.invalid_write``), for real.
+"""LangGraph 1.2.9's checkpoint validity under the kit (``probes.frameworks.langgraph.invalid_write``), for real.
 
 The paper's CV cell (#6491 class) measured through the kit on the stock SQLite and PostgreSQL
 savers: a node appends ``None`` to a pydantic ``items: list[str]``. What the legacy campaign
@@ -24,7 +24,7 @@ require("langgraph.checkpoint.postgres")
 
 from probes import campaigns  # noqa: E402
 from probes.core.campaign import CampaignRun, run_campaign  # noqa: E402
-from probes.langgraph_kit.adapter import StockSaverAdapter  # noqa: E402
+from probes.frameworks.langgraph.adapter import StockSaverAdapter  # noqa: E402
 from probes.rejudge import kit_verdicts, stable  # noqa: E402
 
 BACKENDS = ("sqlite", "postgres")

@@ -1,4 +1,4 @@
-"""Two interrupts in one run on LangGraph 1.2.9's stock SQLite saver (``probes.langgraph_kit.shapes``).
+"""Two interrupts in one run on LangGraph 1.2.9's stock SQLite saver (``probes.frameworks.langgraph.shapes``).
 
 The paper's LangGraph campaign measured "CO ✓ sequential" (two interrupts in sequence, a restart
 before each answer) and a parallel fan-out answered by one resume map and then by the same map again.
@@ -20,7 +20,7 @@ from probes.core.campaign import CampaignRun, run_campaign  # noqa: E402
 from probes.core.checker import Verdict  # noqa: E402
 from probes.core.history import Event, History, Kind  # noqa: E402
 from probes.kit.judge import Judge  # noqa: E402
-from probes.langgraph_kit.adapter import StockSaverAdapter  # noqa: E402
+from probes.frameworks.langgraph.adapter import StockSaverAdapter  # noqa: E402
 from probes.rejudge import kit_verdicts, stable  # noqa: E402
 
 SEQUENTIAL, FANOUT = "sequential:restart-between", "fan-out:resume-map"

@@ -27,7 +27,7 @@ def test_an_upward_import_is_caught_wherever_it_stands() -> None:
     assert upward_imports(list(imports_in("probes.core.checker", deferred))) == [
         "probes.core.checker:2 (contract) imports probes.book (book)"]
     typing_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from probes.headline import Measured\n"
-    [found] = upward_imports(list(imports_in("probes.consume_race.campaign", typing_only)))
+    [found] = upward_imports(list(imports_in("probes.studies.consume_race.campaign", typing_only)))
     assert "imports probes.headline (paper)" in found
     relative = "from ..matrix import grid\n"
     assert upward_imports(list(imports_in("probes.tla.validation", relative))) != []
@@ -47,20 +47,48 @@ def test_a_cycle_between_packages_is_caught_and_one_inside_a_package_is_not() ->
 def test_a_framework_imported_outside_its_package_is_caught() -> None:
     assert framework_imports(list(imports_in("probes.kit.protocols", "def f():\n    import langgraph.graph\n")))
     assert framework_imports(list(imports_in("probes.paper.crewai", "from crewai.flow import Flow\n")))
-    assert framework_imports(list(imports_in("probes.crewai_kit.adapter", "from crewai.flow import Flow\n"))) == []
-    assert framework_imports(list(imports_in("probes.atlas.cells_agno", "import agno\n"))) == []  # the atlas
+    assert framework_imports(list(imports_in("probes.frameworks.crewai.adapter", "from crewai.flow import Flow\n"))) == []
+    assert framework_imports(list(imports_in("probes.studies.atlas.cells_agno", "import agno\n"))) == []  # the atlas
 
 
 def test_every_top_level_module_has_a_layer_on_purpose() -> None:
-    """A new top-level module or package must be placed in ``LAYER_OF``, unless it is a framework or
-    study package (it holds a campaign or an adapter), which the default layer is for."""
+    """A new top-level module or package must be placed in ``LAYER_OF``; a framework or a study is a
+    package under ``probes/frameworks/`` or ``probes/studies/``, which have theirs."""
     root = PROJECT_ROOT / "probes"
     for path in sorted(root.iterdir()):
         if path.name.startswith(("_", ".")) and path.name != "__main__.py" or path.suffix not in ("", ".py"):
             continue
-        name = f"probes.{path.stem}"
-        if name in layers.LAYER_OF:
-            continue
-        assert path.is_dir() and ({"campaign.py", "adapter.py"} & {p.name for p in path.iterdir()}), (
-            f"{name} has no layer: add it to probes.layers.LAYER_OF")
-        assert layer_of(name) == layers.FRAMEWORKS
+        assert f"probes.{path.stem}" in layers.LAYER_OF, f"probes.{path.stem} has no layer: add it to probes.layers.LAYER_OF"
+    for package in [*layers.FRAMEWORKS_DIR.iterdir(), *layers.STUDIES_DIR.iterdir()]:
+        if package.is_dir() and package.name != "__pycache__":
+            assert layer_of(layers.module_name(package / "__init__.py")) == layers.FRAMEWORKS, package
+
+
+def test_each_framework_package_declares_the_framework_it_adapts_and_no_two_the_same() -> None:
+    """``ADAPTS`` is what makes a framework's import its package's alone: a package without it would
+    let every module import its framework unnoticed."""
+    adapted: dict[str, str] = {}
+    for package in sorted(layers.FRAMEWORKS_DIR.iterdir()):
+        if (package / "campaign.py").is_file():
+            declared = layers._declared(package, "ADAPTS", ())
+            assert declared, f"{package.name}/__init__.py declares no ADAPTS"
+            for framework in declared:
+                assert adapted.setdefault(framework, package.name) == package.name, framework
+
+
+def test_a_new_frameworks_declaration_is_all_the_layers_need(tmp_path) -> None:
+    """A framework added as a package (its ``__init__`` says what it adapts) is owned by that package,
+    and a study names it to import it: nothing in ``probes.layers`` is edited."""
+    frameworks, studies = tmp_path / "probes" / "frameworks", tmp_path / "probes" / "studies"
+    for package, text in ((frameworks / "newfw", 'ADAPTS = ("newfw_sdk",)\n'),
+                          (studies / "newstudy", 'ALSO_IMPORTS = {"newfw_sdk": "it races newfw"}\n'),
+                          (studies / "other", '"""no declaration"""\n')):
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text(text)
+    owners = layers.declarations(frameworks, studies)
+    assert {k: [o.rpartition(".")[2] for o in v] for k, v in owners.items()} == {"newfw_sdk": ["newfw", "newstudy"]}
+    use = "import newfw_sdk.session\n"
+    assert framework_imports(list(imports_in("probes.frameworks.newfw.adapter", use)), owners) == []
+    assert framework_imports(list(imports_in("probes.studies.newstudy.campaign", use)), owners) == []
+    [caught] = framework_imports(list(imports_in("probes.studies.other.campaign", use)), owners)
+    assert caught.startswith("probes.studies.other.campaign:1 imports newfw_sdk (only ")

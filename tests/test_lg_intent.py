@@ -14,7 +14,7 @@ from pathlib import Path
 from probes.core.checker import DocRef, Label, Property
 from probes.core.history import Event, History, Kind
 from probes.kit.judge import Judge, replay
-from probes.langgraph_kit.intent import NO_INTENT_ON_THE_WIRE, PATH
+from probes.frameworks.langgraph.intent import NO_INTENT_ON_THE_WIRE, PATH
 
 DEVIATION = DocRef(page="https://example.invalid", quote="an addressed resume is a retry", stance="deviation",
                    source="X-2", version="1.0")
@@ -75,11 +75,11 @@ def test_the_stock_savers_cell_is_not_applicable_with_the_reason(tmp_path: Path,
     from probes.core.backends import StoreFactory
     from probes.core.campaign import ProbeContext, ProbeSpec
     from probes.kit.suite import run_kit_probe
-    from probes.langgraph_kit.protocols import PROTOCOLS
+    from probes.frameworks.langgraph.protocols import PROTOCOLS
 
     with contextlib.ExitStack() as stack:
         stores = StoreFactory(outside_basetemp / "stores", stack)
-        res = run_kit_probe("probes.langgraph_kit.adapter:StockSaverAdapter", None,
+        res = run_kit_probe("probes.frameworks.langgraph.adapter:StockSaverAdapter", None,
                             ProbeSpec("intent.sqlite.rep1", {"protocol": "intent", "backend": "sqlite", "rep": 1}),
                             ProbeContext(tmp_path, stores, 0, {}), protocols=PROTOCOLS)
     assert res.harness_errors == []

@@ -18,10 +18,10 @@ import pytest
 from probes.core.campaign import run_campaign
 from probes.core.checker import Label
 from probes.core.receipt import Receipt
-from probes.live import campaign as live
+from probes.studies.live import campaign as live
 from probes.paper import live as live_paper
-from probes.live.calls import Budget, BudgetExhausted, redact
-from probes.live.stats import Tally, pooled, tally_trials, wilson
+from probes.studies.live.calls import Budget, BudgetExhausted, redact
+from probes.studies.live.stats import Tally, pooled, tally_trials, wilson
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_COMPATIBLE_API_KEY")
 
@@ -94,7 +94,7 @@ def test_harness_errors_stay_out_of_numerator_and_denominator() -> None:
 
 
 def test_published_table_shows_counts_with_intervals_marked_not_rerun() -> None:
-    from probes.live import report
+    from probes.studies.live import report
 
     table = report.published_table([])
     assert set(table["source"]) == {"published, not rerun here"}
@@ -175,8 +175,8 @@ def test_scripted_model_reproduces_the_fork_violation_end_to_end(tmp_path: Path,
 @pytest.mark.parametrize("protocol", ["fork", "approval", "session"])
 def test_model_misbehaviour_is_a_harness_error_not_a_verdict(tmp_path: Path, no_network: list, behaviour: str,
                                                               kind: str, protocol: str) -> None:
-    from probes.live.protocols import run_trial
-    from probes.live.scripted import ScriptedChatModel
+    from probes.studies.live.protocols import run_trial
+    from probes.studies.live.scripted import ScriptedChatModel
 
     trial = run_trial(protocol, ScriptedChatModel(behaviour=behaviour), Budget(50, 10**6), tmp_path, 0, 7)
     assert trial.status == "harness_error" and trial.error_kind == kind
@@ -202,7 +202,7 @@ def test_a_key_never_appears_in_receipts_or_output(tmp_path: Path, no_network: l
                                                    capfd: pytest.CaptureFixture) -> None:
     fake = "sk-ant-api03-FAKEKEYfor-resume-contract-tests-0123456789"
     monkeypatch.setenv("ANTHROPIC_API_KEY", fake)
-    monkeypatch.setattr("probes.live.providers.MAX_RETRIES", 0)  # no back-off sleeps in tests
+    monkeypatch.setattr("probes.studies.live.providers.MAX_RETRIES", 0)  # no back-off sleeps in tests
     params = _params(provider="anthropic", models=["claude-test-model"], protocols=["fork"], trials=1,
                      timeout_s=2.0)
     run = run_campaign(live.CAMPAIGN, params, receipts_root=tmp_path)
@@ -244,7 +244,7 @@ def test_headlines_compare_measured_counts_with_published() -> None:
 
 def test_model_entries_resolve_to_providers() -> None:
     from probes.core.errors import UsageError
-    from probes.live.providers import parse_models, public_base_url
+    from probes.studies.live.providers import parse_models, public_base_url
 
     refs = parse_models("per_model", ["anthropic:claude-x", "openai_compatible:llama3.1:8b"])
     assert [(r.provider, r.model) for r in refs] == [("anthropic", "claude-x"), ("openai_compatible", "llama3.1:8b")]
@@ -259,7 +259,7 @@ def test_model_entries_resolve_to_providers() -> None:
 def test_rerun_without_keys_keeps_cells_measured_with_a_key(no_network: list, no_keys: None,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader without keys rebuilding the book must not erase receipts measured with one."""
-    monkeypatch.setattr("probes.live.providers.MAX_RETRIES", 0)
+    monkeypatch.setattr("probes.studies.live.providers.MAX_RETRIES", 0)
     params = _params(provider="anthropic", models=["claude-keep"], protocols=["fork"], trials=1, seed=4242)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-placeholder-for-keep-test")
     first = run_campaign(live.CAMPAIGN, params)  # the (sandboxed) default receipts directory

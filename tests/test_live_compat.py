@@ -20,7 +20,7 @@ import pytest
 
 from probes.core.campaign import run_campaign
 from probes.core.checker import Label
-from probes.live import campaign as live
+from probes.studies.live import campaign as live
 from probes.paper import live as live_paper
 
 SECRET = "sk-local-FAKESECRET-9f8e7d6c5b4a"
@@ -31,7 +31,7 @@ def _reply(body: dict[str, Any]) -> dict[str, Any]:
     from langchain_core.messages import convert_to_messages
     from langchain_openai.chat_models.base import _convert_message_to_dict
 
-    from probes.live.scripted import ScriptedChatModel
+    from probes.studies.live.scripted import ScriptedChatModel
 
     messages = convert_to_messages(body["messages"])
     choice = body.get("tool_choice")

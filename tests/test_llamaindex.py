@@ -49,7 +49,7 @@ def own(run: CampaignRun) -> dict:
 
 def test_the_paper_campaign_is_the_kit_over_the_llamaindex_adapter() -> None:
     from probes.kit.suite import KIT_ADAPTERS
-    from probes.llamaindex_kit.campaign import PAPER_PROTOCOLS
+    from probes.frameworks.llamaindex.campaign import PAPER_PROTOCOLS
 
     paper, kit = campaigns.get("llamaindex"), campaigns.get("llamaindex_kit")
     assert paper.in_default_run and not kit.in_default_run
@@ -65,8 +65,8 @@ def test_the_paper_campaign_is_the_kit_over_the_llamaindex_adapter() -> None:
 
 
 def test_the_paper_campaign_shares_drift_with_the_kit_campaign() -> None:
-    from probes.drift.campaign import side_env
-    from probes.drift.targets import by_campaign
+    from probes.studies.drift.campaign import side_env
+    from probes.studies.drift.targets import by_campaign
 
     paper, kit = by_campaign("llamaindex"), by_campaign("llamaindex_kit")
     assert (paper.dist, paper.pin, paper.newest) == (kit.dist, kit.pin, kit.newest)
@@ -190,7 +190,7 @@ def test_the_paper_layer_says_why_without_its_receipts(run: CampaignRun) -> None
 
 def test_every_verdict_is_decided_again_from_its_receipt(run: CampaignRun) -> None:
     """The variant's paths (``wait:...``) are the judge's recorded paths: the plain judge replays them."""
-    from probes.llamaindex_kit.adapter import LlamaIndexAdapter
+    from probes.frameworks.llamaindex.adapter import LlamaIndexAdapter
     from probes.rejudge import kit_verdicts, stable
 
     for r in run.receipts:

@@ -1,6 +1,6 @@
 """LlamaIndex Workflows 2.22.2 under the kit's nested protocol: not applicable, with the adapter's reason.
 
-The release has no nesting that pauses and resumes (``probes.llamaindex_kit.adapter``, ``missing``): the
+The release has no nesting that pauses and resumes (``probes.frameworks.llamaindex.adapter``, ``missing``): the
 child workflows of the workflows-py docs (a typed ``Workflow`` field, ``stream_events(include_children=
 True)``) are not in 2.22.2 -- ``Workflow.__init__`` refuses the child's keyword and a step cannot take the
 child's ``StopEvent`` subclass -- and a workflow run from inside a step is a run of its own, whose context
@@ -21,8 +21,8 @@ from probes.core.campaign import run_campaign  # noqa: E402
 from probes.kit.adapter import Capability  # noqa: E402
 from probes.kit.protocols import NESTED_RUNS  # noqa: E402
 from probes.kit.suite import kit_campaign  # noqa: E402
-from probes.llamaindex_kit.adapter import LlamaIndexAdapter  # noqa: E402
-from probes.llamaindex_kit.campaign import ADAPTER  # noqa: E402
+from probes.frameworks.llamaindex.adapter import LlamaIndexAdapter  # noqa: E402
+from probes.frameworks.llamaindex.campaign import ADAPTER  # noqa: E402
 
 
 @pytest.fixture(scope="module")

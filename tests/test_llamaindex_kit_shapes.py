@@ -100,7 +100,7 @@ def test_no_approval_callback_so_the_callback_cells_are_not_applicable(tmp_path:
     from workflows import Context, Workflow, step
 
     from probes.kit.adapter import Capability
-    from probes.llamaindex_kit.adapter import LlamaIndexAdapter
+    from probes.frameworks.llamaindex.adapter import LlamaIndexAdapter
 
     run = _run("callback", tmp_path, ran=False, callback_cells=list(CALLBACK_CELLS))
     verdicts = [v for r in run.receipts for v in r.verdicts]
@@ -130,7 +130,7 @@ def test_no_approval_callback_so_the_callback_cells_are_not_applicable(tmp_path:
     ({"b2": {"collected_waiters": [{"waiter_id": "b2"}]},
       "join": {"collected_events": {"default": [
           '{"__is_pydantic": true, "value": {"value": "yes"}, '
-          '"qualified_name": "probes.llamaindex_kit.adapter.B1Answered"}']}}}, "b1", True),
+          '"qualified_name": "probes.frameworks.llamaindex.adapter.B1Answered"}']}}}, "b1", True),
     # a step still has work queued
     ({"b1": {"collected_waiters": [{"waiter_id": "b1"}]}, "b2": {"queue": ["ev"]}}, None, False),
 ])
@@ -139,7 +139,7 @@ def test_a_parallel_run_is_snapshotted_only_once_settled(workers: dict, answered
     """The moment the adapter snapshots the parallel run is read from the context, not from the idle event
     alone: a snapshot taken before both branches wait would hold neither branch's wait."""
     from probes.kit import runtime
-    from probes.llamaindex_kit.adapter import settled
+    from probes.frameworks.llamaindex.adapter import settled
 
     monkeypatch.setenv(runtime.CODE_ENV, "parallel")
     assert settled({"workers": workers}, answered) is expected

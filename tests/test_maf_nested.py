@@ -1,7 +1,7 @@
 """Microsoft Agent Framework 1.23.0 under the kit's nested protocol (quick profile, the real framework).
 
 The pausing executor is the one executor of a sub-workflow that ``WorkflowExecutor`` wraps as the
-outer workflow's ``s2`` (``probes.maf.adapter``): its ``request_info`` goes up as the outer
+outer workflow's ``s2`` (``probes.frameworks.maf.adapter``): its ``request_info`` goes up as the outer
 workflow's request under the same id, and the outer checkpoint embeds the sub-workflow's. Asserts
 what the kit measured on this release, each label with the effect counts of its recorded history.
 """

@@ -1,4 +1,4 @@
-"""Cross-version resume (``probes.mv``): the plan, its checks, the outcome rule, and real runs.
+"""Cross-version resume (``probes.studies.mv``): the plan, its checks, the outcome rule, and real runs.
 
 The real run pauses the kit's workflow under LangGraph 1.2.9 (the pin, main environment) and
 answers it under 1.2.24 (drift's side environment: a minute or two to create cold), and the
@@ -17,7 +17,7 @@ from probes.core.campaign import run_campaign
 from probes.core.checker import Property, Verdict
 from probes.core.errors import UsageError
 from probes.core.receipt import Receipt
-from probes.mv import report
+from probes.studies.mv import report
 
 CAMPAIGN = campaigns.get("mv")
 

@@ -1,7 +1,7 @@
 """OpenAI Agents SDK 0.24.0 under the kit's nested protocol (quick profile, its side environment).
 
 The approval-gated tool ``s2`` belongs to an agent of its own, which the outer agent calls as its tool
-``s2`` after ``s1`` (``Agent.as_tool``, ``probes.openai_agents.adapter``). The nested run's approval
+``s2`` after ``s1`` (``Agent.as_tool``, ``probes.frameworks.openai_agents.adapter``). The nested run's approval
 interruption surfaces in the outer result's ``interruptions``, and ``result.to_state()`` keeps the nested
 agent's RunState inside the outer one (the function call's ``agent_run_state``); approving it on the
 restored outer state resumes the nested run. Asserts what the kit measured on this release, each label with

@@ -2,7 +2,7 @@
 environment).
 
 The approval-gated tool ``s2`` belongs to a delegate agent, which the outer agent's tool ``s2`` runs after
-``s1`` (pydantic-ai's agent delegation, ``probes.pydantic_ai.workflow``): the delegate's run ends with
+``s1`` (pydantic-ai's agent delegation, ``probes.frameworks.pydantic_ai.workflow``): the delegate's run ends with
 ``DeferredToolRequests``, the delegating tool asks (step ``ask``), parks in the workflow's ``DBOS.recv_async``
 and runs the delegate again with the approval. Every model request of both agents and both tools are
 steps of the one DBOS workflow. Asserts what the kit measured on this release, each label with the effect

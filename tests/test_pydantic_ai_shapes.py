@@ -5,7 +5,7 @@ Handler: the approved tool ``s2`` (a DBOS step) fires ``e2`` and raises; a ``Hoo
 ``on_tool_execute_error`` hook runs the handler step ``h`` (a DBOS step) and returns its output as the tool's
 result. Callback: ``ApprovalRequiredToolset``'s ``approval_required_func`` fires ``e_cb`` (in a DBOS step) before
 the call is deferred. Each test asserts the effect counts first, then the labels and the citation behind each
-(pydantic-ai's citations are installed docstrings, ``probes/pydantic_ai/citations.py``; none speaks to a step
+(pydantic-ai's citations are installed docstrings, ``probes/frameworks/pydantic_ai/citations.py``; none speaks to a step
 run again after a kill past its effect, so those EO violations are U, and a held property carries no citation).
 """
 
@@ -42,7 +42,7 @@ def _held(uncited: dict[str, tuple[str, ...]]) -> dict[tuple[str, str], tuple[st
 def test_both_constructs_are_declared() -> None:
     """The adapter declares the handler and callback workflows (no reason left in ``missing`` for them)."""
     from probes.kit.adapter import Capability
-    from probes.pydantic_ai.adapter import PydanticAIAdapter
+    from probes.frameworks.pydantic_ai.adapter import PydanticAIAdapter
 
     for capability in (Capability.HANDLER, Capability.CALLBACK):
         assert PydanticAIAdapter.declares(capability) and capability not in PydanticAIAdapter.missing

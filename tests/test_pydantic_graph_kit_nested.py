@@ -1,6 +1,6 @@
 """pydantic-graph 1.107.1 under the kit's nested protocol: not applicable, with the adapter's reason.
 
-The release has no nesting that pauses and resumes (``probes.pydantic_graph_kit.adapter``, ``missing``): a
+The release has no nesting that pauses and resumes (``probes.frameworks.pydantic_graph.adapter``, ``missing``): a
 ``Graph`` is no node of another (measured here: refused), the builder API's subgraphs are a TODO and that
 API has no persistence, and a graph run from inside a node keeps its own persistence, which the outer
 run's snapshots do not hold. So every nested cell is n/a, and no process runs.
@@ -21,8 +21,8 @@ from probes.core.campaign import run_campaign  # noqa: E402
 from probes.kit.adapter import Capability  # noqa: E402
 from probes.kit.protocols import NESTED_RUNS  # noqa: E402
 from probes.kit.suite import kit_campaign  # noqa: E402
-from probes.pydantic_graph_kit.adapter import PydanticGraphAdapter  # noqa: E402
-from probes.pydantic_graph_kit.campaign import ADAPTER  # noqa: E402
+from probes.frameworks.pydantic_graph.adapter import PydanticGraphAdapter  # noqa: E402
+from probes.frameworks.pydantic_graph.campaign import ADAPTER  # noqa: E402
 
 
 def test_the_adapter_declares_no_nested_workflow_and_says_why() -> None:

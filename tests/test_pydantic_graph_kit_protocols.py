@@ -1,4 +1,4 @@
-"""pydantic-graph's own protocols (``probes.pydantic_graph_kit.protocols``) against pydantic-graph 1.107.1.
+"""pydantic-graph's own protocols (``probes.frameworks.pydantic_graph.protocols``) against pydantic-graph 1.107.1.
 
 Each protocol runs for real, twice (``reps`` 2), in a throwaway kit campaign over the kit's
 pydantic-graph adapter. The assertions are what the legacy paper campaign measured on this
@@ -25,11 +25,11 @@ from probes.core.checker import Expectation, Verdict  # noqa: E402
 from probes.core.history import Event, History, Kind  # noqa: E402
 from probes.kit.judge import FORGERY_ROW  # noqa: E402
 from probes.kit.suite import kit_campaign  # noqa: E402
-from probes.pydantic_graph_kit.adapter import PydanticGraphAdapter  # noqa: E402
-from probes.pydantic_graph_kit.protocols import PROTOCOLS  # noqa: E402
+from probes.frameworks.pydantic_graph.adapter import PydanticGraphAdapter  # noqa: E402
+from probes.frameworks.pydantic_graph.protocols import PROTOCOLS  # noqa: E402
 from probes.rejudge import kit_verdicts, stable  # noqa: E402
 
-ADAPTER = "probes.pydantic_graph_kit.adapter:PydanticGraphAdapter"
+ADAPTER = "probes.frameworks.pydantic_graph.adapter:PydanticGraphAdapter"
 RESULT = "s2 served 'yes'"
 
 

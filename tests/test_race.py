@@ -131,7 +131,7 @@ def test_the_documented_defaults() -> None:
     assert (DEFAULT_THRESHOLD, DEFAULT_MIN_TRIALS, DEFAULT_MAX_TRIALS, DEFAULT_MAX_SECONDS) == (0.10, 3, 60, 300.0)
     assert RaceRule() == RaceRule(0.10, 3, 60, 300.0)
     from probes.kit.suite import kit_params
-    from probes.maf.adapter import MafAdapter
+    from probes.frameworks.maf.adapter import MafAdapter
     defaults = {p.name: p.default for p in kit_params(MafAdapter)}
     assert (defaults["race_threshold"], defaults["race_min_trials"], defaults["race_max_trials"],
             defaults["race_max_seconds"]) == (0.10, 3, 60, 300.0)

@@ -73,7 +73,7 @@ def test_a_kit_campaign_is_re_judged_byte_identically_from_its_receipts(tmp_path
     import sys
 
     from probes.rejudge import kit_verdicts, stable
-    from probes.maf.adapter import MafAdapter
+    from probes.frameworks.maf.adapter import MafAdapter
 
     root = Path(__file__).resolve().parent.parent
     run = subprocess.run([sys.executable, "-m", "probes", "run", "maf", "--smoke", "--out", str(tmp_path)],

@@ -26,7 +26,7 @@ from probes.core import oracle
 from probes.core.barrier import run_racers
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger
-from probes.remit.workloads import gated_app
+from probes.studies.remit.workloads import gated_app
 from remit_ref import claims as cl
 from tests.async_gate_workloads import async_saver, hold_after_read, inspect, park, resume
 

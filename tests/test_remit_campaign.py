@@ -8,9 +8,9 @@ from pathlib import Path
 import nbformat
 
 from probes.core.campaign import run_campaign
-from probes.remit.bench import CAMPAIGN as BENCH, concurrency_table, overhead_table
-from probes.remit.campaign import CAMPAIGN as REMIT
-from probes.remit.verdicts import row
+from probes.studies.remit.bench import CAMPAIGN as BENCH, concurrency_table, overhead_table
+from probes.studies.remit.campaign import CAMPAIGN as REMIT
+from probes.studies.remit.verdicts import row
 from tests.kit_checks import run_probes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +46,8 @@ def test_the_langgraph_arm_gives_the_remit_row(tmp_path: Path, outside_basetemp:
 
     from probes.core.receipt import recorded_histories
     from probes.kit.judge import replay
-    from probes.remit import campaign as rc
-    from probes.remit.kit_adapters import RemitAdapter
+    from probes.studies.remit import campaign as rc
+    from probes.studies.remit.kit_adapters import RemitAdapter
 
     params = REMIT.resolve(dict(backends=["sqlite"], builds=["remit_ref"],
                                 langgraph_kinds=["fd", "fi", "co_stray", "eo_interrupt"]), quick=True)
@@ -81,9 +81,9 @@ def test_bench_campaign_small(tmp_path: Path) -> None:
 def test_cost_campaign_small(tmp_path: Path) -> None:
     """The counted cost through its campaign: two arms, each in its own valgrind and strace processes,
     two runs of two protocols; the chapter's table comes from the receipts."""
-    from probes.remit import report
-    from probes.remit.cost import CAMPAIGN as COST
-    from probes.remit.counted import counted_table
+    from probes.studies.remit import report
+    from probes.studies.remit.cost import CAMPAIGN as COST
+    from probes.studies.remit.counted import counted_table
 
     params = COST.resolve(dict(counted_arms=["stock", "remit_bare"], counted_protocols=2, counted_runs=2), quick=True)
     run = run_campaign(COST, params, receipts_root=tmp_path)
@@ -98,7 +98,7 @@ def test_cost_campaign_small(tmp_path: Path) -> None:
 
 
 def test_notebook_parameters_match_campaigns() -> None:
-    from probes.remit.cost import CAMPAIGN as COST
+    from probes.studies.remit.cost import CAMPAIGN as COST
 
     for campaign in (REMIT, BENCH, COST):
         nb = nbformat.read(ROOT / "notebooks" / f"{campaign.name}.ipynb", as_version=4)
@@ -121,8 +121,8 @@ def test_the_partition_kind_runs_remits_gate_with_and_without_a_lease(tmp_path: 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from probes.core import netns
-    from probes.remit import campaign as rc
-    from probes.remit.kit_adapters import LEASE_ENV, RemitAdapter
+    from probes.studies.remit import campaign as rc
+    from probes.studies.remit.kit_adapters import LEASE_ENV, RemitAdapter
 
     saver = SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
     assert RemitAdapter.wrap(None, saver).claim_ttl is None  # type: ignore[arg-type]

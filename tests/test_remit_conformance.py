@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from probes.core.backends import postgres_service
-from probes.remit import lg_conformance
+from probes.studies.remit import lg_conformance
 
 
 def _check(out: dict) -> None:

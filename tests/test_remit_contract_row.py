@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from probes.paper import remit as remit_paper
-from probes.remit import campaign as rc
-from probes.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
+from probes.studies.remit import campaign as rc
+from probes.studies.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
 from tests.kit_checks import run_probes
 
 
@@ -40,7 +40,7 @@ def test_plan_runs_the_same_kit_cells_for_both_builds() -> None:
 
 def test_the_adapters_name_their_subjects_and_carry_the_legacy_citations() -> None:
     from probes.kit.adapter import Capability
-    from probes.remit import kit_adapters as ka
+    from probes.studies.remit import kit_adapters as ka
 
     assert (ka.RemitAdapter.framework, ka.ContractAdapter.framework) == (FRAMEWORK, CONTRACT)
     assert ka.ContractSaverOnlyAdapter.framework == saver_only(CONTRACT)
@@ -99,7 +99,7 @@ def test_the_row_says_which_paths_give_a_label_other_than_pass() -> None:
     from types import SimpleNamespace
 
     from probes.core.checker import Label, Property
-    from probes.remit.verdicts import where_not_conformant
+    from probes.studies.remit.verdicts import where_not_conformant
 
     def v(prop: str, label: Label, path: str, backend: str, framework: str = CONTRACT) -> SimpleNamespace:
         return SimpleNamespace(framework=framework, property=Property(prop), label=label, path=path, backend=backend)

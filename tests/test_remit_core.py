@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from probes.remit import model, props, verify
+from probes.studies.remit import model, props, verify
 
 
 def test_core_conforms_to_reference_model_in_every_reachable_state() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from probes.core.errors import UsageError
-from probes.remit import counted
-from probes.remit.cost import CAMPAIGN, plan
+from probes.studies.remit import counted
+from probes.studies.remit.cost import CAMPAIGN, plan
 
 
 def test_per_protocol_subtracts_the_start_up_and_divides() -> None:
@@ -57,7 +57,7 @@ def test_counted_table_ratio_range_and_syscalls_from_receipts() -> None:
     assert counted.function_delta({"sqlite": table}, "sqlite", "remit_gate") == {"a.c:f": 10.0, "c.c:h": 10.0,
                                                                                   "b.c:g": 0.0}
 
-    from probes.remit import report
+    from probes.studies.remit import report
 
     findings = report.counted_findings({"sqlite": table})
     assert any("`remit_gate`: 1.0300x" in f and "met at the median, not in every run" in f for f in findings)
@@ -164,7 +164,7 @@ def test_counted_parameters_are_validated_before_any_work(override: dict[str, An
 
 
 def test_the_counted_campaign_plans_one_probe_per_backend_and_shares_the_machine() -> None:
-    from probes.remit.bench import CAMPAIGN as BENCH
+    from probes.studies.remit.bench import CAMPAIGN as BENCH
 
     assert [s.id for s in plan(CAMPAIGN.resolve(quick=True))] == ["counted.sqlite"]
     assert [s.id for s in plan(CAMPAIGN.resolve())] == ["counted.sqlite", "counted.postgres"]
@@ -176,7 +176,7 @@ def test_the_counted_campaign_plans_one_probe_per_backend_and_shares_the_machine
 
 
 def test_the_bytecode_table_lists_the_wrappers_functions_and_its_share_of_stocks_total() -> None:
-    from probes.remit import report
+    from probes.studies.remit import report
 
     table = {"sqlite": {"stock": {"bytecodes": {"total": 1000.0, "own_total": 0, "own": {}}},
                         "remit_gate": {"bytecodes": {"total": 1040.0, "own_total": 40.0,

@@ -26,7 +26,7 @@ import pytest
 
 from probes.core.backends import postgres_service
 from probes.core.oracle import Ledger
-from probes.remit.workloads import park_to_interrupt, racer_loop
+from probes.studies.remit.workloads import park_to_interrupt, racer_loop
 
 GATE = {"consume_gate": True}
 

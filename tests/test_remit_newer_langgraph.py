@@ -1,6 +1,6 @@
-"""REMIT's own tests, run again on the newer LangGraph release (``probes.remit.releases.NEWER``).
+"""REMIT's own tests, run again on the newer LangGraph release (``probes.studies.remit.releases.NEWER``).
 
-The side environment (``probes.remit.releases.newer_env``: a cached venv with exactly
+The side environment (``probes.studies.remit.releases.newer_env``: a cached venv with exactly
 the newer LangGraph and checkpoint packages, and the test tools at the lock's versions)
 runs pytest over REMIT's tests -- the frame walk, the claim channel and the carried
 write (units, carry, langgraph_reads: 1.2.24's second read when a run starts), fork intent, inspection that takes no claim, the stray resume,
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from probes.core.errors import HarnessError
-from probes.remit import releases
+from probes.studies.remit import releases
 from tests.conftest import ROOT
 
 REMIT_TESTS = ("tests/test_remit_units.py", "tests/test_remit_ref.py", "tests/test_remit_carry.py",

@@ -96,7 +96,7 @@ def test_the_lower_bounds_are_the_pinned_releases() -> None:
     """The distribution's minimum LangGraph releases are the ones the project's own tests run on."""
     import tomllib
 
-    from probes.remit.releases import pinned
+    from probes.studies.remit.releases import pinned
 
     meta = tomllib.loads((DIST / "pyproject.toml").read_text())["project"]
     specs = [*meta["dependencies"], *(s for extra in meta["optional-dependencies"].values() for s in extra)]

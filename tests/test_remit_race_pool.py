@@ -1,5 +1,5 @@
 """REMIT's cross-process race on long-lived racers: one gated effect, the rest ConsumeConflict,
-in fresh trials until the cell is decided (``probes.remit.race``)."""
+in fresh trials until the cell is decided (``probes.studies.remit.race``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from probes.core.backends import StoreFactory
 from probes.core.campaign import ProbeContext, ProbeSpec
 from probes.core.history import History, Kind
 from probes.core.race import RaceRule
-from probes.remit import race_worker
-from probes.remit.campaign import probe_race
+from probes.studies.remit import race_worker
+from probes.studies.remit.campaign import probe_race
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -1,5 +1,5 @@
 """A REMIT race cell measured by the real campaign harness is decided again from its receipt,
-byte-identically (``probes.remit.race.rejudge`` through ``python -m probes.rejudge``)."""
+byte-identically (``probes.studies.remit.race.rejudge`` through ``python -m probes.rejudge``)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from probes.core.race import wilson_upper
 from probes.core.checker import Subject
 from probes.core.receipt import Receipt, load_campaign
 from probes.rejudge import main, rejudge_campaign, rejudge_receipt
-from probes.remit import race_worker
-from probes.remit.campaign import CAMPAIGN
-from probes.remit.race import rejudge
-from probes.remit.verdicts import FRAMEWORK
+from probes.studies.remit import race_worker
+from probes.studies.remit.campaign import CAMPAIGN
+from probes.studies.remit.race import rejudge
+from probes.studies.remit.verdicts import FRAMEWORK
 
 
 @pytest.fixture(scope="module")

@@ -142,7 +142,7 @@ def test_invalid_state_refused_before_persisting() -> None:
 
 
 def _race(backend_loc: Path, tmp: Path, k: int, remit: dict[str, Any] | None) -> tuple[list[str], dict[str, int]]:
-    from probes.remit.workloads import park_to_interrupt, racer
+    from probes.studies.remit.workloads import park_to_interrupt, racer
 
     ledger = str(tmp / f"effects-{remit is not None}.sqlite")
     park_to_interrupt("sqlite", str(backend_loc), ledger, remit)
@@ -172,15 +172,15 @@ def test_dead_owner_after_its_answer_committed_is_finished_by_invoke_none(tmp_pa
     consume it twice -- and invoke(None), which consumes nothing, finishes the run with that answer, once."""
     db, ledger, remit = str(tmp_path / "k.db"), str(tmp_path / "fx.sqlite"), {"consume_gate": True}
     base = {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}
-    run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()
-    victim = run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "victim"}, park_at="remit.gate")
+    run_child("probes.studies.remit.workloads:park_to_interrupt", base).require_ok()
+    victim = run_child("probes.studies.remit.workloads:resume_once", {**base, "incarnation": "victim"}, park_at="remit.gate")
     victim.require_killed()
-    seen = run_child("probes.remit.workloads:read_state",
+    seen = run_child("probes.studies.remit.workloads:read_state",
                      {"backend": "sqlite", "location": db, "remit": remit}).require_ok()
     assert seen["claims"] == 1 and seen["pending_interrupts"] == 1   # reads neither take nor block claims
-    again = run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "again"}).require_ok()
+    again = run_child("probes.studies.remit.workloads:resume_once", {**base, "incarnation": "again"}).require_ok()
     assert again["outcome"] == "conflict" and again["claims_alive"] == ["False"]
-    rec = run_child("probes.remit.workloads:resume_as",
+    rec = run_child("probes.studies.remit.workloads:resume_as",
                     {**base, "incarnation": "recover", "command": False}).require_ok()
     assert (rec["outcome"], rec["next"]) == ("answer:True", [])
     assert Ledger(ledger).counts() == {"gate": 1}
@@ -192,12 +192,12 @@ def test_dead_owner_before_its_answer_was_durable_is_taken_over(tmp_path: Path) 
     next resume from a fresh process takes it over and completes, firing once (LV)."""
     db, ledger, remit = str(tmp_path / "k.db"), str(tmp_path / "fx.sqlite"), {"consume_gate": True}
     base = {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}
-    run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()
-    run_child("probes.remit.workloads:resume_as", {**base, "incarnation": "victim", "durability": "exit"},
+    run_child("probes.studies.remit.workloads:park_to_interrupt", base).require_ok()
+    run_child("probes.studies.remit.workloads:resume_as", {**base, "incarnation": "victim", "durability": "exit"},
               park_at="remit.gate").require_killed()
-    assert run_child("probes.remit.workloads:read_state",
+    assert run_child("probes.studies.remit.workloads:read_state",
                      {"backend": "sqlite", "location": db, "remit": remit}).require_ok()["claims"] == 1
-    rec = run_child("probes.remit.workloads:resume_as", {**base, "incarnation": "recover"}).require_ok()
+    rec = run_child("probes.studies.remit.workloads:resume_as", {**base, "incarnation": "recover"}).require_ok()
     assert (rec["outcome"], rec["next"]) == ("answer:True", [])
     assert Ledger(ledger).counts() == {"gate": 1}
 
@@ -207,14 +207,14 @@ def _answer_then_resume_again(backend: str, location: str, ledger: str) -> list[
     a declared RETRY of "a", a declared RETRY of "b", a resume with no flag, thread-only and addressed (the
     address makes it a FORK), a thread-only one, and a declared FORK with "b"."""
     base = {"backend": backend, "location": location, "ledger": ledger, "remit": {"consume_gate": True}}
-    cid = run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()["checkpoint_id"]
+    cid = run_child("probes.studies.remit.workloads:park_to_interrupt", base).require_ok()["checkpoint_id"]
     out = []
     for name, shape in (("answer", {"answer": "a"}),
                         ("retry", {"answer": "a", "checkpoint_id": cid, "intent": "retry"}),
                         ("retry-other", {"answer": "b", "checkpoint_id": cid, "intent": "retry"}),
                         ("thread-only", {"answer": "a"}),
                         ("fork", {"answer": "b", "checkpoint_id": cid, "intent": "fork"})):
-        res = run_child("probes.remit.workloads:resume_as", {**base, "incarnation": name, **shape}).require_ok()
+        res = run_child("probes.studies.remit.workloads:resume_as", {**base, "incarnation": name, **shape}).require_ok()
         out.append((name, res["outcome"], Ledger(ledger).counts().get("gate", 0)))
     return out
 
@@ -240,13 +240,13 @@ def test_release_stale_claims_after_sigkill_keeps_an_answered_claim(tmp_path: Pa
     from another process is refused instead of firing the gated effect a second time."""
     db, ledger, remit = str(tmp_path / "k.db"), str(tmp_path / "fx.sqlite"), {"consume_gate": True}
     base = {"backend": "sqlite", "location": db, "ledger": ledger, "remit": remit}
-    run_child("probes.remit.workloads:park_to_interrupt", base).require_ok()
-    run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "victim"},
+    run_child("probes.studies.remit.workloads:park_to_interrupt", base).require_ok()
+    run_child("probes.studies.remit.workloads:resume_once", {**base, "incarnation": "victim"},
               park_at="remit.gate").require_killed()
-    out = run_child("probes.remit.workloads:release_stale",
+    out = run_child("probes.studies.remit.workloads:release_stale",
                     {"backend": "sqlite", "location": db, "remit": remit}).require_ok()
     assert out == {"before_alive": ["False"], "released": 0, "after": 1}
-    again = run_child("probes.remit.workloads:resume_once", {**base, "incarnation": "late"}).require_ok()
+    again = run_child("probes.studies.remit.workloads:resume_once", {**base, "incarnation": "late"}).require_ok()
     assert again["outcome"] == "conflict" and Ledger(Path(ledger)).counts().get("gate", 0) == 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.remit import report
+from probes.studies.remit import report
 
 
 def _arm(ratio: float, ci: list[float], paired: float, resume_p50: float) -> dict[str, Any]:

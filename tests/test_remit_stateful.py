@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from probes.core.backends import postgres_service
-from probes.remit import stateful
+from probes.studies.remit import stateful
 
 CORE_CASES = {"admit_effect:fire", "admit_effect:skip", "gate_decision:consume", "gate_decision:conflict",
               "gate_decision:takeover", "fork_view:fork:dropped", "resume_intent:retry:thread",

@@ -72,7 +72,7 @@ def hook(event, args):
 sys.addaudithook(hook)
 from probes.kit import runtime
 runtime.install(str(root / "ledger.sqlite"), str(root / "history.sqlite"), "audit", str(root / "markers"))
-from probes.strands.adapter import StrandsAdapter
+from probes.frameworks.strands.adapter import StrandsAdapter
 adapter = StrandsAdapter(root / "work", "file", None)
 adapter.hook()
 paused = adapter.start()
@@ -85,7 +85,7 @@ print(json.dumps({"paused": paused["status"], "done": done["status"], "outside":
 def test_the_adapter_is_hermetic(tmp_path: Path) -> None:
     """A start and a resume write nothing outside the probe's directory (HOME stays empty, no
     ``~/.strands``) and open no socket, with telemetry switched off by the adapter."""
-    from probes.strands.campaign import ENV
+    from probes.frameworks.strands.campaign import ENV
 
     home = tmp_path / "home"
     home.mkdir()

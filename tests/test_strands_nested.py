@@ -1,7 +1,7 @@
 """Strands Agents 1.62.0 under the kit's nested protocol (quick profile, its side environment).
 
 The interrupting tool ``s2`` belongs to an agent of its own, which the outer agent calls as its tool ``s2``
-after ``s1`` (``Agent.as_tool``, ``probes.strands.adapter``). The sub-agent's interrupt is raised again by
+after ``s1`` (``Agent.as_tool``, ``probes.frameworks.strands.adapter``). The sub-agent's interrupt is raised again by
 the outer agent under a prefixed id, and the outer agent keeps the sub-agent's interrupted turn in its own
 interrupt state (``agent.json`` of the file session); answering the outer interrupt restores the sub-agent
 and resumes its tool. Asserts what the kit measured on this release, each label with the effect counts of

@@ -20,7 +20,7 @@ import pytest
 
 from probes import PROJECT_ROOT, campaigns
 from probes.core.campaign import run_campaign
-from probes.temporal.campaign import ENV
+from probes.frameworks.temporal.campaign import ENV
 from tests.kit_checks import EACH_ANSWER_ONCE, pause_twice
 
 
@@ -96,7 +96,7 @@ def test_a_step_that_pauses_twice_waits_for_the_signal_twice_and_takes_each_answ
 
 
 def test_the_dev_server_is_loopback_hermetic_and_stopped(tmp_path: Path) -> None:
-    from probes.temporal.server import dev_server, healthy
+    from probes.frameworks.temporal.server import dev_server, healthy
 
     cli = ENV.ensure().path / "bin" / "temporal"
     with dev_server(cli, tmp_path / "srv") as server:

@@ -1,6 +1,6 @@
 """Temporal 1.35.0 under the kit's nested protocol (quick profile, the campaign's dev server, its side environment).
 
-The pausing step runs in a child workflow (``probes.temporal.workflow.KitNested``), which the parent
+The pausing step runs in a child workflow (``probes.frameworks.temporal.workflow.KitNested``), which the parent
 starts after its ``s1`` activity with ``workflow.execute_child_workflow`` under the id ``<parent's
 id>-s2`` and whose result it returns: ``ask``, the wait for the ``answer`` signal and the ``s2``
 activity are the child's. The pause's handle is the child's id and run id, the answer a signal to the

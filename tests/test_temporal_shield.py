@@ -2,7 +2,7 @@
 
 temporalio cancels a synchronous activity on a thread pool by raising ``CancelledError`` in its
 thread. Landing between the effect counter and the ledger commit it made the two oracles disagree
-(the drift campaign's Temporal stall cell, twice). ``probes.temporal.worker.shield_effects`` runs each
+(the drift campaign's Temporal stall cell, twice). ``probes.frameworks.temporal.worker.shield_effects`` runs each
 effect inside temporalio's ``shield_thread_cancel_exception``. The test drives temporalio's own
 ``ActivityEnvironment`` (the thread-raising canceller the worker uses) in the Temporal side
 environment: the cancellation arrives while the ledger row is being written, with and without the
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from probes import PROJECT_ROOT
-from probes.temporal.campaign import ENV
+from probes.frameworks.temporal.campaign import ENV
 
 SCRIPT = r"""
 import json, sys, threading
@@ -27,7 +27,7 @@ from temporalio.exceptions import CancelledError
 from temporalio.testing import ActivityEnvironment
 from probes.core.oracle import cross_check
 from probes.kit import runtime
-from probes.temporal import worker
+from probes.frameworks.temporal import worker
 
 work, shielded = sys.argv[1], sys.argv[2] == "shielded"
 runtime.install(f"{work}/ledger.db", f"{work}/history.db", "run/answer", f"{work}/markers")

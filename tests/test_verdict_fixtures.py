@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from probes.citations import subject
-from probes.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
+from probes.studies.consume_race.verdict import co_verdict, eo_verdict, lv_verdict, rep_history
 from probes.core.checker import (Expectation, Label, Property, check_cv, check_eo, check_lv, check_pc, every,
                                  tlc_checks)
 from probes.core.errors import HarnessError
 from probes.core.history import Event, History, Kind
 from probes.core.receipt import Receipt
 from probes.core.checker import Verdict
-from probes.remit.verdicts import FRAMEWORK, SAVER_ONLY, row
+from probes.studies.remit.verdicts import FRAMEWORK, SAVER_ONLY, row
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "recorded"
 

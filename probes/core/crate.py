@@ -6,7 +6,7 @@ the run itself recorded -- its index (``_campaign.json``: parameters, commit, da
 receipt hashes) and its receipts' manifests (package versions, Python, platform,
 machine) -- never from what this process happens to have installed. The crate says:
 
-* the **workflow**: the campaign's definition (``probes/<campaign>/campaign.py``, copied
+* the **workflow**: the campaign's definition (``probes/frameworks/<name>/campaign.py`` ..., copied
   into ``workflow/`` so the crate is self-contained), its version = the commit measured,
   its software requirements = the package versions the receipts recorded;
 * one **run** (``CreateAction``): start and end time, the parameters as
@@ -71,14 +71,14 @@ def _packages(manifests: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def campaign_source(campaign: str) -> Path | None:
-    """The campaign's definition module in this checkout, if it has one (a kit adapter run may not): its own
-    package's ``campaign.py``, or for a paper campaign defined beside its framework's kit campaign
-    (``langgraph`` in ``probes/langgraph_kit/campaign.py``) that one."""
-    for package in (campaign, f"{campaign}_kit"):
-        path = PROJECT_ROOT / "probes" / package / "campaign.py"
-        if path.is_file():
-            return path
-    return None
+    """The campaign's definition module in this checkout, if it has one (a kit adapter run from
+    elsewhere has none): ``probes/frameworks/langgraph/campaign.py`` for ``langgraph``."""
+    from probes import campaigns
+
+    if campaign not in campaigns.registry():
+        return None
+    path = PROJECT_ROOT / campaigns.definition(campaign)
+    return path if path.is_file() else None
 
 
 def write_crate(directory: Path, workflow_source: Path | None = None) -> Path:

@@ -85,7 +85,7 @@ class Capability(str, Enum):
     COPY = "copy"
     # A resume at a pause already answered can declare its intent, FORK or RETRY (a discriminator on
     # the wire, CONTRACT.md's FI): the adapter's ``declare(handle, answer, intent)`` sends one (the
-    # intent protocol, probes.langgraph_kit.intent). Without it, FI is n/a with ``missing``'s reason.
+    # intent protocol, probes.frameworks.langgraph.intent). Without it, FI is n/a with ``missing``'s reason.
     INTENT = "intent"
 
 

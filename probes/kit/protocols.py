@@ -60,7 +60,7 @@ class Run:
         self.markers = root / name / ".markers"
         self.nothing_durable: str | None = None  # why a recovery found nothing to resume, if one did
         # A process of this run that never ends is the framework's behaviour, not the harness's (a
-        # resume by another release: probes.mv); it is killed at the timeout and recorded as hung.
+        # resume by another release: probes.studies.mv); it is killed at the timeout and recorded as hung.
         self.hang_is_behaviour = False
         self.code = "v1"  # the code version its processes run (``runtime.SHAPES``; the change protocol sets it)
 

@@ -169,7 +169,7 @@ def _effect(step: str) -> None:
 def step(name: str) -> str:
     """A step that asks nothing: it begins, crash point ``<name>.begin``, fires its effect, crash point
     ``<name>.effect``, ends. ``step1`` is this step for ``s1``; a workflow variant whose second step runs
-    straight after the first (CrewAI's counter flow, ``probes.crewai_kit.adapter``) calls it for ``s2``,
+    straight after the first (CrewAI's counter flow, ``probes.frameworks.crewai.adapter``) calls it for ``s2``,
     so its crash points are the kit's ``s2.begin`` and ``s2.effect``."""
     record(Kind.STEP_BEGIN, step=name)
     point(f"{name}.begin")

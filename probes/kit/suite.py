@@ -31,7 +31,7 @@ PROTOCOL_NAMES = tuple(PROTOCOLS)
 KIT_ADAPTERS: dict[str, str] = {}  # campaign name -> its adapter (module:Class), filled by kit_campaign
 KIT_ENVS: dict[str, SideEnv] = {}  # campaign name -> its own side environment, for a campaign that has one
 KIT_SERVICES: dict[str, "Services"] = {}  # campaign name -> the servers its adapter's processes talk to, if any
-# Version drift (probes/drift) measures a kit campaign at another release of its framework: this
+# Version drift (probes/studies/drift) measures a kit campaign at another release of its framework: this
 # process stays the harness, the adapter's operations run with the interpreter named here (a side
 # environment of drift's holding that release) instead of the campaign's own. Its runs go to a
 # results directory of drift's (RC_RUNS_DIR), never beside the pinned runs (the fingerprint cannot
@@ -318,8 +318,8 @@ def with_profiles(params: tuple[Param, ...], defaults: Mapping[str, Any], quick:
 
 
 def adapter_sources(adapter: str) -> tuple[str, ...]:
-    """The adapter's own package, when it lives in this checkout (``probes/google_adk`` for
-    ``probes.google_adk.adapter:...``): its code and its side environment's pinned
+    """The adapter's own package, when it lives in this checkout (``probes/frameworks/google_adk`` for
+    ``probes.frameworks.google_adk.adapter:...``): its code and its side environment's pinned
     requirements are then part of the campaign's fingerprint. An adapter from elsewhere
     is named by its ``module:Class`` in the campaign's parameters only."""
     from probes import PROJECT_ROOT

@@ -3,7 +3,7 @@
 The paper (``autogen.tamper``) reports that a tampered AgentChat state -- a message of a type
 AutoGen does not know -- is rejected at ``load_state``, the only framework of the five that
 refuses tampered state loudly. Measured through the kit by AutoGen's ``forgeries`` protocol
-(``probes.autogen_kit.protocols``): nine named forgeries of a saved team state, each loaded
+(``probes.frameworks.autogen.protocols``): nine named forgeries of a saved team state, each loaded
 with ``load_state`` alone before the run goes on. Whether a forgery was refused is read from
 its verdict (decided from the recorded history by the kit's judge); where it was refused --
 at ``load_state`` or in the run after it -- from the probe's observations (``forgeries``).

@@ -1,6 +1,6 @@
 """The consume race's published values (the dose-response, REMIT's gate, the concurrency series), from its receipts.
 
-This was ``probes.consume_race.campaign``'s own until issue 25 moved it here: the campaign never imports this layer
+This was ``probes.studies.consume_race.campaign``'s own until issue 25 moved it here: the campaign never imports this layer
 (measurement does not know which of its cells the paper published)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Mapping
 
-from probes.consume_race.campaign import ARMS, BACKENDS, _num, cells, window_estimates
+from probes.studies.consume_race.campaign import ARMS, BACKENDS, _num, cells, window_estimates
 from probes.core.receipt import Receipt
 from probes.headline import Measured, NotMeasured, own_build, recorded_build
 

@@ -10,7 +10,7 @@ counter 11. It reports three restores (``data/published.json``):
   raised once: the counter and how many times ``s1`` ran.
 
 Measured through the kit by CrewAI's own protocols on the adapter's counter-flow variants
-(``probes.crewai_kit.protocols``): each keeps, per verdict path, the counter the restored run ended
+(``probes.frameworks.crewai.protocols``): each keeps, per verdict path, the counter the restored run ended
 with, the counter it resumed from, what exactly-once predicts and the effect counts
 (``observations.counter``); its verdicts (decided from the recorded history by the kit's judge) give
 the labels and the documentation the explanation names. A value that differs between repetitions
@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping
 
 from probes.core.checker import Verdict
 from probes.core.receipt import Receipt
-from probes.crewai_kit.protocols import COMPLETED_PATH, LATEST_CHECKPOINT, PERSIST_ID, PREFIX, crash_path
+from probes.frameworks.crewai.protocols import COMPLETED_PATH, LATEST_CHECKPOINT, PERSIST_ID, PREFIX, crash_path
 
 PERSIST_RAISE = PREFIX + crash_path("raise", PERSIST_ID)
 PERSIST_KILL = PREFIX + crash_path("kill", PERSIST_ID)

@@ -15,7 +15,7 @@ stands for which of the paper's cells (``CELLS``):
 * two processes answering one waiting workflow -> ``race:same-pause×2``: two ``DBOSClient``
   processes and one executor, as the legacy race was (CO);
 * ``fork_workflow`` from the ``recv`` step with another value -> ``fork:fork_workflow``, DBOS's
-  own protocol (``probes.dbos_kit.protocols``): FD, and EO on the fork's branch (the legacy
+  own protocol (``probes.frameworks.dbos.protocols``): FD, and EO on the fork's branch (the legacy
   "every effect at most once per branch"). The legacy FD also asked that the original keep its
   outcome; that is read from the protocol's observations, and a changed original is named as
   evidence against the published FD.
@@ -27,7 +27,7 @@ the step again as DBOS documents (at-least-once steps, DB-5), or the kit's fork
 (``fork:same-pause``): another answer sent to the answered workflow, which DBOS ignores, since
 another answer is given by forking (DB-10).
 
-``dbos.latency_ratio``: the latency study's receipts (``probes.dbos_kit.latency``), read as the
+``dbos.latency_ratio``: the latency study's receipts (``probes.frameworks.dbos.latency``), read as the
 legacy campaign read them: the ratio of DBOS's median to stock LangGraph's per polling setting,
 the stock setting's with its bootstrap interval.
 """
@@ -40,8 +40,8 @@ from typing import Any, Iterable
 
 from probes.core.checker import Verdict, collapse
 from probes.core.receipt import Receipt
-from probes.dbos_kit.latency import NAME as LATENCY
-from probes.dbos_kit.protocols import FORK_PATH
+from probes.frameworks.dbos.latency import NAME as LATENCY
+from probes.frameworks.dbos.protocols import FORK_PATH
 
 ROW, LATENCY_RATIO = "dbos.row", "dbos.latency_ratio"
 FRAMEWORK = "dbos"  # the framework's own row (not its "undetected forgery" row)
@@ -274,7 +274,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
                  "paired and interleaved (the order within each pair drawn from the seed). Each pair waits a seeded "
                  "think time before answering, the same for both arms, so answers arrive at random phases of DBOS's "
                  "notification poller. The study's DBOS application is DBOS as it ships (its default polling), not "
-                 "the conformance adapter's (`probes/dbos_kit/latency.py`)."),
+                 "the conformance adapter's (`probes/frameworks/dbos/latency.py`)."),
     ("code", "from probes.chapter import table\nfrom probes.paper import dbos as paper_dbos\n"
              "rows = paper_dbos.latency_rows(run.receipts)\n"
              "display(table(rows) if rows else Markdown('The latency study was not run here.'))"),

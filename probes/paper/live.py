@@ -1,6 +1,6 @@
 """The live-model study's published values, from the ``live`` campaign's receipts.
 
-This was ``probes.live.campaign``'s own until issue 25 moved it here: the campaign never imports this layer
+This was ``probes.studies.live.campaign``'s own until issue 25 moved it here: the campaign never imports this layer
 (measurement does not know which of its cells the paper published)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from probes.core.receipt import Receipt
 from probes.headline import Measured
-from probes.live.campaign import NOT_RUN_HEADLINE
+from probes.studies.live.campaign import NOT_RUN_HEADLINE
 
 
 def _cells(receipts: list[Receipt]) -> list[Receipt]:
@@ -18,7 +18,7 @@ def _cells(receipts: list[Receipt]) -> list[Receipt]:
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:
     """live.* ids from receipts; 'not run here: needs API keys' when no live cell ran."""
-    from probes.live.stats import Tally, wilson
+    from probes.studies.live.stats import Tally, wilson
 
     cells = _cells(receipts)
     out: dict[str, Any] = {k: NOT_RUN_HEADLINE for k in ("live.claude_fork", "live.gpt_session_restore",

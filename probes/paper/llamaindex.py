@@ -4,7 +4,7 @@ The paper (``llamaindex.row``) reads two cells. "split steps": the input request
 the context snapshotted with ``ctx.to_dict()`` and restored in a fresh process -- each step once,
 a fork served, two answers back to back "first wins", park-kill survived -- ✓. "wait_for_event
 PC": a step paused inside itself by ``ctx.wait_for_event`` re-runs its code before the wait when
-resumed, as its docstring says -- ``D``. Measured through the kit (``probes.llamaindex_kit``):
+resumed, as its docstring says -- ``D``. Measured through the kit (``probes.frameworks.llamaindex``):
 
 * split steps: the worst label on the kit's paths that ask those questions of the split-step
   workflow -- ``baseline:*`` (restored, answered once), ``park-kill``, ``fork:same-pause``,
@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from probes.core.checker import Property, Verdict, collapse
 from probes.core.receipt import Receipt
-from probes.llamaindex_kit.protocols import DOUBLE_PATH, STEP_AFTER, WAIT_PREFIX
+from probes.frameworks.llamaindex.protocols import DOUBLE_PATH, STEP_AFTER, WAIT_PREFIX
 
 HEADLINE = "llamaindex.row"
 FRAMEWORK = "llamaindex"  # the framework's own row (not its "undetected forgery" row)

@@ -1,6 +1,6 @@
 """REMIT's published row, from the ``remit`` campaign's receipts (the contract build and the re-implementation).
 
-This was ``probes.remit.campaign``'s own until issue 25 moved it here: the campaign never imports this layer
+This was ``probes.studies.remit.campaign``'s own until issue 25 moved it here: the campaign never imports this layer
 (measurement does not know which of its cells the paper published)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from probes.core.checker import Property
 from probes.core.receipt import Receipt
 from probes.headline import Measured, own_build, recorded_build
-from probes.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only, where_not_conformant
+from probes.studies.remit.verdicts import CONTRACT, FRAMEWORK, row, saver_only, where_not_conformant
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:

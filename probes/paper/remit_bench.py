@@ -1,6 +1,6 @@
 """REMIT's overhead benchmark's published values, from the ``remit_bench`` campaign's receipts.
 
-This was ``probes.remit.bench``'s own until issue 25 moved it here: the campaign never imports this layer
+This was ``probes.studies.remit.bench``'s own until issue 25 moved it here: the campaign never imports this layer
 (measurement does not know which of its cells the paper published)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from probes.core.receipt import Receipt
 from probes.headline import Measured, own_build, recorded_build
-from probes.remit.bench import ARM_DOC, concurrency_table, overhead_table
+from probes.studies.remit.bench import ARM_DOC, concurrency_table, overhead_table
 
 
 def headlines(receipts: list[Receipt]) -> dict[str, Any]:

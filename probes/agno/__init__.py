@@ -1,1 +1,0 @@
-"""Agno (agno) measured with the conformance kit, in its own side environment."""

@@ -1,1 +1,0 @@
-"""Google ADK (google-adk) measured with the conformance kit, in its own side environment."""

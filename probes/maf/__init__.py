@@ -1,1 +1,0 @@
-"""Microsoft Agent Framework (agent-framework-core) measured with the conformance kit."""

@@ -1,1 +1,0 @@
-"""pydantic-ai durable execution (pydantic-ai-slim[dbos]) measured with the conformance kit, in its own side environment."""

@@ -1,1 +1,0 @@
-"""Strands Agents (strands-agents) measured with the conformance kit, in its own side environment."""
