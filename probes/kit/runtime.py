@@ -17,12 +17,13 @@ or raise ``InjectedCrash`` once. This module imports only the standard library a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, ContextManager, Mapping
 
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import FailOnce, park, pause
@@ -129,6 +130,17 @@ class _Probe:
 
 
 _probe: _Probe | None = None
+_effect_guard: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+
+
+def guard_effects(guard: Callable[[], ContextManager[Any]]) -> None:
+    """Run every effect of this process inside ``guard()``, for a framework that can cut a step in
+    two between any two bytecodes: temporalio cancels a threaded activity by raising inside its
+    thread, and its own remedy (``activity.shield_thread_cancel_exception``) defers that to the end
+    of a block. Inside the guard an effect reaches both oracles and its history event, or none;
+    anywhere else the framework's interruption lands where the framework puts it."""
+    global _effect_guard
+    _effect_guard = guard
 
 
 def install(ledger: str, history: str, incarnation: str, markers: str, fail_at: str | None = None) -> None:
@@ -162,8 +174,9 @@ def _effect(step: str) -> None:
     """Fire ``step``'s effect into both oracles: ``e1``/``e2``, or ``e_<step>`` for a step the changed
     code added."""
     effect = EFFECTS.get(step, f"e_{step}")
-    _p().oracle.fire(effect)
-    record(Kind.EFFECT, step=step, effect=effect)
+    with _effect_guard():
+        _p().oracle.fire(effect)
+        record(Kind.EFFECT, step=step, effect=effect)
 
 
 def step(name: str) -> str:

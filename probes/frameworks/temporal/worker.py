@@ -51,28 +51,13 @@ def shield_effects() -> None:
     ``stall.s2.consumed.worker.sqlite``: counter {'e2': 2} vs ledger {'e2': 1}, seen in two runs).
     temporalio's own remedy for code that must not be cut in two is
     ``activity.shield_thread_cancel_exception()``: a cancellation arriving inside the block is raised
-    when the block ends. Only the effect (both oracles and its history event) runs inside it; anywhere
-    else in a step the cancellation lands where Temporal puts it. So an effect fires or not, as the
-    framework decides, but never half.
-
-    The kit runtime has no hook for an effect's surroundings (adding one would change every kit
-    campaign's fingerprint), so this process wraps ``runtime._effect`` once, in place.
+    when the block ends. The kit runs each effect inside it (``runtime.guard_effects``) when the effect
+    fires in an activity. So an effect fires or not, as the framework decides, but never half.
     """
     from temporalio import activity
 
-    plain = runtime._effect
-    if getattr(plain, "shielded", False):
-        return
-
-    def effect(step: str) -> None:
-        if not activity.in_activity():  # effects fire in activities; anything else stays as the kit has it
-            plain(step)
-            return
-        with activity.shield_thread_cancel_exception():
-            plain(step)
-
-    effect.shielded = True  # type: ignore[attr-defined]
-    runtime._effect = effect
+    runtime.guard_effects(lambda: activity.shield_thread_cancel_exception() if activity.in_activity()
+                          else contextlib.nullcontext())
 
 
 def activities() -> list[Any]:

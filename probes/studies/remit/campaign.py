@@ -43,7 +43,7 @@ from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
 from probes.core.race import RaceRule, stop_reason, trial_record
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
 from probes.kit.variants import Variant
-from probes.studies.remit.kit_adapters import LEASE_ENV
+from probes.studies.remit.kit_adapters import GATE_OPTIONS, LEASE_ENV
 from probes.studies.remit.verdicts import FRAMEWORK
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
@@ -67,7 +67,6 @@ KIT_RECOVERY = {"none": "none-input", "resubmit": "resend-input"}
 RD_BOUNDS = {"rd_points": ["s2.begin"], "rd_copies": 2}
 LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
-GATE_OPTIONS = {"consume_gate": True}
 BUILDS = ("remit_ref", "remit-contract")
 # The partition protocol (a racer cut off from PostgreSQL mid-consume) on REMIT's gate without a lease (the build
 # as it is: a claim is taken over only from a dead owner on this host, and the cut-off owner is alive) and with

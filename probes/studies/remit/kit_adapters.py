@@ -46,7 +46,7 @@ from probes.frameworks.langgraph.intent import INTENT_ENV
 from probes.frameworks.langgraph.savers import contract_wrap, stock_saver
 from probes.studies.remit.verdicts import CONTRACT, FRAMEWORK, saver_only
 
-GATE_OPTIONS = {"consume_gate": True}
+GATE_OPTIONS = {"consume_gate": True}  # REMIT's build: the cross-process consume gate on (also the ledger probes')
 # the lease variant (``probes.studies.remit.campaign.LEASE``): REMIT's ``claim_ttl`` in seconds, set in every process of its
 # cells; unset, no lease (a claim is taken over only from a dead owner on this host)
 LEASE_ENV = "RC_REMIT_CLAIM_TTL"
