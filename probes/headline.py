@@ -113,7 +113,8 @@ class Measured:
     ``conditions`` are what the receipts record the counts were made under (constants,
     reduction), compared with the entry's ``conditions``; ``build`` is the build of the
     measured implementation as the receipts record it, compared with the entry's
-    ``build``. ``compare_keys`` is kept for the campaigns' chapters (the keys they
+    ``build``. ``samples`` names the keys that are samples of reps (outcome -> reps), compared by
+    ``sample_consistency`` instead of equality. ``compare_keys`` is kept for the campaigns' chapters (the keys they
     consider the claim); the status is computed over every published key regardless.
     An extractor may map an id to a string instead: "not run here", and
     why; or to ``NotMeasured``: it ran, and no protocol of it measures this.
@@ -128,6 +129,7 @@ class Measured:
     contradiction: str = ""
     conditions: Mapping[str, Any] | None = None
     build: str = ""
+    samples: tuple[str, ...] = ()  # keys whose values count reps per outcome (``sample_consistency``)
 
 
 @dataclass(frozen=True)
@@ -218,6 +220,34 @@ def _close(published: Any, measured: Any, tol: float) -> bool:
         return published.keys() == measured.keys() and all(
             published[k] is None or _close(published[k], measured[k], tol) for k in published)
     return published == measured
+
+
+SAMPLE_LEVEL = 0.05  # two samples of reps match unless an exact test rejects their sameness at this level
+
+
+def sample_consistency(published: Mapping[str, int], measured: Mapping[str, int]) -> float:
+    """The p-value of Fisher's exact test (Freeman-Halton, two-sided) that two samples of reps, each
+    a map outcome -> reps, were drawn from one distribution: the probability, with the table's margins
+    fixed, of a split of the reps at most as likely as the one observed. Exact (every split is
+    enumerated; the samples here are tens of reps over a few outcomes), so a status never depends on
+    a random draw of the test itself."""
+    from itertools import product
+
+    from scipy.stats import multivariate_hypergeom
+
+    outcomes = sorted(set(published) | set(measured))
+    first = [int(published.get(o, 0)) for o in outcomes]
+    columns = [a + int(measured.get(o, 0)) for a, o in zip(first, outcomes)]
+    split = multivariate_hypergeom(m=columns, n=sum(first))
+    observed = split.pmf(first)
+    total = sum(p for x in product(*(range(c + 1) for c in columns)) if sum(x) == sum(first)
+                if (p := split.pmf(list(x))) <= observed * (1 + 1e-7))
+    return min(1.0, float(total))
+
+
+def _is_counts(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                           for v in value.values())
 
 
 def _number_pairs(key: str, published: Any, measured: Any) -> Iterator[tuple[str, float, float]]:
@@ -347,7 +377,7 @@ def incomparable(published_conditions: Mapping[str, Any] | None,
 
 def _compare_key(key: str, published: Any, measured: Mapping[str, Any], tol: float,
                  verdict_keys: set[str] | None, unsourced: Mapping[str, str] | None = None,
-                 not_comparable: list[str] | None = None) -> KeyComparison:
+                 not_comparable: list[str] | None = None, samples: tuple[str, ...] = ()) -> KeyComparison:
     kind = "verdict" if (key in verdict_keys if verdict_keys is not None else _is_verdict_value(published)) \
         else "magnitude"
     label = _is_label_value(published)
@@ -363,6 +393,15 @@ def _compare_key(key: str, published: Any, measured: Mapping[str, Any], tol: flo
     if kind == "magnitude" and not_comparable:
         return KeyComparison(key, published, got, kind, "not comparable", describe_difference(key, published, got),
                              label)
+    if key in samples and _is_counts(published) and _is_counts(got) and published != got:
+        p = sample_consistency(published, got)
+        test = (f"Fisher's exact test of {sum(published.values())} published reps against {sum(got.values())} here, "
+                f"p = {p:.2f}")
+        if p >= SAMPLE_LEVEL:
+            return KeyComparison(key, published, got, kind, "match", describe_difference(key, published, got)
+                                 + f": two samples an exact test cannot tell apart ({test} ≥ {SAMPLE_LEVEL:g})", label)
+        return KeyComparison(key, published, got, kind, "differs", describe_difference(key, published, got)
+                             + f": the samples differ ({test} < {SAMPLE_LEVEL:g})", label)
     key_tol = tol if kind == "magnitude" else 0.0
     if _close(published, got, key_tol):
         return KeyComparison(key, published, got, kind, "match", label=label)
@@ -417,8 +456,8 @@ def _compare_reading(entry: Mapping[str, Any], published: Mapping[str, Any], sou
                            explanation=measured.why)
     vk = set(entry["verdict_keys"]) if "verdict_keys" in entry else None
     why_not = incomparable(entry.get("conditions"), measured.conditions)
-    keys = [_compare_key(k, published[k], measured.value, measured.tolerance, vk, entry.get("unsourced"), why_not)
-            for k in published]
+    keys = [_compare_key(k, published[k], measured.value, measured.tolerance, vk, entry.get("unsourced"), why_not,
+                         measured.samples) for k in published]
     receipts = tuple(_receipt_path(entry["campaign"], r) for r in measured.receipts)
     differing = [k for k in keys if k.outcome == "differs"]
     unmeasured = [k for k in keys if k.outcome == "unmeasured"]
@@ -470,7 +509,9 @@ def _compare_reading(entry: Mapping[str, Any], published: Mapping[str, Any], sou
         explanation = ("everything measured agrees; " + "; ".join(k.detail for k in unmeasured))
     else:
         status = REPRODUCED
-        explanation = f"every {'sourced ' if unsourced else ''}published value matches" + (tol or " exactly")
+        sampled = [k.detail for k in keys if k.outcome == "match" and k.detail]
+        explanation = f"every {'sourced ' if unsourced else ''}published value matches" + (
+            f": {'; '.join(sampled)}" if sampled else tol or " exactly")
     if status not in (VARIANT, CONTRADICTED, UNSOURCED):
         if (differing or apart) and unmeasured:
             explanation += "; " + "; ".join(k.detail for k in unmeasured)

@@ -227,7 +227,9 @@ def headline_page(results_root: Path | None = None) -> str:
            "",
            f"- **{STATUS_TEXT[REPRODUCED]}** — every published value is measured and matches: numbers by their "
            "relative difference |here − published| / |published| within the campaign's stated tolerance (the "
-           "explanation gives it and the largest difference), a published 0 only by a measured 0;",
+           "explanation gives it and the largest difference), a published 0 only by a measured 0, and a race's "
+           "reps per outcome (the published value is itself one sample of reps) when Fisher's exact test cannot "
+           "tell the two samples apart (p ≥ 0.05, given in the explanation);",
            f"- **{STATUS_TEXT[MAGNITUDES]}** — the published verdict (a result, a label, a count of violations) "
            "matches, some magnitude (state counts, depths, latencies, sample sizes) does not; the explanation "
            "names each one with both values;",

@@ -486,6 +486,40 @@ def test_recorded_build_needs_one_version_in_every_receipt() -> None:
     assert H.recorded_build([receipt(None)], "pkg", "own") == own
     assert H.recorded_build([], "pkg", "own") == "own, this project's re-implementation (code fingerprint not recorded)"
 
+# --- samples of reps --------------------------------------------------------------------------
+
+def test_sample_consistency_is_fishers_exact_test() -> None:
+    """On two outcomes it is the 2 x 2 Fisher test scipy computes exactly; on more, the same
+    enumeration by hand: {16: 10} against {16: 8, 15: 1, 14: 1} splits 20 reps over outcome columns of
+    18, 1, 1, and the splits at most as likely as the one seen are (10, 0, 0) and (8, 1, 1)."""
+    from math import comb
+
+    from scipy.stats import fisher_exact
+
+    assert H.sample_consistency({"16": 10}, {"16": 8, "15": 2}) == pytest.approx(fisher_exact([[10, 0], [8, 2]])[1])
+    assert H.sample_consistency({"a": 3, "b": 7}, {"a": 9, "b": 1}) == pytest.approx(
+        fisher_exact([[3, 7], [9, 1]])[1])
+    by_hand = 2 * comb(18, 10) / comb(20, 10)
+    assert H.sample_consistency({"16": 10}, {"16": 8, "15": 1, "14": 1}) == pytest.approx(by_hand)
+    assert H.sample_consistency({"16": 10}, {"16": 10}) == 1.0
+    assert H.sample_consistency({"2": 10}, {"1": 10}) < 1e-4
+
+
+def test_a_sample_matches_when_the_test_cannot_tell_them_apart_and_says_so() -> None:
+    e = _entry({"distribution": {"16": 10}})
+    close = compare(e, Measured({"distribution": {"16": 8, "15": 1, "14": 1}}, samples=("distribution",)), "")
+    assert close.status == H.REPRODUCED
+    assert close.explanation == (
+        "every published value matches: distribution: {16: 8, 15: 1, 14: 1} here vs {16: 10} published: two "
+        "samples an exact test cannot tell apart (Fisher's exact test of 10 published reps against 10 here, "
+        "p = 0.47 ≥ 0.05)")
+    apart = compare(e, Measured({"distribution": {"16": 5, "15": 5}}, samples=("distribution",)), "")
+    assert apart.status == H.DIFFERS and "the samples differ (Fisher's exact test" in apart.explanation
+    assert "p = 0.03 < 0.05" in apart.explanation
+    # a key not declared a sample is compared by equality, as before
+    assert compare(e, Measured({"distribution": {"16": 8, "15": 1, "14": 1}}), "").status == H.DIFFERS
+
+
 # --- the reference rows these rules decide -----------------------------------------------------
 
 
@@ -504,7 +538,11 @@ def test_reference_statuses_of_the_calibrated_rows() -> None:
     # 2026-12-02: its validator raises on put, but an invalid value becomes durable through put_writes
     assert rows["remit.row"].status == H.DIFFERS and "CV: ✗ here vs ✓ published" in rows["remit.row"].difference
     assert rows["remit.row"].measured["reimplementation"]["CV"] == "✓"  # remit_ref beside it
-    assert rows["consume_race.gate_fix"].status == H.REPRODUCED
+    assert rows["consume_race.gate_fix"].status == H.REPRODUCED  # a gate's {1: 10} is compared exactly
+    for hid in ("consume_race.k2", "consume_race.k16_sqlite", "consume_race.k16_postgres"):  # races: samples
+        row = rows[hid]
+        if row.measured["distribution"] != row.published["distribution"]:  # decided by the test, which says so
+            assert "Fisher's exact test" in row.explanation, hid
     assert rows["consume_race.gate_fix"].measured["cell"].startswith("grid.sqlite.contract.")
     assert rows["remit.crash_path"].status == H.REIMPLEMENTATION  # only remit_ref runs the crash paths
     assert "remit_ref" in rows["remit.crash_path"].explanation

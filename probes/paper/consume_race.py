@@ -141,13 +141,13 @@ def headlines(receipts: list[Receipt]) -> dict[str, Any]:
         first(series="grid", arm="stock", k=2, jitter_ms=0.0, gate_ms=0.0)
     out["consume_race.k2"] = (Measured({"distribution": c["distribution"], "backend": c["backend"],
                                         "reps": c["reps_measured"]}, RACE_WHY, compare_keys=("distribution",),
-                                       receipts=(c["probe"],))
+                                       receipts=(c["probe"],), samples=("distribution",))
                               if c else "no stock cell with k=2, jitter 0 in this run's grid")
     for backend in BACKENDS:
         c = first(series="grid", arm="stock", k=16, jitter_ms=0.0, gate_ms=0.0, backend=backend)
         out[f"consume_race.k16_{backend}"] = (
             Measured({"distribution": c["distribution"], "reps": c["reps_measured"]}, RACE_WHY,
-                     compare_keys=("distribution",), receipts=(c["probe"],))
+                     compare_keys=("distribution",), receipts=(c["probe"],), samples=("distribution",))
             if c else f"no stock cell with k=16, jitter 0 on {backend} in this run's grid")
     grid = [c for c in find(series="grid", arm="stock", gate_ms=0.0) if c["saturation"] is not None]
     if grid:
