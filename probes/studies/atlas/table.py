@@ -292,3 +292,90 @@ def show_figure(receipts: list[Receipt], params: Any, fw: str = LANGGRAPH) -> An
     from probes.figures import save_figure
 
     return save_figure(figure(receipts, fw=fw), figure_name(fw), caption(receipts, fw), dict(params))
+
+
+# --- the chapter's report calls: one per table or statement (the notebook only calls these) ---------
+
+def status_line(receipts: list[Receipt]) -> str:
+    """How many cells ran, how many harness errors, and what each release's environment installed."""
+    errors = sum(len(r.harness_errors) for r in receipts)
+    installed = sorted({(r.observations.get("release"), tuple(sorted((r.observations.get("versions") or {}).items())))
+                        for r in receipts if r.observations.get("versions")})
+    return (f"**{len(receipts)} cells, {errors} harness errors.** Installed per release: "
+            + "; ".join(f"`{rel}`: " + ", ".join(f"{k} {v}" for k, v in pkgs if v) for rel, pkgs in installed))
+
+
+def newest_release(receipts: list[Receipt]) -> str | None:
+    """LangGraph's newest measured release (None when only other frameworks' rows ran)."""
+    measured = grid(receipts)[0]
+    return measured[-1] if measured else None
+
+
+def fixes(receipts: list[Receipt]) -> list[dict[str, Any]]:
+    """Per LangGraph behaviour: fixed in, last present, its cell on the newest release, never reproduced."""
+    newest = newest_release(receipts)
+    return [{"behaviour": r["ref"], "property": r["property"], "fixed in": r["fixed in"],
+             "last present": r["last present"], "on the newest release": r.get(newest, "") if newest else "",
+             "never reproduced": r["never reproduced"]} for r in summary_rows(receipts)]
+
+
+def _never(receipts: list[Receipt]) -> list[str]:
+    return [r["ref"] for r in summary_rows(receipts) if r["never reproduced"]]
+
+
+def open_and_never(receipts: list[Receipt]) -> str:
+    """Which behaviours are present on the newest release, and which no release reproduced."""
+    newest = newest_release(receipts)
+    open_now = [r["ref"] for r in summary_rows(receipts)
+                if newest and r.get(newest, "").startswith(SYMBOL[PRESENT])]
+    return (f"Present on the newest measured release ({newest}): {', '.join(open_now) or 'none'}. "
+            f"Not reproduced on any measured release: {', '.join(_never(receipts)) or 'none'}.")
+
+
+def never_tried(receipts: list[Receipt]) -> str:
+    """For each behaviour no release reproduced: what its cell drove and saw on the newest release."""
+    newest = newest_release(receipts)
+    on_newest = {c["ref"]: c for c in cells(receipts) if c["release"] == newest}
+    lines = [f"* **{ref}** ({c['backend']}): {c['summary']} ([receipt]({c['receipt']}))"
+             for ref in _never(receipts) if (c := on_newest.get(ref.lstrip("#")))]
+    return "\n".join(lines) or "Every behaviour was reproduced on some measured release."
+
+
+def observed(receipts: list[Receipt]) -> list[dict[str, Any]]:
+    """What each LangGraph cell observed, per release and backend."""
+    keep = ("ref", "release", "backend", "status", "label", "summary", "receipt")
+    return [{k: c[k] for k in keep} for c in cells(receipts)]
+
+
+def cost(receipts: list[Receipt]) -> list[dict[str, Any]]:
+    """Seconds per LangGraph release (the other frameworks' sweeps in one row): the cells' own time and
+    the probes' (environment creation included), then the total."""
+    per: dict[str, dict[str, Any]] = {}
+    for r in receipts:
+        release = r.observations.get("release") or "the other frameworks' sweeps"
+        row = per.setdefault(release, {"release": release, "cells": 0, "cell_s": 0.0, "probe_s": 0.0})
+        row["cells"] += 1
+        row["cell_s"] = round(row["cell_s"] + (r.metrics.get("cell_seconds") or 0.0), 1)
+        row["probe_s"] = round(row["probe_s"] + (r.manifest.get("probe_seconds") or 0.0), 1)
+    rows = sorted(per.values(), key=lambda row: release_key(str(row["release"])))
+    total = {"release": "total", "cells": sum(r["cells"] for r in rows),
+             "cell_s": round(sum(r["cell_s"] for r in rows), 1), "probe_s": round(sum(r["probe_s"] for r in rows), 1)}
+    return rows + [total] if rows else rows
+
+
+def sweeps(receipts: list[Receipt]) -> list[dict[str, Any]]:
+    """Every framework's rows: first bad and first fixed release of each reported behaviour."""
+    return [{"framework": fw, "bug": row["cite"], "property": row["property"], "behaviour": row["behaviour"],
+             "first bad": row["first bad"], "first fixed": row["first fixed"],
+             "never reproduced": row["never reproduced"]}
+            for fw in frameworks(receipts) for row in summary_rows(receipts, fw)]
+
+
+def other_frameworks(receipts: list[Receipt]) -> list[str]:
+    return [fw for fw in frameworks(receipts) if fw != LANGGRAPH]
+
+
+def framework_heading(fw: str) -> str:
+    from probes.studies.atlas.frameworks import FRAMEWORKS
+
+    return f"### {FRAMEWORKS[fw].title} (`{FRAMEWORKS[fw].dist}`)"

@@ -131,3 +131,23 @@ def versions_table(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
 def not_applicable(receipts: Iterable[Receipt]) -> list[dict[str, Any]]:
     return [{"campaign": name, "side": side, "release": release(r), "why": r.observations["na"], "receipt": r.probe}
             for name, sides in pairs(receipts).items() for side, r in sides.items() if status(r) == "n/a"]
+
+
+def status_line(receipts: Iterable[Receipt]) -> str:
+    """How many runs, how many harness errors, and each error (cut to 300 characters), as Markdown."""
+    receipts = list(receipts)
+    errors = [(r.probe, e) for r in receipts for e in r.harness_errors]
+    return (f"**{len(receipts)} runs, {len(errors)} harness errors**"
+            + "".join(f"\n* `{probe}`: {e[:300]}" for probe, e in errors))
+
+
+def adapter_notes() -> str:
+    """What changed in the adapters for other releases (``targets.ADAPTER_NOTES``), as a Markdown list."""
+    from probes.studies.drift.targets import ADAPTER_NOTES
+
+    return "\n".join(f"* **{k}**: {v}" for k, v in ADAPTER_NOTES.items()) or "none"
+
+
+def measured_properties(rows: list[dict[str, Any]]) -> list[str]:
+    """The properties some row of ``property_rows`` measured, in the matrix's order."""
+    return [p for p in PROPS if any(r[p] for r in rows)]
