@@ -7,15 +7,13 @@ this release; a change here is a behaviour change of the framework (or of the ki
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from probes import PROJECT_ROOT, campaigns
+from probes import campaigns
 from probes.core.campaign import run_campaign
+from tests.fixtures.hermetic import audit
 
 
 @pytest.fixture(scope="module")
@@ -53,48 +51,13 @@ def test_a_kill_after_the_answer_runs_the_interrupted_tool_again_on_recovery(ver
     assert obs["children"]["run/recover"]["result"]["status"] == "completed"
 
 
-_AUDIT = r"""
-import json, os, sys
-from pathlib import Path
-root = Path(sys.argv[1]).resolve()
-outside = []
-def inside(p):
-    return str((Path.cwd() / os.fsdecode(p)).resolve()).startswith(str(root))
-def hook(event, args):
-    if event == "socket.connect":
-        outside.append([event, str(args[1])])
-    elif event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
-        writes = any(c in str(args[1] or "") for c in "wax+") or (args[2] or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
-        if writes and not inside(args[0]):
-            outside.append([event, os.fsdecode(args[0])])
-    elif event in ("os.mkdir", "os.rename", "os.replace", "os.remove") and not inside(args[0]):
-        outside.append([event, os.fsdecode(args[0])])
-sys.addaudithook(hook)
-from probes.kit import runtime
-runtime.install(str(root / "ledger.sqlite"), str(root / "history.sqlite"), "audit", str(root / "markers"))
-from probes.frameworks.strands.adapter import StrandsAdapter
-adapter = StrandsAdapter(root / "work", "file", None)
-adapter.hook()
-paused = adapter.start()
-done = adapter.resume(paused["handle"], "yes")
-print(json.dumps({"paused": paused["status"], "done": done["status"], "outside": outside,
-                  "home": sorted(os.listdir(os.environ["HOME"]))}))
-"""
-
-
 def test_the_adapter_is_hermetic(tmp_path: Path) -> None:
     """A start and a resume write nothing outside the probe's directory (HOME stays empty, no
     ``~/.strands``) and open no socket, with telemetry switched off by the adapter."""
     from probes.frameworks.strands.campaign import ENV
 
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "PYTHONPATH": str(PROJECT_ROOT),
-           "PYTHONDONTWRITEBYTECODE": "1", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
-    proc = subprocess.run([str(ENV.ensure().python), "-c", _AUDIT, str(tmp_path)], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path, env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out = audit(ENV.ensure().python, "probes.frameworks.strands.adapter:StrandsAdapter", "file", None, tmp_path,
+                {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"})
     assert (out["paused"], out["done"]) == ("paused", "completed")
     assert out["outside"] == [] and out["home"] == []
     assert (tmp_path / "work" / "sessions" / "session_kit" / "agents" / "agent_kit" / "agent.json").exists()
