@@ -63,7 +63,7 @@ FRAMEWORKS_DIR = PROJECT_ROOT / "probes" / "frameworks"
 STUDIES_DIR = PROJECT_ROOT / "probes" / "studies"
 
 
-def _declared(package: Path, name: str, default: Any) -> Any:
+def declared(package: Path, name: str, default: Any) -> Any:
     """A literal a framework or study package declares in its ``__init__`` (read, not imported: this
     module is the base layer, they are above it)."""
     init = package / "__init__.py"
@@ -82,10 +82,10 @@ def declarations(frameworks: Path = FRAMEWORKS_DIR, studies: Path = STUDIES_DIR)
     owners: dict[str, list[str]] = {}
     packages = [p for root in (frameworks, studies) for p in sorted(root.iterdir()) if (p / "__init__.py").is_file()]
     for package in packages:
-        for framework in _declared(package, "ADAPTS", ()):
+        for framework in declared(package, "ADAPTS", ()):
             owners.setdefault(framework, []).insert(0, f"probes.{package.parent.name}.{package.name}")
     for package in packages:
-        for framework in _declared(package, "ALSO_IMPORTS", {}):
+        for framework in declared(package, "ALSO_IMPORTS", {}):
             for target in (owners if framework == "*" else [framework]):
                 owners.setdefault(target, []).append(f"probes.{package.parent.name}.{package.name}")
     return {framework: tuple(names) for framework, names in owners.items()}

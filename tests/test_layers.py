@@ -70,9 +70,9 @@ def test_each_framework_package_declares_the_framework_it_adapts_and_no_two_the_
     adapted: dict[str, str] = {}
     for package in sorted(layers.FRAMEWORKS_DIR.iterdir()):
         if (package / "campaign.py").is_file():
-            declared = layers._declared(package, "ADAPTS", ())
-            assert declared, f"{package.name}/__init__.py declares no ADAPTS"
-            for framework in declared:
+            adapts = layers.declared(package, "ADAPTS", ())
+            assert adapts, f"{package.name}/__init__.py declares no ADAPTS"
+            for framework in adapts:
                 assert adapted.setdefault(framework, package.name) == package.name, framework
 
 
