@@ -1,10 +1,10 @@
 """CrewAI 1.15.2 Flows under the conformance kit: the paper's campaign and every kit protocol.
 
-One adapter (``probes.crewai_kit.adapter``: a flow persisted with ``@persist`` in SQLite that pauses
+One adapter (``probes.frameworks.crewai.adapter``: a flow persisted with ``@persist`` in SQLite that pauses
 in a ``@human_feedback`` step, and the paper's counter flow as a workflow variant), two campaigns over it:
 
 * ``crewai``, the paper's campaign in the default reproduction: CrewAI's own protocols
-  (``probes.crewai_kit.protocols``) on the counter flow -- ``@persist`` restore by id after ``s2``
+  (``probes.frameworks.crewai.protocols``) on the counter flow -- ``@persist`` restore by id after ``s2``
   raised once and after a SIGKILL inside ``s2``, the restore of a flow that had completed, and
   ``CheckpointConfig(on_events=["*"])`` restore after ``s2`` raised once -- and the kit's protocols
   the paper's human-feedback cells need, on the pausing flow: answered once from a fresh process
@@ -22,10 +22,10 @@ in a ``@human_feedback`` step, and the paper's counter flow as a workflow varian
 Both join the ``crewai`` row of the matrix.
 """
 
-from probes.crewai_kit.protocols import PROTOCOLS
+from probes.frameworks.crewai.protocols import PROTOCOLS
 from probes.kit.suite import kit_campaign
 
-ADAPTER = "probes.crewai_kit.adapter:CrewAIAdapter"
+ADAPTER = "probes.frameworks.crewai.adapter:CrewAIAdapter"
 PACKAGES = ("crewai", "pydantic")
 # what the paper's cells need: the human-feedback pause's cells on the default flow, the counter flow's own
 PAPER_PROTOCOLS = ["baseline", "parkkill", "stray", "answers", "race", "fork", *PROTOCOLS]

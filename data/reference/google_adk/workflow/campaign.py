@@ -14,5 +14,5 @@ ENV = SideEnv("google-adk", ("google-adk==2.13.0", "sqlalchemy[asyncio]==2.1.9",
 
 CAMPAIGN = kit_campaign(
     "google_adk", "Google ADK 2.13.0: request-input workflows under the conformance kit",
-    "probes.google_adk.adapter:GoogleAdkAdapter", env=ENV,
+    "probes.frameworks.google_adk.adapter:GoogleAdkAdapter", env=ENV,
     description="Graph workflow with RequestInput; resumable app; SQLite and PostgreSQL session services.")
