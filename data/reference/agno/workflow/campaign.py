@@ -8,7 +8,7 @@ part of this campaign's source hash.
 
 Measured on this machine (2 cores, shared): the environment is 168 MB (a bare venv 26 MB; the
 agno package alone 52 MB); importing ``agno.workflow`` and ``agno.db.sqlite`` takes 0.7-1.7 s.
-Telemetry is switched off in the adapter (``probes.agno.adapter``), which writes nothing
+Telemetry is switched off in the adapter (``probes.frameworks.agno.adapter``), which writes nothing
 outside the store the harness gives it.
 """
 
@@ -19,6 +19,6 @@ ENV = SideEnv("agno", ("agno[sqlite]==3.1.10", "psycopg[binary]==3.3.9"))
 
 CAMPAIGN = kit_campaign(
     "agno", "Agno 3.1.10: user-input workflow steps under the conformance kit",
-    "probes.agno.adapter:AgnoAdapter", env=ENV,
+    "probes.frameworks.agno.adapter:AgnoAdapter", env=ENV,
     description="Two-step Workflow, HumanReview(requires_user_input) on s2, continue_run; SqliteDb and "
                 "PostgresDb; telemetry off.")

@@ -20,7 +20,7 @@ Measured on this machine (2 cores, shared; load 8-9 while measuring):
 * telemetry: DBOS's OTLP export is off (``enable_otlp: False``, no endpoint, no Conductor key);
   pydantic-ai's instrumentation is off unless configured (``logfire-api`` without ``logfire`` is a no-op).
 
-DBOS's JSON serializer (``DBOSPortableJSONSerializer``, what ``probes/dbos_kit`` uses) cannot be used:
+DBOS's JSON serializer (``DBOSPortableJSONSerializer``, what ``probes/frameworks/dbos`` uses) cannot be used:
 the first model step raises ``TypeError: Object of type ModelResponse is not portable JSON
 serializable``; values stay pickled. The first launch on a fresh SQLite file runs DBOS's schema
 migrations. PostgreSQL is the harness's embedded server (``ctx.stores``), driven by psycopg (a
@@ -34,6 +34,6 @@ ENV = SideEnv("pydantic-ai", ("pydantic-ai-slim[dbos]==2.68.0", "dbos==3.4.0"))
 
 CAMPAIGN = kit_campaign(
     "pydantic_ai", "pydantic-ai 2.68.0 durable execution: deferred-tool approvals in a DBOS workflow under the "
-    "conformance kit", "probes.pydantic_ai.adapter:PydanticAIAdapter", env=ENV,
+    "conformance kit", "probes.frameworks.pydantic_ai.adapter:PydanticAIAdapter", env=ENV,
     description="Scripted model; a requires_approval tool; DBOSDurability inside a DBOS workflow parked in "
                 "recv; DBOS 3.4 on SQLite and PostgreSQL system databases; all kit protocols.")
