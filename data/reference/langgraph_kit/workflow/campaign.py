@@ -1,6 +1,6 @@
 """LangGraph 1.2.9's stock savers under the conformance kit: the paper's campaign and every kit protocol.
 
-One adapter (``probes.langgraph_kit.adapter``: the kit's workflow as a two-node ``StateGraph`` or in the
+One adapter (``probes.frameworks.langgraph.adapter``: the kit's workflow as a two-node ``StateGraph`` or in the
 functional API, on the stock ``SqliteSaver`` and ``PostgresSaver``; the paper's own workflows for CV,
 sequential interrupts and fan-out), two campaigns over it:
 
@@ -17,7 +17,7 @@ sequential interrupts and fan-out), two campaigns over it:
 * ``langgraph_kit``, every protocol at the kit's bounds (``./reproduce.sh --all``): besides those, the
   same pause answered N times in a row and by k processes at once, tampering, stalls, code changes,
   partitions and every crash point of a traced run, LangGraph's own protocols
-  (``probes.langgraph_kit.protocols``) included.
+  (``probes.frameworks.langgraph.protocols``) included.
 
 Both join the ``langgraph`` row of the matrix.
 """
@@ -25,12 +25,12 @@ Both join the ``langgraph`` row of the matrix.
 import dataclasses
 from typing import Any, Mapping
 
-from probes.langgraph_kit.saver import DURABILITY_ENV
+from probes.frameworks.langgraph.saver import DURABILITY_ENV
 from probes.kit.suite import PROTOCOL_NAMES, kit_campaign
-from probes.langgraph_kit.protocols import PROTOCOLS, plan
+from probes.frameworks.langgraph.protocols import PROTOCOLS, plan
 
 NAMES = PROTOCOL_NAMES + tuple(PROTOCOLS)
-ADAPTER = "probes.langgraph_kit.adapter:StockSaverAdapter"
+ADAPTER = "probes.frameworks.langgraph.adapter:StockSaverAdapter"
 PACKAGES = ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langgraph-checkpoint-postgres")
 # What the paper's values read (probes.paper.langgraph), at the paper's kill points: C (s1.effect), A
 # (s2.begin) and the insert-to-persist window (s2.effect); B and K1..K5 (inside the saver's writes) are the
