@@ -1,10 +1,10 @@
 """pydantic-graph 1.107.1 under the conformance kit: the paper's campaign and every kit protocol.
 
-One adapter (``probes.pydantic_graph_kit.adapter``), two campaigns over it:
+One adapter (``probes.frameworks.pydantic_graph.adapter``), two campaigns over it:
 
 * ``pydantic_graph``, the paper's campaign in the default reproduction: the kit's protocols
   the paper's cells need (a crash at every step point, by SIGKILL and by an exception; park-kill,
-  stray, race, tamper) and pydantic-graph's own (``probes.pydantic_graph_kit.protocols``: a
+  stray, race, tamper) and pydantic-graph's own (``probes.frameworks.pydantic_graph.protocols``: a
   claimed pause, an invalid write, the status-reset forgery). Its published value
   (``pydantic_graph.liveness``) is read from its receipts by ``probes.paper.pydantic_graph``.
 * ``pydantic_graph_kit``, every kit protocol at the kit's bounds (``./reproduce.sh --all``).
@@ -14,9 +14,9 @@ Both join the ``pydantic-graph`` row of the matrix.
 
 from probes.kit.runtime import STEP_POINTS
 from probes.kit.suite import kit_campaign
-from probes.pydantic_graph_kit.protocols import PROTOCOLS
+from probes.frameworks.pydantic_graph.protocols import PROTOCOLS
 
-ADAPTER = "probes.pydantic_graph_kit.adapter:PydanticGraphAdapter"
+ADAPTER = "probes.frameworks.pydantic_graph.adapter:PydanticGraphAdapter"
 PACKAGES = ("pydantic-graph",)
 # what the paper's cells need: a crash inside each node, park-kill, stray, race, tamper, and the framework's own
 PAPER_PROTOCOLS = ["baseline", "crash", "parkkill", "stray", "race", "tamper", *PROTOCOLS]
