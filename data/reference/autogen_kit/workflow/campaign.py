@@ -1,13 +1,13 @@
 """AutoGen AgentChat 0.7.5 under the conformance kit: the paper's campaign and every kit protocol.
 
-One adapter (``probes.autogen_kit.adapter``: a ``GraphFlow`` team paused by a handoff to the
+One adapter (``probes.frameworks.autogen.adapter``: a ``GraphFlow`` team paused by a handoff to the
 user, saved with its own ``save_state`` after every run), two campaigns over it:
 
 * ``autogen``, the paper's campaign in the default reproduction: the kit's protocols the
   paper's cells need -- a SIGKILL at every step point, recovered from the newest saved state
   (the paper's kills before and after the effect), a kill while parked at the saved pause (its
   kill after the save), the same pause answered twice and with another answer (what a saved
-  state addressed twice does) -- and AutoGen's own (``probes.autogen_kit.protocols``: a
+  state addressed twice does) -- and AutoGen's own (``probes.frameworks.autogen.protocols``: a
   completed run's state restored twice, the named forgeries of a saved state). Its published
   value (``autogen.tamper``) is read from its receipts by ``probes.paper.autogen``.
 * ``autogen_kit``, every kit protocol at the kit's bounds (``./reproduce.sh --all``).
@@ -15,11 +15,11 @@ user, saved with its own ``save_state`` after every run), two campaigns over it:
 Both join the ``autogen`` row of the matrix.
 """
 
-from probes.autogen_kit.protocols import PROTOCOLS
+from probes.frameworks.autogen.protocols import PROTOCOLS
 from probes.kit.runtime import STEP_POINTS
 from probes.kit.suite import kit_campaign
 
-ADAPTER = "probes.autogen_kit.adapter:AutoGenAdapter"
+ADAPTER = "probes.frameworks.autogen.adapter:AutoGenAdapter"
 PACKAGES = ("autogen-agentchat", "autogen-core")
 # what the paper's cells need: kills in the steps and at the saved pause, a saved pause loaded twice, AutoGen's own
 PAPER_PROTOCOLS = ["baseline", "crash", "parkkill", "answers", "fork", *PROTOCOLS]

@@ -1,6 +1,6 @@
 """DBOS 2.27.0 under the conformance kit: the paper's engine baseline and every kit protocol.
 
-One adapter (``probes.dbos_kit.adapter``: a workflow paused in ``DBOS.recv`` on an SQLite system
+One adapter (``probes.frameworks.dbos.adapter``: a workflow paused in ``DBOS.recv`` on an SQLite system
 database, DBOS's public JSON serializer), two campaigns over it:
 
 * ``dbos``, the paper's campaign in the default reproduction: the kit's protocols the paper's
@@ -8,10 +8,10 @@ database, DBOS's public JSON serializer), two campaigns over it:
   after ``s1``, where ``s1`` is durable and ``recv`` not yet entered, is ``s2.begin``), a kill
   while the worker waits in ``recv`` (park-kill), a stray answer after completion, two client
   processes answering one waiting workflow at once (race, k = 2), the kit's fork -- and DBOS's
-  own (``probes.dbos_kit.protocols``: ``DBOS.fork_workflow`` from the ``recv`` step, the paper's
+  own (``probes.frameworks.dbos.protocols``: ``DBOS.fork_workflow`` from the ``recv`` step, the paper's
   fork). Its published row (``dbos.row``) is read from those receipts by ``probes.paper.dbos``,
   which names the kit path standing for each of the paper's cells. Beside them, the latency
-  study (``probes.dbos_kit.latency``): answer sent -> gated effect durable, DBOS beside stock
+  study (``probes.frameworks.dbos.latency``): answer sent -> gated effect durable, DBOS beside stock
   LangGraph ``SqliteSaver`` (``dbos.latency_ratio``); because it times things, the campaign
   runs alone.
 * ``dbos_kit``, every kit protocol and DBOS's fork at the kit's bounds (``./reproduce.sh --all``).
@@ -25,12 +25,12 @@ import dataclasses
 from typing import Any, Mapping
 
 from probes.core.campaign import Campaign, ProbeSpec
-from probes.dbos_kit import latency
-from probes.dbos_kit.protocols import PROTOCOLS
+from probes.frameworks.dbos import latency
+from probes.frameworks.dbos.protocols import PROTOCOLS
 from probes.kit.runtime import STEP_POINTS
 from probes.kit.suite import PROTOCOL_NAMES, kit_campaign, kit_plan
 
-ADAPTER = "probes.dbos_kit.adapter:DBOSAdapter"
+ADAPTER = "probes.frameworks.dbos.adapter:DBOSAdapter"
 # the latency study's worker runs stock LangGraph beside DBOS: its versions are part of the fingerprint
 PAPER_PACKAGES = ("dbos", "langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite", "langchain-core")
 # what the paper's cells need (the kills, the stray, the concurrent answers, the forks) and the study

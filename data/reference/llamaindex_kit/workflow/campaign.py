@@ -1,12 +1,12 @@
 """LlamaIndex Workflows 2.22.2 under the conformance kit: the paper's campaign and every kit protocol.
 
-One adapter (``probes.llamaindex_kit.adapter``: a three-step workflow whose ``InputRequiredEvent``
+One adapter (``probes.frameworks.llamaindex.adapter``: a three-step workflow whose ``InputRequiredEvent``
 pause is saved with ``ctx.to_dict()``, LlamaIndex having no checkpointer of its own, LI-8), two
 campaigns over it:
 
 * ``llamaindex``, the paper's campaign in the default reproduction: the kit's protocols the paper's
   cells need (baseline, park-kill, stray, the same pause answered twice, two processes answering it
-  at once, a fork) and LlamaIndex's own (``probes.llamaindex_kit.protocols``: answers sent back to
+  at once, a fork) and LlamaIndex's own (``probes.frameworks.llamaindex.protocols``: answers sent back to
   back, an answer in the process that asked, an unserialisable store, the paper's named snapshot
   edits), on the split steps and -- the other pause mechanism, ``ctx.wait_for_event`` inside a
   step -- on the adapter's ``wait_for_event`` variant (paths ``wait:...``). Its published value
@@ -15,7 +15,7 @@ campaigns over it:
 
 Both join the ``llamaindex`` row of the matrix. The plan is the kit's, with the ``wait_for_event``
 cell expanded into one probe per cell of the protocols that variant runs
-(``probes.llamaindex_kit.protocols.plan``).
+(``probes.frameworks.llamaindex.protocols.plan``).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any, Mapping
 
 from probes.core.campaign import Campaign
 from probes.kit.suite import PROTOCOL_NAMES, kit_campaign
-from probes.llamaindex_kit.protocols import PROTOCOLS, WAIT, plan
+from probes.frameworks.llamaindex.protocols import PROTOCOLS, WAIT, plan
 
-ADAPTER = "probes.llamaindex_kit.adapter:LlamaIndexAdapter"
+ADAPTER = "probes.frameworks.llamaindex.adapter:LlamaIndexAdapter"
 PACKAGES = ("llama-index-workflows", "pydantic")  # pydantic: the snapshot model the named edits are validated by
 # what the paper's cells need, each on the split steps; the wait_for_event variant runs the ones it can
 PAPER_PROTOCOLS = ["baseline", "parkkill", "stray", "answers", "race", "fork",

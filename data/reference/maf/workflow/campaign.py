@@ -8,5 +8,5 @@ from probes.kit.suite import kit_campaign
 
 CAMPAIGN = kit_campaign(
     "maf", "Microsoft Agent Framework 1.23.0: checkpointed workflows under the conformance kit",
-    "probes.maf.adapter:MafAdapter", packages=("agent-framework-core",),
+    "probes.frameworks.maf.adapter:MafAdapter", packages=("agent-framework-core",),
     description="Executor workflow with a request_info pause; FileCheckpointStorage; all kit protocols.")

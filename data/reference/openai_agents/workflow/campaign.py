@@ -12,5 +12,5 @@ ENV = SideEnv("openai-agents", ("openai-agents==0.24.0",))
 
 CAMPAIGN = kit_campaign(
     "openai_agents", "OpenAI Agents SDK 0.24.0: tool approvals and RunState under the conformance kit",
-    "probes.openai_agents.adapter:OpenAIAgentsAdapter", env=ENV,
+    "probes.frameworks.openai_agents.adapter:OpenAIAgentsAdapter", env=ENV,
     description="Scripted model, a needs_approval tool, RunState JSON files and an SQLite session.")

@@ -27,7 +27,7 @@ ENV = SideEnv("strands-agents", ("strands-agents==1.62.0",))
 
 CAMPAIGN = kit_campaign(
     "strands", "Strands Agents 1.62.0: tool interrupts and file sessions under the conformance kit",
-    "probes.strands.adapter:StrandsAdapter", env=ENV,
+    "probes.frameworks.strands.adapter:StrandsAdapter", env=ENV,
     description="Scripted model, a tool that interrupts (tool_context.interrupt), FileSessionManager JSON "
                 "files in the probe's directory; side environment of 127 MB; telemetry off; writes nothing "
                 "outside its working directory.")
