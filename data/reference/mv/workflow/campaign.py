@@ -9,10 +9,10 @@ Each cell is the kit's two-step workflow through the framework's kit adapter, un
 ``start`` runs with X's interpreter, the answer with Y's (both against the same store), and the
 history is judged by the kit's one judge (EO, CO, LV on the path ``mv:X->Y``, labelled from the
 adapter's citations). X->X cells are the controls: the same-release resume each pair is read
-against (``probes.mv.report``). Releases come from version drift's side environments
-(``probes.drift``: ``drift-<dist>-<release>``, shared with it; the pin runs where the kit runs it):
+against (``probes.studies.mv.report``). Releases come from version drift's side environments
+(``probes.studies.drift``: ``drift-<dist>-<release>``, shared with it; the pin runs where the kit runs it):
 LangGraph across ``langgraph_releases``, every other kit framework between its pin and its
-newest release (``probes/drift/targets.py``). A framework whose newest release is its pin has no
+newest release (``probes/studies/drift/targets.py``). A framework whose newest release is its pin has no
 pair: n/a, with the date the releases were read. A release without the API the adapter imports
 (``Target.needs``) is n/a with drift's reason. Each receipt records the versions the two
 processes actually ran (an interpreter holding another release than asked is a harness error). An
@@ -40,7 +40,7 @@ LANGGRAPH_RELEASES = ["1.0.10", "1.1.6", "1.1.10", "1.2.9", "1.2.13", "1.2.24"] 
 def kit_frameworks() -> tuple[str, ...]:
     """Drift's targets that are kit campaigns (the ones an adapter runs operation by operation)."""
     from probes import campaigns
-    from probes.drift.targets import TARGETS
+    from probes.studies.drift.targets import TARGETS
     from probes.kit.suite import KIT_ADAPTERS
 
     for t in TARGETS:
@@ -59,7 +59,7 @@ PARAMS = (
 
 
 def releases(campaign: str, params: Mapping[str, Any]) -> list[str]:
-    from probes.drift.targets import by_campaign
+    from probes.studies.drift.targets import by_campaign
 
     if campaign == LANGGRAPH:
         return list(dict.fromkeys(params["langgraph_releases"]))
@@ -68,7 +68,7 @@ def releases(campaign: str, params: Mapping[str, Any]) -> list[str]:
 
 
 def check(params: Mapping[str, Any]) -> None:
-    from probes.atlas.envs import check_release
+    from probes.studies.atlas.envs import check_release
     from probes.core.errors import UsageError
 
     if LANGGRAPH in params["frameworks"] and len(set(params["langgraph_releases"])) < 2:
@@ -93,8 +93,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 def _python(campaign: str, release: str) -> tuple[str | None, list[str]]:
     """The interpreter holding ``release`` for the campaign's adapter, and what of ``needs`` it lacks;
     a harness error if it holds another release."""
-    from probes.drift.campaign import missing_api, side_env
-    from probes.drift.targets import by_campaign
+    from probes.studies.drift.campaign import missing_api, side_env
+    from probes.studies.drift.targets import by_campaign
     from probes.kit.suite import KIT_ENVS, operations_python
 
     t = by_campaign(campaign)
@@ -107,7 +107,7 @@ def _python(campaign: str, release: str) -> tuple[str | None, list[str]]:
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.drift.targets import CHECKED, by_campaign
+    from probes.studies.drift.targets import CHECKED, by_campaign
     from probes.kit.protocols import Probe, Run, Target
     from probes.kit.runtime import STEPS
     from probes.kit.suite import KIT_ADAPTERS, KIT_SERVICES, adapter_class, store_factory
@@ -168,7 +168,9 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def _sources() -> tuple[str, ...]:
-    return ("probes/kit", "probes/drift", *sorted({f"probes/{fw}" for fw in kit_frameworks()}))
+    from probes import campaigns
+
+    return ("probes/kit", "probes/studies/drift", *sorted({campaigns.package_dir(fw) for fw in kit_frameworks()}))
 
 
 CAMPAIGN = Campaign(
