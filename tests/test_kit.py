@@ -118,7 +118,15 @@ def test_bad_adapter_is_a_one_line_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "kit_test").exists()
 
 
-@pytest.mark.parametrize("name", [n for n, target in campaigns.discovered().items() if ".frameworks." in target])
+KIT_FRAMEWORKS = [n for n, target in campaigns.discovered().items() if ".frameworks." in target]
+
+
+def test_the_kit_frameworks_are_discovered() -> None:
+    """The template test below is parametrized by discovery: an empty discovery would leave it no case."""
+    assert {"maf", "langgraph_kit", "burr", "temporal"} <= set(KIT_FRAMEWORKS), KIT_FRAMEWORKS
+
+
+@pytest.mark.parametrize("name", KIT_FRAMEWORKS)
 def test_kit_chapters_are_the_template(name: str) -> None:
     """Every kit chapter is generated from one template (cells with stable ids) when it runs: none
     is committed, and generating it twice gives the same bytes (a run's chapter stamp hashes them)."""

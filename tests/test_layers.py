@@ -74,6 +74,7 @@ def test_each_framework_package_declares_the_framework_it_adapts_and_no_two_the_
             assert adapts, f"{package.name}/__init__.py declares no ADAPTS"
             for framework in adapts:
                 assert adapted.setdefault(framework, package.name) == package.name, framework
+    assert {"langgraph", "crewai", "burr", "temporalio"} <= set(adapted), adapted  # the walk found the packages
 
 
 def test_a_new_frameworks_declaration_is_all_the_layers_need(tmp_path) -> None:
