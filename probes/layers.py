@@ -52,9 +52,10 @@ LAYER_OF: dict[str, int] = {
     "probes.paper": PAPER, "probes.headline": PAPER, "probes.matrix": PAPER,
     "probes.book": BOOK, "probes.execute": BOOK, "probes.notebook": BOOK, "probes.pages": BOOK, "probes.chapter": BOOK, "probes.cite": BOOK, "probes.report": BOOK,
     "probes.matrix_figure": BOOK, "probes.kit.chapter": BOOK, "probes.kit.exhaustive_chapter": BOOK,
-    "probes.tla.trace_report": BOOK, "probes.studies.atlas.table": BOOK, "probes.studies.drift.plots": BOOK,
+    "probes.tla.trace_report": BOOK, "probes.tla.tlc_report": BOOK, "probes.studies.atlas.table": BOOK, "probes.studies.drift.plots": BOOK,
     "probes.studies.mv.report": BOOK, "probes.studies.live.report": BOOK, "probes.studies.consume_race.report": BOOK,
-    "probes.studies.remit.report": BOOK,
+    "probes.studies.remit.report": BOOK, "probes.studies.remit.bench_report": BOOK,
+    "probes.studies.remit.cost_report": BOOK,
     "probes.__main__": CLI, "probes.reproduce": CLI, "probes.rejudge": CLI, "probes.mutate": CLI,
     "probes.kit.pytest_plugin": CLI, "probes.kit.junit": CLI,
 }

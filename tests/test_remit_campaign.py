@@ -81,7 +81,7 @@ def test_bench_campaign_small(tmp_path: Path) -> None:
 def test_cost_campaign_small(tmp_path: Path) -> None:
     """The counted cost through its campaign: two arms, each in its own valgrind and strace processes,
     two runs of two protocols; the chapter's table comes from the receipts."""
-    from probes.studies.remit import report
+    from probes.studies.remit import cost_report
     from probes.studies.remit.cost import CAMPAIGN as COST
     from probes.studies.remit.counted import counted_table
 
@@ -93,8 +93,8 @@ def test_cost_campaign_small(tmp_path: Path) -> None:
     assert table["stock"]["ratio"] == 1.0 and 0.9 < table["remit_bare"]["ratio"] < 1.2
     assert all(len(e["per_run"]) == 2 and e["instructions"]["median"] > 1e6 for e in table.values())
     assert table["stock"]["syscalls"]["fdatasync"] > 0 and table["stock"]["syscalls"]["pwrite64"] > 0
-    assert report.counted_findings({"sqlite": table})[0].startswith("sqlite `remit_bare`: ")
-    assert len(report.counted_annotation({"sqlite": table}, "sqlite", "remit_bare")) > 0
+    assert cost_report.counted_findings({"sqlite": table})[0].startswith("sqlite `remit_bare`: ")
+    assert len(cost_report.counted_annotation({"sqlite": table}, "sqlite", "remit_bare")) > 0
 
 
 def test_notebook_parameters_match_campaigns() -> None:

@@ -57,19 +57,19 @@ def test_counted_table_ratio_range_and_syscalls_from_receipts() -> None:
     assert counted.function_delta({"sqlite": table}, "sqlite", "remit_gate") == {"a.c:f": 10.0, "c.c:h": 10.0,
                                                                                   "b.c:g": 0.0}
 
-    from probes.studies.remit import report
+    from probes.studies.remit import cost_report
 
-    findings = report.counted_findings({"sqlite": table})
+    findings = cost_report.counted_findings({"sqlite": table})
     assert any("`remit_gate`: 1.0300x" in f and "met at the median, not in every run" in f for f in findings)
     assert any("than stock in every run: `remit_gate` fdatasync 5 vs 4" in f
                for f in findings)
-    assert report.counted_explained({"sqlite": table}) == [("sqlite", "remit_gate")]
+    assert cost_report.counted_explained({"sqlite": table}) == [("sqlite", "remit_gate")]
     within = counted.counted_table([_receipt("sqlite", {
         "stock": _arm("stock", [1000.0], [4.0, 4.0, 5.0], {}),
         "remit_bare": _arm("remit_bare", [1001.0], [4.0, 5.0, 5.0], {})})])
-    line = report.counted_findings(within)[-1]
+    line = cost_report.counted_findings(within)[-1]
     assert "no arm makes more" in line and "within the runs' spread of stock: `remit_bare` fdatasync 5 vs 4" in line
-    frame = report.counted_frame({"sqlite": table})
+    frame = cost_report.counted_frame({"sqlite": table})
     assert list(frame["arm"]) == ["stock", "remit_gate"]
 
 
@@ -176,14 +176,14 @@ def test_the_counted_campaign_plans_one_probe_per_backend_and_shares_the_machine
 
 
 def test_the_bytecode_table_lists_the_wrappers_functions_and_its_share_of_stocks_total() -> None:
-    from probes.studies.remit import report
+    from probes.studies.remit import cost_report
 
     table = {"sqlite": {"stock": {"bytecodes": {"total": 1000.0, "own_total": 0, "own": {}}},
                         "remit_gate": {"bytecodes": {"total": 1040.0, "own_total": 40.0,
                                                      "own": {"remit_ref/saver.py:put": 30.0, "remit_ref/core.py:x": 10.0}}},
                         "remit_bare": {"bytecodes": None}}}
-    frame = report.counted_bytecodes(table, "sqlite", "remit_gate")
+    frame = cost_report.counted_bytecodes(table, "sqlite", "remit_gate")
     assert list(frame["bytecodes / protocol"]) == [30.0, 10.0, 40.0]
     assert list(frame["share of the wrapper's own"])[:2] == ["75.0 %", "25.0 %"]
     assert "4.00 % of stock's 1,000" in frame["share of the wrapper's own"].iloc[-1]
-    assert report.counted_bytecodes(table, "sqlite", "remit_bare") is None  # measured before the count existed
+    assert cost_report.counted_bytecodes(table, "sqlite", "remit_bare") is None  # measured before the count existed

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.studies.remit import report
+from probes.studies.remit import bench_report
 
 
 def _arm(ratio: float, ci: list[float], paired: float, resume_p50: float) -> dict[str, Any]:
@@ -18,7 +18,7 @@ def test_cost_findings_follow_the_measured_ratios() -> None:
                       "remit_default": _arm(1.005, [0.99, 1.009], 1.004, 2.05),
                       "remit_gate": _arm(1.02, [1.0, 1.05], 1.021, 2.25)},
              "pairs": {"remit_gate/rc_gate": {"ratio": 0.9, "ratio_ci95": [0.85, 0.95]}}}
-    lines = report.cost_findings(table)
+    lines = bench_report.cost_findings(table)
     assert lines[0].startswith("`remit_default`: total p50 1.005x stock [0.990, 1.009] (median of the paired "
                                "ratios 1.004") and lines[0].endswith("target <= 1.01: met.")
     assert lines[1].endswith("target <= 1.03: met at the median, not over the whole interval.")
@@ -26,17 +26,19 @@ def test_cost_findings_follow_the_measured_ratios() -> None:
     assert lines[3] == "`remit_gate/rc_gate`: 0.900 [0.850, 0.950], REMIT faster."
     table["arms"]["stock"]["cpu_ms"] = {"p50": 4.0}
     table["arms"]["remit_gate"]["cpu_ms"] = {"p50": 4.25, "paired_ratio": 1.06, "paired_ratio_ci95": [1.05, 1.07]}
-    assert report.cost_findings(table)[3] == ("CPU time per protocol (every thread, no waiting for the disk), p50: "
-                                              "stock 4.000 ms; `remit_gate` +0.250 ms, 1.060x paired [1.050, 1.070].")
+    assert bench_report.cost_findings(table)[3] == (
+        "CPU time per protocol (every thread, no waiting for the disk), p50: "
+        "stock 4.000 ms; `remit_gate` +0.250 ms, 1.060x paired [1.050, 1.070].")
     table["arms"]["stock_again"] = _arm(0.996, [0.97, 1.021], 0.997, 2.0)
-    assert report.cost_findings(table)[2] == ("Noise floor: `stock_again`, the stock protocol as an arm of its own, "
-                                              "measures 0.996x stock [0.970, 1.021] in this run, where the true ratio "
-                                              "is 1: a difference within 3.0 % of stock is not resolved by this run.")
+    assert bench_report.cost_findings(table)[2] == (
+        "Noise floor: `stock_again`, the stock protocol as an arm of its own, "
+        "measures 0.996x stock [0.970, 1.021] in this run, where the true ratio "
+        "is 1: a difference within 3.0 % of stock is not resolved by this run.")
     del table["arms"]["stock_again"]
     table["arms"]["remit_default"] = _arm(1.02, [1.011, 1.03], 1.02, 2.05)
-    assert report.cost_findings(table)[0].endswith("target <= 1.01: missed.")
+    assert bench_report.cost_findings(table)[0].endswith("target <= 1.01: missed.")
     del table["arms"]["remit_gate"]
-    assert not any("remit_gate`" in line or "gate adds" in line for line in report.cost_findings(table)[:-1])
+    assert not any("remit_gate`" in line or "gate adds" in line for line in bench_report.cost_findings(table)[:-1])
 
 
 def _cell(backend: str, arm: str, k: int, ratio: float, ci: list[float], once: bool = True) -> dict[str, Any]:
@@ -49,11 +51,11 @@ def test_throughput_findings_tell_met_below_and_clearly_below() -> None:
             _cell("sqlite", "remit_gate", 1, 0.99, [0.97, 1.01]), _cell("sqlite", "remit_gate", 4, 0.96, [0.9, 1.0]),
             _cell("postgres", "remit_gate", 1, 0.94, [0.9, 0.99]),
             _cell("postgres", "remit_gate", 4, 0.90, [0.85, 0.93], once=False)]
-    pg, sq = report.throughput_findings(rows)
+    pg, sq = bench_report.throughput_findings(rows)
     assert sq == ("sqlite `remit_gate`: throughput x stock k=1 0.990, k=4 0.960; target >= 0.95: met at every k; "
                   "exactly-once in 2 of 2 cells.")
     assert pg == ("postgres `remit_gate`: throughput x stock k=1 0.940, k=4 0.900; target >= 0.95: below at 2 of 2 k "
                   "(1, 4), clearly (interval under 0.95) at k=4; exactly-once in 1 of 2 cells.")
     rows[-1] = _cell("postgres", "remit_gate", 4, 0.90, [0.85, 0.96])
-    assert report.throughput_findings(rows)[0].endswith("(1, 4), each interval reaching 0.95; exactly-once in 2 of 2 "
-                                                        "cells.")
+    assert bench_report.throughput_findings(rows)[0].endswith("(1, 4), each interval reaching 0.95; exactly-once in "
+                                                              "2 of 2 cells.")

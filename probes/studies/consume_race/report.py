@@ -1,17 +1,25 @@
 """Tables and figures of the consume-race chapter, built from receipts only.
 
-Kept out of the notebook so that the notebook stays a thin driver and the same
-functions can be tested. Nothing here imports LangGraph.
+Kept out of the notebook so that the notebook stays a thin driver (one ``show_*`` call per
+table or figure, each taking the run) and the same functions can be tested. Nothing here
+imports LangGraph.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from probes.studies.consume_race.campaign import cells
+from IPython.display import Markdown, display
+
+from probes import chapter
+from probes.core.campaign import CampaignRun
 from probes.core.receipt import Receipt
+from probes.figures import save_figure
+from probes.studies.consume_race.campaign import cells, window_estimates
 
 SATURATED = 0.95  # a dose point counts as "inside the window" when >= this saturation
+DOSE_GATES_MS = (0.0, 500.0, 2000.0)  # the gated-node durations the paper publishes a dose curve for
+PUBLISHED_JITTER_MS = [0, 100, 500, 1000, 3000]  # the jitters of those published points
 
 
 def frame(receipts: Sequence[Receipt]):
@@ -160,3 +168,154 @@ def arms_figure(df):
     axes[0][0].set_ylabel("gated effect fires per rep (mean)")
     axes[0][-1].legend(fontsize=8)
     return fig
+
+
+# --- what the chapter shows: one call per table or figure, each from the run --------------------
+
+GATE_COLUMNS = ["series", "backend", "k", "jitter_ms", "gate_ms", "dist", "lost_reps", "errors_raised",
+                "racer_outcomes", "harness_errors"]
+
+
+def _params(run: CampaignRun, keys: Sequence[str]) -> dict[str, Any]:
+    """The run's values of the parameters a figure depends on (printed under the figure)."""
+    return {key: run.params[key] for key in keys}
+
+
+def _measured(df, arm: str, series: str | None = None) -> bool:
+    """Whether the run measured cells of ``arm`` (and cells of ``series``, if given)."""
+    return bool(len(df) and (series is None or (df.series == series).any()) and (df.arm == arm).any())
+
+
+def show_measured_cells(run: CampaignRun) -> None:
+    """How many cells the chapter rests on, after one line per arm that could not run here,
+    so that a missing arm reads as unavailable rather than as a clean result."""
+    for u in (r.observations for r in run.receipts if r.observations.get("available") is False):
+        display(Markdown(f"**The {u['arm']} arm was not available in this run:** `{u['why']}`. "
+                         "No verdict was derived for it."))
+    display(Markdown(f"{len(frame(run.receipts))} measured cells."))
+
+
+def show_grid_table(run: CampaignRun) -> None:
+    """The main grid cell by cell: how often the one answer was consumed per rep, and the
+    saturation with its interval, so each heatmap square can be traced to its counts."""
+    display(chapter.table(grid_table(frame(run.receipts))))
+
+
+def show_heatmap(run: CampaignRun) -> None:
+    """Stock saturation over racers k and jitter: how wide the window is in which every
+    racing resume consumes the same answer, per shared saver."""
+    df = frame(run.receipts)
+    if _measured(df, "stock", "grid"):
+        save_figure(heatmap_figure(df, arm="stock"), "consume_race-heatmap",
+                    "Stock LangGraph 1.2.9: saturation (mean gated-effect fires per rep / k) over racers k and "
+                    "jitter, per shared saver. 1.0 = every racing resume consumed the same answer.",
+                    _params(run, ("k", "jitter_ms", "gate_ms", "reps", "backends", "seed")))
+
+
+def show_dose_table(run: CampaignRun) -> None:
+    """The dose-response cell by cell: saturation per jitter and gated-node duration, the
+    counts behind the dose figure."""
+    display(chapter.table(dose_table(frame(run.receipts))))
+
+
+def published_dose() -> dict[float, Sequence[float]]:
+    """The paper's dose-response saturations per gated-node duration (``data/published.json``),
+    drawn as crosses beside the measured curves."""
+    from probes.headline import load_published
+
+    pub = {e["id"]: e["published"] for e in load_published()}
+    return {g: pub[f"consume_race.dose_gate{g:g}"]["saturation"] for g in DOSE_GATES_MS
+            if f"consume_race.dose_gate{g:g}" in pub}
+
+
+def show_dose_figure(run: CampaignRun) -> None:
+    """Stock saturation against jitter per gated-node duration, with the published points:
+    the window widens with how long the gated node works before its effect is committed."""
+    df = frame(run.receipts)
+    if _measured(df, "stock", "dose"):
+        save_figure(dose_figure(df, published=published_dose(), published_jitter=PUBLISHED_JITTER_MS, arm="stock"),
+                    "consume_race-dose",
+                    "Dose-response, stock LangGraph 1.2.9: saturation vs jitter, one line per gated-node duration "
+                    "(Wilson 95 % shaded); crosses: published values.",
+                    _params(run, ("dose_k", "dose_jitter_ms", "dose_gate_ms", "reps", "backends", "seed")))
+
+
+def show_window_edges(run: CampaignRun) -> None:
+    """Stock only: between which two dose jitters the window closes, per gated-node duration."""
+    display(chapter.table([e for e in window_edges(frame(run.receipts)) if e["arm"] == "stock"]))
+
+
+def show_window_estimates(run: CampaignRun) -> None:
+    """The same window read off the recorded racer offsets instead of the coarse dose levels,
+    as a check on the step estimate above."""
+    display(Markdown("The same window read off the recorded offsets (stock, every cell with jitter > 0): each "
+                     "racer's delay after the earliest racer of its rep, split by whether it fired. The edge lies "
+                     "between the latest racers that still fired and the earliest that missed; scheduling blurs "
+                     "both tails, so percentiles are shown next to the extremes."))
+    display(chapter.table(window_estimates(list(run.receipts))))
+
+
+def show_gate_table(run: CampaignRun) -> None:
+    """The gate arm cell by cell: one fire per rep, the losers raising, no rep losing the
+    answer; or the line that says the arm was not run."""
+    df = frame(run.receipts)
+    if not _measured(df, "gate"):
+        display(Markdown("The gate arm was not run."))
+        return
+    display(chapter.table(df[df.arm == "gate"][GATE_COLUMNS].reset_index(drop=True)))
+
+
+def loser_errors(receipts: Sequence[Receipt]) -> dict[str, str]:
+    """The first message of each error type a gate-arm racer raised, in receipt order."""
+    examples: dict[str, str] = {}
+    for r in receipts:
+        if r.observations.get("cell", {}).get("arm") != "gate":
+            continue
+        for rep in r.observations["reps"]:
+            for o in rep.get("racers", []):
+                if o.get("error"):
+                    examples.setdefault(o["error"]["type"], o["error"]["message"])
+    return examples
+
+
+def show_loser_errors(run: CampaignRun) -> None:
+    """What a losing racer sees under the gate: the error it fails loudly with, quoted."""
+    if _measured(frame(run.receipts), "gate"):
+        for kind, message in loser_errors(run.receipts).items():
+            display(Markdown(f"A losing racer's error: `{kind}`: {message}"))
+
+
+def show_arms_figure(run: CampaignRun) -> None:
+    """Stock beside gate at jitter 0: the gate holds every k at one fire per rep."""
+    df = frame(run.receipts)
+    if _measured(df, "gate"):
+        save_figure(arms_figure(df), "consume_race-arms",
+                    "Stock vs REMIT consumption gate at jitter 0: mean gated-effect fires per rep for k racing "
+                    "processes (dashes: k). The gate arm stays at one.",
+                    _params(run, ("k", "reps", "backends", "arms", "seed")))
+
+
+def show_probe_time(run: CampaignRun) -> None:
+    """What the run cost: total probe time and its split per series, backend and arm."""
+    t = timing_table(run.receipts)
+    if len(t):
+        display(Markdown(f"Total probe time **{t.probe_s.sum():.0f} s** over {len(t)} cells on "
+                         f"{chapter.machine(run.receipts)}."))
+        display(chapter.table(t.groupby(["series", "backend", "arm"])["probe_s"].sum().rename("seconds").to_frame()))
+
+
+def show_rep_time(run: CampaignRun) -> None:
+    """How one repetition's time and the racers' release spread scale with k (grid, jitter 0):
+    the spread says how tightly the barrier released the racers."""
+    t = timing_table(run.receipts)
+    if len(t):
+        display(chapter.table(t[(t.series == "grid") & (t.jitter_ms == 0)].groupby(["backend", "arm", "k"])[
+            ["rep_median_s", "release_spread_median_ms"]].median()))
+
+
+def show_harness_errors(run: CampaignRun) -> None:
+    """Measurements that could not be taken, listed (never verdicts); nothing when there are none."""
+    if run.harness_errors:
+        print("harness errors (measurement problems, never verdicts):")
+        for e in run.harness_errors:
+            print("  ", e[:400])

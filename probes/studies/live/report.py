@@ -1,16 +1,22 @@
 """Tables and the figure of the live chapter, built from receipts (and, for the
 published side only, from ``data/published.json``).
 
-Why a module: the notebook stays thin, and the tests can check the very tables the
-book shows (e.g. that the published Claude fork count renders as 80/80 with its
-Wilson interval, and that it is labelled "published, not rerun here" when nothing ran).
+Why a module: the notebook stays thin (one ``show_*`` call per table or figure, each
+taking the run), and the tests can check the very tables the book shows (e.g. that the
+published Claude fork count renders as 80/80 with its Wilson interval, and that it is
+labelled "published, not rerun here" when nothing ran).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from IPython.display import Markdown, display
+
+from probes import chapter
+from probes.core.campaign import CampaignRun
 from probes.core.receipt import Receipt
+from probes.figures import save_figure
 from probes.studies.live.stats import Tally, pooled, wilson
 
 PUBLISHED_LABEL = "published, not rerun here"
@@ -171,3 +177,75 @@ def figure(receipts: list[Receipt]) -> Any:
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+# --- what the chapter shows: one call per table or figure, each from the run --------------------
+
+def show_status(run: CampaignRun) -> None:
+    """What this run measured and, per provider without a key, that nothing was sent to it."""
+    display(Markdown("**This run:** " + status_line(run.receipts)))
+
+
+def show_published_table(run: CampaignRun) -> None:
+    """The paper's counts with intervals computed here, headed by whether this run measured
+    anything to set beside them."""
+    display(Markdown("### " + ("Published (the measured values follow below)" if live_cells(run.receipts)
+                               else "Published, not rerun here (no API key in this run)")))
+    display(chapter.table(published_table(run.receipts)))
+
+
+def show_cell_table(run: CampaignRun) -> None:
+    """Per cell: the violations among valid trials and the harness errors beside them; or the
+    line that says no cell ran."""
+    cells = cell_table(run.receipts)
+    if len(cells):
+        display(chapter.table(cells))
+    else:
+        print("No cell ran in this run (see the status line above): nothing measured to show.")
+
+
+def show_pooled_tables(run: CampaignRun) -> None:
+    """The cells pooled per provider and protocol, and the agreement with the scripted control
+    pooled per model: whether real models move the deterministic verdict."""
+    if ran_cells(run.receipts):
+        for title, frame in pooled_tables(run.receipts).items():
+            display(Markdown(f"**Pooled {title}**"))
+            display(chapter.table(frame))
+
+
+def show_figure(run: CampaignRun) -> None:
+    """Published and measured violation rates on one axis, each with its Wilson interval, titled
+    by whether anything was rerun here."""
+    fig = figure(run.receipts)
+    fig.axes[0].set_title("published, not rerun here" if not live_cells(run.receipts)
+                          else "published (grey) and measured", fontsize=9)
+    save_figure(fig, "live-wilson",
+                "Violation rate with Wilson 95 % intervals. Grey: published counts (intervals computed here). "
+                "Blue: cells measured against a model API in this run. Green: the offline scripted model "
+                "(plumbing only). Fork violation is FD, approval is CO/EO, session restore is EO/PC/LV.",
+                {k: run.params[k] for k in ("provider", "models", "protocols", "trials", "seed")})
+
+
+def show_verdicts(run: CampaignRun) -> None:
+    """The verdict table, or the line that says no cell ran (and so no verdict exists)."""
+    display(chapter.verdicts(run.receipts) if any(r.verdicts for r in run.receipts)
+            else Markdown("*No verdicts: no cell ran.*"))
+
+
+def show_harness_errors(run: CampaignRun) -> None:
+    """Trials that could not be driven, counted and listed (the first 40): never verdicts."""
+    if run.harness_errors:
+        print(f"{len(run.harness_errors)} harness error(s) (measurement problems, never verdicts):")
+        for e in run.harness_errors[:40]:
+            print("  ", e[:300])
+    else:
+        print("harness errors: 0")
+
+
+def show_model_spend(run: CampaignRun) -> None:
+    """Model calls and tokens this run spent, beside the caps it ran under; nothing if no cell ran."""
+    spent = [(r.metrics.get("calls", 0), r.metrics.get("input_tokens", 0) + r.metrics.get("output_tokens", 0))
+             for r in ran_cells(run.receipts)]
+    if spent:
+        print(f"model calls: {sum(s[0] for s in spent)}, tokens: {sum(s[1] for s in spent)} "
+              f"(cap per run: {run.params['max_calls']} calls, {run.params['max_tokens']} tokens)")

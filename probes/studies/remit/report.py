@@ -1,27 +1,35 @@
-"""Tables and figures of the REMIT chapters, built from receipts only."""
+"""The REMIT chapter (``notebooks/remit.ipynb``), built from receipts only: stock LangGraph beside
+LangGraph + REMIT, the cross-process race, and the verification of REMIT where it runs (the
+reference model, Hypothesis, the stateful test of the real saver, LangGraph's conformance suite,
+the core's contract properties, the equivalent mutants). Also what the REMIT chapters share
+(``bullet_list``); the benchmark's and the counted cost's reports are ``bench_report`` and
+``cost_report``."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from IPython.display import Markdown, display
+
+from probes import PROJECT_ROOT, chapter
+from probes.core.campaign import CampaignRun
 from probes.core.checker import Label, collapse
-from probes.core.receipt import Receipt
-from probes.studies.remit.bench import PHASES
+from probes.core.race import bound_text
+from probes.core.receipt import Receipt, load_campaign
+from probes.core.runs import shown_run
+from probes.figures import save_figure
 
-PROPS = ("FD", "CV", "CO", "EO", "PC", "RD", "LV")
+ROW_CAPTION = ("Stock LangGraph 1.2.9 beside LangGraph + REMIT, worst label per property and backend over every "
+               "measured path (green: conforms; red: violates; grey: not applicable or not measured).")
+ROW_PARAMS = ("backends", "langgraph_kinds", "crash_points", "crash_hows", "recovery_modes", "ledger_points", "racers",
+              "seed")
 
 
-def verdict_table(receipts: list[Receipt]) -> Any:
-    import pandas as pd
-
-    rows = []
-    for r in receipts:
-        for v in r.verdicts:
-            rows.append({"framework": v.framework, "backend": v.backend, "property": v.property.value,
-                         "path": v.path, "label": v.label.value, "summary": v.summary, "probe": r.probe})
-    if not rows:
-        return pd.DataFrame(columns=["framework", "backend", "property", "path", "label", "summary", "probe"])
-    return pd.DataFrame(rows).sort_values(["property", "path", "backend"]).reset_index(drop=True)
+def bullet_list(lines: list[str]) -> None:
+    """Sentences computed from a run's tables, shown as one Markdown list (a REMIT chapter's targets
+    and findings, each line a claim the reader can check against the table above it)."""
+    display(Markdown("\n".join(f"- {line}" for line in lines)))
 
 
 def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
@@ -52,275 +60,183 @@ def row_matrix(remit: list[Receipt], stock: list[Receipt]) -> Any:
     return df.reindex(sorted(df.columns), axis=1).fillna("")
 
 
-def overhead_frame(table: dict[str, Any]) -> Any:
-    import pandas as pd
-
-    rows = []
-    for arm, e in table["arms"].items():
-        for phase in (p for p in PHASES if p in e):
-            p = e[phase]
-            rows.append({"arm": arm, "what": e["doc"], "phase": phase.replace("_ms", ""), "n": e["n"],
-                         "p50 ms": p["p50"], "p95 ms": p["p95"], "p50 ratio to stock": p.get("ratio"),
-                         "95% bootstrap": p.get("ratio_ci95"), "median paired ratio": p.get("paired_ratio"),
-                         "95% bootstrap (paired)": p.get("paired_ratio_ci95")})
-    return pd.DataFrame(rows)
+def _row(run: CampaignRun) -> Any:
+    """``row_matrix`` of this run beside the LangGraph results the book shows (this machine's, else
+    the reference; none if neither is in this checkout)."""
+    stock_run = shown_run("langgraph")
+    return row_matrix(run.receipts, load_campaign(stock_run.directory) if stock_run else [])
 
 
-def overhead_figure(table: dict[str, Any]) -> Any:
+def row_table(run: CampaignRun) -> None:
+    """What REMIT changes: for each property and backend, stock LangGraph's worst label beside each
+    REMIT build's."""
+    display(chapter.table(_row(run)))
+
+
+def _row_plot(m: Any) -> Any:
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
-    arms = [a for a, e in table["arms"].items() if "ratio" in e["total_ms"]]
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(arms) + 1.4))
-    for i, arm in enumerate(arms):
-        p = table["arms"][arm]["total_ms"]
-        lo, hi = p["ratio_ci95"]
-        ax.errorbar(p["ratio"], i, xerr=[[p["ratio"] - lo], [hi - p["ratio"]]],
-                    fmt="o", capsize=3, color=("tab:green" if arm.startswith("remit") else "tab:grey"
-                                             if arm.startswith("stock") else "tab:purple"))
-    ax.axvline(1, color="k", lw=0.8)
-    for x in (1.01, 1.03):
-        ax.axvline(x, color="grey", lw=0.6, ls="--")
-    ax.set_yticks(range(len(arms)), arms)
-    ax.set_xlabel("p50 of the whole protocol / stock p50 (same process), 95% bootstrap interval")
-    ax.set_title("Interrupt-then-resume on SqliteSaver: cost per arm")
+    colors = {"✓": 1.0, "n/a": 0.5, "": 0.5}
+    fig, ax = plt.subplots(figsize=(1.0 + 0.9 * len(m.columns), 0.5 * len(m) + 1.2))
+    grid = [[colors.get(v, 0.0) for v in row] for row in m.values]
+    ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    for i, row in enumerate(m.values):
+        for j, v in enumerate(row):
+            ax.text(j, i, v, ha="center", va="center")
+    ax.set_xticks(range(len(m.columns)), m.columns, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(m)), [f"{a} / {b}" for a, b in m.index], fontsize=8)
+    cmap = plt.get_cmap("RdYlGn")
+    ax.legend(handles=[Patch(color=cmap(1.0), label="✓ conforms"), Patch(color=cmap(0.0), label="✗ / D / U violates"),
+                       Patch(color=cmap(0.5), label="n/a or not measured")], loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
 
 
-# Issue 16's cost targets: total p50 ratio to stock, gate off / gate on.
-TARGETS = {"remit_default": 1.01, "remit_gate": 1.03}
+def row_figure(run: CampaignRun) -> None:
+    """The same comparison as colours (green conforms, red violates): which property REMIT turns
+    green on which backend is visible at a glance."""
+    m = _row(run)
+    if len(m):
+        save_figure(_row_plot(m), "remit-row", ROW_CAPTION, {k: run.params[k] for k in ROW_PARAMS})
 
 
-def _ratio(table: dict[str, Any], arm: str, phase: str = "total_ms") -> tuple[float, list[float]] | None:
-    p = table["arms"].get(arm, {}).get(phase, {})
-    return (p["ratio"], p["ratio_ci95"]) if "ratio" in p else None
-
-
-def cost_findings(table: dict[str, Any]) -> list[str]:
-    """The cost targets, read off one run's overhead table: met or missed, and where the cost sits.
-
-    Every sentence is computed from the table (ratios of paired medians to stock and
-    differences of p50s between arms of the same run); an arm the run did not measure
-    gives no sentence.
-    """
-    out = []
-    arms = table["arms"]
-    for arm, target in TARGETS.items():
-        got = _ratio(table, arm)
-        if got is None:
-            continue
-        ratio, (lo, hi) = got
-        verdict = ("met" if hi <= target else "met at the median, not over the whole interval" if ratio <= target
-                   else "missed")
-        total = arms[arm]["total_ms"]
-        paired = (f" (median of the paired ratios {total['paired_ratio']:.3f} [{total['paired_ratio_ci95'][0]:.3f}, "
-                  f"{total['paired_ratio_ci95'][1]:.3f}])" if "paired_ratio" in total else "")
-        out.append(f"`{arm}`: total p50 {ratio:.3f}x stock [{lo:.3f}, {hi:.3f}]{paired}, target <= {target}: "
-                   f"{verdict}.")
-    noise = _ratio(table, "stock_again")
-    if noise is not None:
-        ratio, (lo, hi) = noise
-        out.append(f"Noise floor: `stock_again`, the stock protocol as an arm of its own, measures {ratio:.3f}x stock "
-                   f"[{lo:.3f}, {hi:.3f}] in this run, where the true ratio is 1: a difference within "
-                   f"{max(1 - lo, hi - 1) * 100:.1f} % of stock is not resolved by this run.")
-    parts = [(a, _ratio(table, a)) for a in ("remit_bare", "remit_fork", "remit_validator")]
-    if all(r is not None for _a, r in parts):
-        out.append("Gate off, feature by feature (total p50 x stock): " + ", ".join(
-            f"`{a}` {r[0]:.3f}" for a, r in parts) + ".")  # type: ignore[index]
-    if all(a in arms for a in ("remit_default", "remit_gate")):
-        default, gate = (arms[a]["resume_ms"]["p50"] for a in ("remit_default", "remit_gate"))
-        out.append(f"The gate adds {(gate - default) * 1000:+.0f} us to the resume p50 ({default:.3f} -> "
-                   f"{gate:.3f} ms).")
-    cpu = {a: arms[a]["cpu_ms"] for a in ("stock", "remit_default", "remit_gate") if "cpu_ms" in arms.get(a, {})}
-    if "stock" in cpu and len(cpu) > 1:
-        out.append("CPU time per protocol (every thread, no waiting for the disk), p50: stock "
-                   f"{cpu['stock']['p50']:.3f} ms; " + "; ".join(
-                       f"`{a}` {c['p50'] - cpu['stock']['p50']:+.3f} ms, {c['paired_ratio']:.3f}x paired "
-                       f"[{c['paired_ratio_ci95'][0]:.3f}, {c['paired_ratio_ci95'][1]:.3f}]"
-                       for a, c in cpu.items() if a != "stock") + ".")
-    for pair, p in table.get("pairs", {}).items():
-        ratio, (lo, hi) = p["ratio"], p["ratio_ci95"]
-        side = "slower" if lo > 1 else "faster" if hi < 1 else "not distinguishable"
-        out.append(f"`{pair}`: {ratio:.3f} [{lo:.3f}, {hi:.3f}], REMIT {side}.")
-    return out
-
-
-THROUGHPUT_TARGET = 0.95  # issue 16: throughput within 5 % of stock at every k, on both backends
-
-
-def throughput_findings(rows: list[dict[str, Any]]) -> list[str]:
-    """The throughput target per (backend, arm), read off the concurrency table.
-
-    A cell is below target when its median ratio to stock is; whether the run can tell
-    it apart from the target is its interval's: a cell whose interval reaches 0.95 is
-    not distinguishable from the target at this run's size.
-    """
-    out = []
-    cells = [r for r in rows if r.get("throughput_vs_stock") is not None]
-    for backend, arm in sorted({(r["backend"], r["arm"]) for r in cells}):
-        mine = sorted((r for r in cells if (r["backend"], r["arm"]) == (backend, arm)), key=lambda r: r["k"])
-        below = [r for r in mine if r["throughput_vs_stock"] < THROUGHPUT_TARGET]
-        clearly = [r for r in below if r["throughput_vs_stock_ci95"][1] < THROUGHPUT_TARGET]
-        ratios = ", ".join(f"k={r['k']} {r['throughput_vs_stock']:.3f}" for r in mine)
-        verdict = ("met at every k" if not below else
-                   f"below at {len(below)} of {len(mine)} k ({', '.join(str(r['k']) for r in below)}), "
-                   + (f"clearly (interval under {THROUGHPUT_TARGET}) at k={', '.join(str(r['k']) for r in clearly)}"
-                      if clearly else f"each interval reaching {THROUGHPUT_TARGET}"))
-        exact = sum(1 for r in mine if r["exactly_once"])
-        out.append(f"{backend} `{arm}`: throughput x stock {ratios}; target >= {THROUGHPUT_TARGET}: {verdict}; "
-                   f"exactly-once in {exact} of {len(mine)} cells.")
-    return out
-
-
-def concurrency_figure(rows: list[dict[str, Any]]) -> Any:
-    import matplotlib.pyplot as plt
-
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
-    for backend in sorted({r["backend"] for r in rows}):
-        for arm in sorted({r["arm"] for r in rows}):
-            cell = sorted((r for r in rows if r["backend"] == backend and r["arm"] == arm), key=lambda r: r["k"])
-            if not cell:
-                continue
-            ls = "--" if arm == "stock" else "-"
-            ks = [r["k"] for r in cell]
-            a1.plot(ks, [r["throughput_per_s"] for r in cell], ls, marker="o", label=f"{backend} {arm}")
-            a2.plot(ks, [r["median_ms"] for r in cell], ls, marker="o", label=f"{backend} {arm}")
-    for ax, label in ((a1, "protocols / s"), (a2, "median protocol latency (ms)")):
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("threads k")
-        ax.set_ylabel(label)
-    a1.legend(fontsize=6)
-    fig.tight_layout()
-    return fig
-
-
-# ---- the counted part (probes/studies/remit/counted.py) -------------------------------------------------------
-
-
-def counted_frame(table: dict[str, Any]) -> Any:
-    """One row per (backend, arm): instructions per protocol (median of runs), ratio to stock with the
-    runs' range, and the traced syscalls per protocol (medians), all from receipts."""
-    import pandas as pd
-
-    from probes.studies.remit.counted import COUNT_ARMS, TRACED
-
-    order = {a: i for i, a in enumerate(COUNT_ARMS)}
+def race_table(run: CampaignRun) -> None:
+    """Each cross-process race cell with the trials it took and the bound it reached: a ✓ here is a
+    stated confidence (violation rate under the threshold), not one lucky race."""
     rows = []
-    for backend, arms in sorted(table.items()):
-        for arm, e in sorted(arms.items(), key=lambda kv: order.get(kv[0], 99)):
-            lo, hi = e.get("ratio_range", [None, None])
-            rows.append({"backend": backend, "arm": arm, "runs x protocols": f"{e['runs']} x {e['protocols']}",
-                         "instructions / protocol (M)": round(e["instructions"]["median"] / 1e6, 4),
-                         "x stock": round(e["ratio"], 4) if "ratio" in e else None,
-                         "range x stock": f"{lo:.4f} – {hi:.4f}" if lo is not None else None,
-                         **{f"{n} / protocol": e["syscalls"].get(n) for n in TRACED}})
-    return pd.DataFrame(rows)
+    for r in run.receipts:
+        race = r.observations.get("race") if isinstance(r.observations, dict) else None
+        if not isinstance(race, dict) or "rule" not in race:
+            continue  # the in-memory n/a cell, or a receipt measured before race cells stated a bound
+        for v in r.verdicts:
+            rows.append({"racers": r.args["k"], "backend": v.backend, "property": v.property.value,
+                         "verdict": v.label.value, "trials, bound": bound_text(v.evidence),
+                         "threshold": f"{100 * race['rule']['threshold']:g} %", "stopped": race["stopped"],
+                         "receipt": r.probe})
+    rows.sort(key=lambda row: (row["racers"], row["backend"], row["property"]))
+    display(chapter.table(rows, ["racers", "backend", "property", "verdict", "trials, bound", "threshold", "stopped"],
+                          collapse=False, empty="no race cell with stated confidence in this run"))
 
 
-def counted_findings(table: dict[str, Any]) -> list[str]:
-    """The counted targets per backend: met or missed (by how much), and durable writes against stock."""
-    from probes.studies.remit.counted import DURABLE, INSTRUCTION_TARGETS
-
-    out = []
-    for backend, arms in sorted(table.items()):
-        if "stock" not in arms:
-            continue
-        for arm, target in INSTRUCTION_TARGETS.items():
-            e = arms.get(arm)
-            if e is None:
-                continue
-            lo, hi = e["ratio_range"]
-            if hi <= target:
-                verdict = "met in every run"
-            elif e["ratio"] <= target:
-                verdict = f"met at the median, not in every run (highest run {hi:.4f})"
-            else:
-                extra = (e["ratio"] - target) * arms["stock"]["instructions"]["median"]
-                verdict = (f"missed by {(e['ratio'] - target) * 100:.2f} points of stock "
-                           f"({extra / 1e3:,.0f} k instructions per protocol over the target)")
-            out.append(f"{backend} `{arm}`: {e['ratio']:.4f}x stock instructions [{lo:.4f}, {hi:.4f}] over "
-                       f"{e['runs']} runs of {e['protocols']} protocols, target <= {target}: {verdict}.")
-        # More than stock: every run of the arm above every run of stock; a higher median inside the
-        # runs' spread (SQLite's page writes move by a fraction per protocol between runs) is said as such.
-        stock = arms["stock"]
-        worse, spread = [], []
-        for arm, e in sorted(arms.items()):
-            for n in DURABLE:
-                lo = e.get("syscalls_range", {}).get(n, [0, 0])[0]
-                hi_stock = stock.get("syscalls_range", {}).get(n, [0, 0])[1]
-                text = f"`{arm}` {n} {e['syscalls'].get(n, 0):g} vs {stock['syscalls'].get(n, 0):g}"
-                if lo > hi_stock:
-                    worse.append(text)
-                elif e["syscalls"].get(n, 0) > stock["syscalls"].get(n, 0):
-                    spread.append(text)
-        line = (f"no arm makes more durable-write syscalls per protocol than stock ({', '.join(DURABLE)})"
-                if not worse else "more durable-write syscalls per protocol than stock in every run: " + "; ".join(worse))
-        if spread:
-            line += "; a higher median within the runs' spread of stock: " + "; ".join(spread)
-        out.append(f"{backend}: {line}.")
-    return out
+def _observations(run: CampaignRun) -> dict[str, Any]:
+    """probe id -> its observations (the verification probes report there, not in verdicts)."""
+    return {r.probe: r.observations for r in run.receipts}
 
 
-def counted_annotation(table: dict[str, Any], backend: str, arm: str, top: int = 12) -> Any:
-    """Where an arm's extra instructions go: cachegrind's per-function counts (cg_annotate), per protocol,
-    this arm minus stock, largest first (CPython's C functions: cachegrind does not see Python's)."""
+def _verified(run: CampaignRun, prefix: str) -> list[dict[str, Any]]:
+    """The observations of the verification probes named ``prefix<backend>``, in probe order."""
+    return [o for k, o in sorted(_observations(run).items()) if k.startswith(prefix)]
+
+
+def model_check(run: CampaignRun) -> None:
+    """The reference model's state space beside the one the core generates, and how many of the core's
+    decisions were compared with the model's: the core decides as the reference semantics does."""
+    obs = _observations(run)
+    if "verify.model" not in obs:
+        return
+    o = obs["verify.model"]
+    display(chapter.table([{"check": check, "distinct states": o[space]["distinct"],
+                            "generated": o[space]["generated"], "depth": o[space]["depth"],
+                            "invariants holding": ", ".join(o[space]["holds"])}
+                           for check, space in (("reference space (BFS)", "reference_space"),
+                                                ("space the core generates", "core_space"))]))
+    c = o["conformance"]
+    display(Markdown(f"Core vs model: **{c['checks']} decisions compared in {c['states']} reachable states, "
+                     f"{c['mismatches']} mismatches** (bounds {o['bounds']}); per decision: {c['checks_by_decision']}."))
+
+
+def tlc_cross_check(run: CampaignRun) -> None:
+    """TLC on this project's TLA+ module beside the BFS: two encodings of the reference semantics
+    agree on the state count (TLC counts depth in states, one more than transitions)."""
+    try:
+        tlc = {r.probe: r.observations for r in load_campaign(shown_run("tlc").directory)}
+        r0 = tlc["reference"]["runs"]["R0_reference"]
+        space = _observations(run)["verify.model"]["reference_space"]
+        display(chapter.table([
+            {"source": "TLC, tla/ResumePlane.tla R0", "distinct": r0["distinct"], "generated": r0["generated"],
+             "depth (states)": r0["depth"], "result": r0["result"]},
+            {"source": "this BFS (probes/studies/remit/model.py)", "distinct": space["distinct"],
+             "generated": space["generated"], "depth (states)": space["depth"] + 1,
+             "result": "holds" if not space["violations"] else "violated"},
+        ]))
+    except Exception as exc:  # no TLC run in this checkout, or one without the R0 reference run
+        display(Markdown(f"*TLC results unavailable ({type(exc).__name__}).*"))
+
+
+def hypothesis_result(run: CampaignRun) -> None:
+    """How many random interleavings Hypothesis drove through the core, with which actions, and whether
+    the six invariants held after every step."""
+    obs = _observations(run)
+    if "verify.hypothesis" in obs:
+        h = obs["verify.hypothesis"]
+        display(Markdown(f"{h['runs']} runs, {h['steps']} steps (examples {h['examples']}, up to {h['max_steps']} "
+                         f"steps each, derandomized); actions {h['actions']}; result: "
+                         f"**{'all invariants held' if h['holds'] else h['failure']}**."))
+
+
+def stateful_table(run: CampaignRun) -> None:
+    """Per backend, the model-based test of the real saver: steps checked against the model, races,
+    tampered writes and inspections, and whether the saver kept to the model throughout."""
     import pandas as pd
 
-    from probes.studies.remit.counted import function_delta
-
-    delta = function_delta(table, backend, arm)
-    extra = table[backend][arm]["instructions"]["median"] - table[backend]["stock"]["instructions"]["median"]
-    rows = [{"function (file:function)": fn, "instructions / protocol over stock": round(v),
-             "share of the arm's extra": f"{v / extra * 100:.1f} %" if extra > 0 else ""}
-            for fn, v in list(delta.items())[:top]]
-    return pd.DataFrame(rows)
+    rows = [{"backend": o["backend"], "examples": o["examples"], "steps checked": o["steps"], "races": o["races"],
+             "tampered writes": o["tampers"], "inspections": o["inspections"],
+             "result": "holds" if o["holds"] else o["failure"]} for o in _verified(run, "verify.stateful.")]
+    display(chapter.table(pd.DataFrame(rows)) if rows else Markdown("*No stateful-test receipts.*"))
 
 
-def counted_bytecodes(table: dict[str, Any], backend: str, arm: str, top: int = 12) -> Any:
-    """Where the wrapper's own work is, at the level of its Python code: the bytecodes each of its
-    functions executes per protocol (every thread, one traced session), largest first; None for a
-    receipt measured before the count existed."""
+def stateful_coverage(run: CampaignRun) -> None:
+    """How often each model action and each decision case of ``remit_ref.core`` was reached per backend
+    while the real saver ran: what the stateful test exercised, and what it did not."""
     import pandas as pd
 
-    counted = table[backend][arm].get("bytecodes")
-    if not counted or not counted["own"]:
-        return None
-    stock = (table[backend].get("stock") or {}).get("bytecodes") or {}
-    rows = [{"function (file:function)": fn, "bytecodes / protocol": v,
-             "share of the wrapper's own": f"{v / counted['own_total'] * 100:.1f} %"}
-            for fn, v in list(counted["own"].items())[:top]]
-    rows.append({"function (file:function)": "all of the wrapper's own functions", "bytecodes / protocol":
-                 counted["own_total"], "share of the wrapper's own": (
-                     f"{counted['own_total'] / stock['total'] * 100:.2f} % of stock's {stock['total']:,.0f} in all"
-                     if stock.get("total") else "")})
-    return pd.DataFrame(rows)
+    cov: dict[tuple[str, str], dict[str, int]] = {}
+    for o in _verified(run, "verify.stateful."):
+        for kind, counts in (("model action", o["model_actions"]), ("core decision case", o["decision_cases"])):
+            for a, n in counts.items():
+                cov.setdefault((kind, a), {})[o["backend"]] = n
+    if cov:
+        display(chapter.table(pd.DataFrame.from_dict(cov, orient="index").fillna(0).astype(int)))
 
 
-def counted_explained(table: dict[str, Any]) -> list[tuple[str, str]]:
-    """The (backend, arm) pairs the annotation explains: each targeted arm that misses its target in any
-    run; where none does, the gate (the costliest targeted arm) on each backend."""
-    from probes.studies.remit.counted import INSTRUCTION_TARGETS
+def lg_conformance(run: CampaignRun) -> None:
+    """LangGraph's checkpointer conformance suite per backend, stock saver beside ``wrap(...)``: REMIT
+    passes every capability its base passes (a line per backend names any regression)."""
+    import pandas as pd
 
-    missed = [(b, a) for b, arms in sorted(table.items()) for a, t in INSTRUCTION_TARGETS.items()
-              if a in arms and "ratio_range" in arms[a] and arms[a]["ratio_range"][1] > t]
-    if missed:
-        return missed
-    return [(b, "remit_gate") for b, arms in sorted(table.items()) if "ratio" in arms.get("remit_gate", {})]
+    rows = []
+    for o in _verified(run, "verify.lg_conformance."):
+        rows += [{"backend": o["backend"], "capability": cap["capability"],
+                  "stock": f"{cap['stock_passed']} ({cap['stock_tests']})",
+                  "REMIT": f"{cap['remit_passed']} ({cap['remit_tests']})"} for cap in o["capabilities"]]
+        display(Markdown(f"**{o['backend']}**: stock {o['stock_level']}, REMIT {o['remit_level']}; capabilities where "
+                         f"REMIT fails but stock passes: {o['regressions'] or 'none'}."))
+    if rows:
+        display(chapter.table(pd.DataFrame(rows)))
 
 
-# (arm, baseline arm): what one feature adds on top of another, in instructions per protocol
-FEATURE_STEPS = (("remit_bare", "stock"), ("remit_fork", "remit_bare"), ("remit_validator", "remit_bare"),
-                 ("remit_gate_alone", "remit_bare"), ("remit_default", "remit_bare"), ("remit_gate", "remit_default"))
+def contracts(run: CampaignRun) -> None:
+    """The core's contract properties checked on every input of their finite domains (failures must
+    be 0), and the z3 proof of the gate's truth table."""
+    import pandas as pd
+
+    obs = _observations(run)
+    if "verify.contracts" not in obs:
+        return
+    v = obs["verify.contracts"]
+    display(chapter.table(pd.DataFrame([{"property": k, "inputs checked": x["inputs"], "failures": x["failures"]}
+                                        for k, x in v["finite"].items()])))
+    z3 = v["z3_gate"]
+    display(Markdown(f"z3 gate: mutual exclusion {z3['mutual_exclusion']}, progress {z3['progress']}, winner "
+                     f"consumes {z3['winner_consumes']} → proved: **{z3['proved']}** (unsat = no counterexample)."))
 
 
-def counted_features(table: dict[str, Any]) -> list[str]:
-    """REMIT's instructions feature by feature: the difference of the arms' medians, per backend."""
-    out = []
-    for backend, arms in sorted(table.items()):
-        steps = [f"`{a}` − `{b}` {(arms[a]['instructions']['median'] - arms[b]['instructions']['median']) / 1e3:+,.1f} k"
-                 for a, b in FEATURE_STEPS if a in arms and b in arms]
-        if steps:
-            stock = arms.get("stock", {}).get("instructions", {}).get("median")
-            base = f" (stock: {stock / 1e6:.3f} M per protocol)" if stock else ""
-            out.append(f"{backend}, instructions per protocol feature by feature{base}: " + "; ".join(steps) + ".")
-    return out
+def equivalent_mutants() -> None:
+    """The surviving cosmic-ray mutants accepted as equivalent, each with its reason: every other
+    mutant of ``remit_ref/`` must be killed by the tests."""
+    import pandas as pd
+
+    eq = json.loads((PROJECT_ROOT / "mutation" / "remit_ref.equivalent.json").read_text())
+    display(chapter.table(pd.DataFrame(eq, columns=["operator", "definition", "code", "mutant", "why"])))
