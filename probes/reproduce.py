@@ -30,9 +30,9 @@ from probes import campaigns, schedules
 from probes.core.atomic import atomic_write_json
 from probes.core.campaign import Campaign, is_complete, parse_value, results_dir
 from probes.core.errors import ReceiptError, UsageError
-from probes.core.crate import write_crate_after_run
-from probes.core.receipt import INDEX_NAME
-from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, profile_of, run_id
+from probes.core.crate import CRATE_NAME, write_crate_after_run
+from probes.core.receipt import INDEX_NAME, load_receipt
+from probes.core.runs import CHAPTER_META, CHAPTER_NAME, backend_identity, campaign_fingerprint, profile_of, run_id
 from probes.execute import execute_notebook, notebook_path, stop_kernels
 
 USAGE = """usage: ./reproduce.sh [--quick] [--all | --only NAME[,NAME...]] [-p NAME VALUE]... [--jobs N] [--no-book]
@@ -200,6 +200,27 @@ def _measure_one(tag: str, name: str, params: dict[str, Any]) -> str:
     return schedules.MEASURED
 
 
+def receipts_already_measured(campaign: Campaign, params: dict[str, Any]) -> int:
+    """How many receipts an earlier, unfinished measurement left in this run's directory for the same
+    inputs (the campaign resumes: they are reused, not measured again). Why it is recorded: a resumed
+    campaign's start and end in the schedule cover only its remainder, so its record is no
+    reproduction's time (``probes.schedules.end_to_end``). 0 for a complete run (it is skipped)."""
+    directory = results_dir(campaign, params)
+    if not directory.is_dir() or is_complete(campaign, params):
+        return 0
+    fingerprint = campaign_fingerprint(campaign, params)
+    count = 0
+    for path in directory.glob("*.json"):
+        if path.name.startswith("_") or path.name in ("verdicts.json", CRATE_NAME):
+            continue
+        try:
+            receipt = load_receipt(path)
+        except ReceiptError:
+            continue  # set aside and measured again by the run
+        count += receipt.fingerprint == fingerprint and not receipt.harness_errors
+    return count
+
+
 def expected_seconds(names: Sequence[str]) -> dict[str, float]:
     """How long each campaign is expected to take: its committed reference run's recorded wall
     duration (``timing.recorded_wall``); a campaign without one is left out."""
@@ -282,6 +303,7 @@ def measure(names: list[str], plans: dict[str, dict[str, Any]], jobs: int = 1, s
 
     def timed(name: str) -> str:
         slot = record["campaigns"][name]
+        slot["resumed_receipts"] = receipts_already_measured(campaigns.get(name), plans[name])
         slot["start_s"] = round(time.monotonic() - origin, 1)
         slot["outcome"] = _measure_one(f"[{number[name]}/{len(names)}] {name}", name, plans[name])
         slot["end_s"] = round(time.monotonic() - origin, 1)

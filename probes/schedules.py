@@ -9,10 +9,11 @@ per measurement under ``runs/_reproduce/`` (atomically, an interrupted one too, 
 
 A record holds what the driver saw and nothing typed in: per campaign the seconds from the start of
 the measurement at which its notebook started and ended, its wave, whether it ran alone, its
-profile and run id, and whether it was measured, skipped (complete already) or failed; the
+profile and run id, how many receipts an interrupted earlier measurement had left for it to reuse
+(``resumed_receipts``), and whether it was measured, skipped (complete already) or failed; the
 measurement's jobs, the cores it could use, the commit and the machine. The book build is not in
 it. A record of the default run *end to end* measured every campaign of the default run at the
-default profile, none skipped, none failed, not interrupted: only such a record is a reproduction's
+default profile, none skipped, resumed or failed, not interrupted: only such a record is a reproduction's
 time.
 """
 
@@ -83,7 +84,8 @@ def end_to_end(record: Mapping[str, Any]) -> bool:
     """Whether ``record`` is the default run measured whole: see the module docstring."""
     slots = record.get("campaigns") or {}
     return (record.get("selection") == "default" and not record.get("interrupted") and bool(slots)
-            and all(s.get("outcome") == MEASURED and s.get("profile") == "default" for s in slots.values()))
+            and all(s.get("outcome") == MEASURED and s.get("profile") == "default" and not s.get("resumed_receipts")
+                    for s in slots.values()))
 
 
 def end_to_end_records(runs_root: Path | None = None, reference_root: Path | None = None

@@ -429,6 +429,11 @@ def test_sigkill_during_a_parallel_run_then_rerun_completes_both(sandbox: dict) 
         starts[probe] = starts.get(probe, 0) + 1
     assert starts["b2"] == 2 and all(1 <= n <= 2 for n in starts.values()), starts  # a killed probe runs again
     assert not list(Path(sandbox["RC_RUNS_DIR"]).rglob("*.tmp"))
+    # the rerun's schedule says selftest_b resumed (b1 was reused), so its times are not a whole measurement's
+    from probes import schedules
+
+    slots = schedules.records(Path(sandbox["RC_RUNS_DIR"]))[-1]["campaigns"]
+    assert slots["selftest_b"]["resumed_receipts"] == 1, slots
 
 
 def _processes_with_environ(needle: str) -> list[str]:

@@ -29,7 +29,7 @@ def test_only_the_default_run_measured_whole_is_a_reproductions_time() -> None:
     assert schedules.end_to_end(_record())
     assert not schedules.end_to_end(_record(selection="only"))
     assert not schedules.end_to_end(_record(interrupted=True))
-    for key, value in (("outcome", "skipped"), ("outcome", "failed"), ("profile", "quick")):
+    for key, value in (("outcome", "skipped"), ("outcome", "failed"), ("profile", "quick"), ("resumed_receipts", 3)):
         record = _record()
         record["campaigns"]["crewai"][key] = value
         assert not schedules.end_to_end(record), (key, value)
