@@ -39,7 +39,7 @@ from typing import Any, Mapping
 from probes.core.campaign import Campaign, Param, ProbeContext, ProbeSpec
 from probes.core.errors import HarnessError
 from probes.core.receipt import ProbeResult
-from probes.drift.targets import TARGETS, Target
+from probes.studies.drift.targets import TARGETS, Target
 
 
 def _names() -> tuple[str, ...]:
@@ -48,7 +48,7 @@ def _names() -> tuple[str, ...]:
 
 PARAMS = (
     Param("frameworks", "list[str]", list(_names()), ["pydantic_graph"],
-          "framework campaigns to run at the pin and at its other releases (rows of probes/drift/targets.py)",
+          "framework campaigns to run at the pin and at its other releases (rows of probes/studies/drift/targets.py)",
           _names()),
     Param("profile", "str", "quick", "quick",
           "profile each framework campaign runs at, on every side (quick: minutes; default: the paper's bounds, "
@@ -58,7 +58,7 @@ PARAMS = (
 
 
 def plan(params: Mapping[str, Any]) -> list[ProbeSpec]:
-    from probes.drift.targets import by_campaign
+    from probes.studies.drift.targets import by_campaign
 
     return [ProbeSpec(f"{fw}.{side}", {"campaign": fw, "side": side, "release": release, "profile": params["profile"]})
             for fw in params["frameworks"] for side, release in by_campaign(fw).sides()]
@@ -158,7 +158,7 @@ def _ran_versions(directory) -> dict[str, str | None]:
 def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
     from probes import PROJECT_ROOT, campaigns
     from probes.core.receipt import read_index
-    from probes.drift.targets import by_campaign
+    from probes.studies.drift.targets import by_campaign
     from probes.kit.suite import KIT_ADAPTERS, KIT_ENVS, KIT_PYTHON
 
     name, side, release = spec.args["campaign"], spec.args["side"], spec.args["release"]
@@ -179,7 +179,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             own = KIT_ENVS.get(name)  # a kit campaign's own side environment, where its pin lives
             installed = own.ensure().versions(packages) if own else _installed_here(packages)
             if missing_api(str(own.python) if own else sys.executable, target.needs):
-                raise HarnessError(f"{name}: the pinned {target.dist} {release} lacks what probes/drift/targets.py "
+                raise HarnessError(f"{name}: the pinned {target.dist} {release} lacks what probes/studies/drift/targets.py "
                                    f"says the campaign needs ({', '.join(target.needs)}): fix `needs` there")
         else:
             env = side_env(target, release)
@@ -209,7 +209,7 @@ def run_probe(spec: ProbeSpec, ctx: ProbeContext) -> ProbeResult:
             installed = {**installed, **_ran_versions(directory)}
         if installed.get(target.dist) != release:
             raise HarnessError(f"{name} {side}: asked for {target.dist} {release}, ran "
-                               f"{installed.get(target.dist)} (update probes/drift/targets.py)")
+                               f"{installed.get(target.dist)} (update probes/studies/drift/targets.py)")
         view = json.loads((directory / "verdicts.json").read_text())
         index = read_index(directory) or {}
     except HarnessError as exc:
@@ -230,7 +230,9 @@ def _receipt_errors(directory) -> list[str]:
 
 
 def _sources() -> tuple[str, ...]:
-    return ("probes/kit", *sorted({f"probes/{t.campaign}" for t in TARGETS}))
+    from probes import campaigns
+
+    return ("probes/kit", *sorted({campaigns.package_dir(t.campaign) for t in TARGETS}))
 
 
 CAMPAIGN = Campaign(
