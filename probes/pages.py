@@ -694,11 +694,11 @@ def timing_page(figures_dir: Path) -> str:
             mixed.add(name)
         fams = ", ".join(f"{_e(f.family)} {f.seconds / 60:.1f}" for f in t.families[:3])
         where = f"{'this machine' if not run.is_reference else 'reference run'}, {run.profile}"
-        rows.append([_e(name), _minutes(t.total_s),
-                     "paper" if paper else ("default" if campaign.in_default_run else "<code>--all</code>"),
+        measured_by = "default run" if campaign.in_default_run else "<code>--all</code>"
+        rows.append([_e(name), _minutes(t.total_s), measured_by + (" (the paper's)" if paper else ""),
                      fams + (" (min)" if fams else ""), _e(where) + ("" if t.wall_s is not None
                                                                    else "; sum of probe times")])
-    out.append(_table(["campaign", "time", "profile", "largest families", "run shown"], rows))
+    out.append(_table(["campaign", "time", "measured by", "largest families", "run shown"], rows))
     whole = schedules.newest_end_to_end()
     out += ["", "## Against the budget", "",
             "A reviewer waits for the default run end to end, not for the sum of its campaigns: with `--jobs` they "

@@ -136,6 +136,9 @@ def test_timing_page_sums_the_shown_runs_against_the_budget(tmp_path, monkeypatc
     assert "<tr><td>the default run's campaigns, one after another</td><td>31.0 min</td>" in page  # 1600 s + 260 s
     assert "<tr><td>everything (<code>--all</code>), one after another</td><td>32.7 min</td>" in page  # + maf's 100 s
     assert "sum of probe times" in page and "Runs with other parameters are part of these sums: tlc" in page
+    # which command measures each campaign, and whether it is one of the paper's
+    assert "<td>langgraph</td><td>26.7 min</td><td>default run (the paper's)</td>" in page
+    assert "<td>maf</td><td>1.7 min</td><td><code>--all</code></td>" in page
     assert 'id="fig-where-the-time-goes"' in page and 'href="../figures/where-the-time-goes.svg"' in page
     sidecar = json.loads((tmp_path / "where-the-time-goes.json").read_text())
     assert sidecar["runs"] == {"langgraph": "default-x", "tlc": "quick-x", "maf": "default-x"}
