@@ -296,7 +296,7 @@ def published(run: Any, name: str | None = None) -> HTML:
     for r in rows:
         out.append({"headline": Raw(f"<code>{_e(r.id)}</code><br>{_e(r.what)}"),
                     "published": Raw(format_value(r.published)),
-                    "this run": Raw(format_value(r.measured)),
+                    "this run": Raw(format_measured(r.measured, r.published)),
                     "status": Raw(f'<span class="rc-status rc-status-{r.status_class}">{_e(STATUS_TEXT[r.status])}'
                                   "</span>"),
                     "why (from the measured values)": r.explanation,
@@ -316,6 +316,20 @@ def format_value(value: Any, limit: int = 12) -> str:
             lines.append(f"<em>… {len(items) - limit} more in the receipt</em>")
         return "<br>".join(lines)
     return _e(_compact(value))
+
+
+def format_measured(measured: Any, published: Any, limit: int = 12) -> str:
+    """This run's headline value with the fields the published value names first, and whatever else the
+    paper layer recorded (backends, per-backend splits, the re-implementation's numbers) behind a
+    disclosure: a row is then as tall as its comparison, and nothing measured is hidden for good."""
+    if not (isinstance(measured, Mapping) and isinstance(published, Mapping)):
+        return format_value(measured, limit)
+    compared = {k: v for k, v in measured.items() if k in published}
+    rest = {k: v for k, v in measured.items() if k not in published}
+    if not compared or not rest:
+        return format_value(measured, limit)
+    return (format_value(compared, limit) + f'<details class="rc-fields"><summary>{len(rest)} more measured '
+            f'field{"s" if len(rest) > 1 else ""}</summary>{format_value(rest, limit)}</details>')
 
 
 # --- prose from receipts -----------------------------------------------------------------

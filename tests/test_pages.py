@@ -201,3 +201,15 @@ def test_a_reference_measured_by_other_code_says_so_in_its_banner() -> None:
     assert pages.stale_reason(old) == (f"this reference's fingerprint is 0123456789abcdef, the current code's and "
                                        f"versions' is {current}; ./reproduce.sh --only autogen measures it again")
     assert "Measured by other code" in pages.provenance_banner(old)
+
+
+def test_a_headline_row_shows_the_compared_fields_and_folds_the_rest() -> None:
+    from probes.chapter import format_measured
+
+    html = format_measured({"saturation": [1, 0.5], "backend": "sqlite", "jitter_ms": [0, 100]}, {"saturation": [1, 0.4]})
+    compared, _, folded = html.partition('<details class="rc-fields">')
+    assert "<code>saturation</code>" in compared and "backend" not in compared
+    assert folded.startswith("<summary>2 more measured fields</summary>") and "<code>jitter_ms</code>" in folded
+    # nothing to fold, or nothing compared by name: every field in one list, as before
+    assert "<details" not in format_measured({"saturation": [1]}, {"saturation": [1]})
+    assert "<details" not in format_measured({"n": 3}, {"m": 3}) and "<details" not in format_measured(3, 3)
