@@ -269,7 +269,7 @@ def states_figure(run: Any) -> None:
     if frame.empty:
         print("no TLC run in this profile")
         return
-    sizes = frame.dropna(subset=["distinct"]).sort_values("distinct")
+    sizes = frame.dropna(subset=["distinct"]).sort_values(["distinct", "configuration"])  # ties by name: one order
     if not len(sizes):
         return
     fig, ax = plt.subplots(figsize=(7.5, max(3, 0.24 * len(sizes))))
